@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the unit tests with AddressSanitizer + UndefinedBehaviorSanitizer and runs them, then runs
+# each libFuzzer target (clang) for FUZZ_SECONDS (default 60) under the same sanitizers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKAI_SANITIZE=ON -DKAI_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$(nproc)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DKAI_SANITIZE=ON -DKAI_BUILD_FUZZ=ON -DKAI_BUILD_TESTS=OFF -DKAI_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j "$(nproc)"
+for f in build-fuzz/*_fuzz; do
+  corpus="fuzz/corpus/$(basename "$f")"
+  mkdir -p "build-fuzz/corpus-$(basename "$f")"
+  echo "fuzzing $(basename "$f") for ${FUZZ_SECONDS}s"
+  "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+    "build-fuzz/corpus-$(basename "$f")" $( [ -d "$corpus" ] && echo "$corpus" ) 2>&1 | tail -3
+done

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package kai needs to build, test, fuzz and benchmark.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential g++ cmake ninja-build pkg-config \
+  libyaml-cpp-dev rapidjson-dev libcli11-dev libfmt-dev \
+  libgtest-dev libgmock-dev googletest libbenchmark-dev \
+  clang-14 libclang-rt-14-dev \
+  python3 python3-yaml \
+  clang-format valgrind >/dev/null
+echo "kai: build dependencies installed"

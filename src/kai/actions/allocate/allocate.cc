@@ -1,0 +1,78 @@
+// allocate: places pending jobs on free (or being-freed) resources, gang by gang, in the order
+// of the job queue (KAI actions/allocate). A job is kept only when all its tasks for this step
+// fit in one simulation; otherwise everything it tried is rolled back.
+#include "kai/actions/builtin.h"
+#include "kai/actions/common/job_queue.h"
+#include "kai/actions/common/placement.h"
+#include "kai/framework/job_tasks.h"
+
+namespace kai::actions {
+namespace {
+
+std::vector<Reason> FailureReasons(const Session& s, JobId j, const PlacementResult& r) {
+  const SnapJob& job = s.snap().jobs[j];
+  std::vector<Reason> reasons;
+  if (job.MinAvailable() > 1 && job.active_allocated < job.MinAvailable()) {
+    reasons.push_back(Reason{.kind = ReasonKind::kGang,
+                             .placed = job.active_allocated,
+                             .required = job.MinAvailable()});
+  }
+  reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());
+  return reasons;
+}
+
+class AllocateAction : public Action {
+ public:
+  void Execute(Session& s) override {
+    JobQueue queue(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action});
+    for (const auto& [job, reason] : queue.Skipped()) s.SetJobReasons(job, {reason});
+    while (!queue.Empty()) {
+      const JobId job = queue.Pop();
+      if (job == kNone) break;
+      if (TryJob(s, job) && JobHasPending(s, job)) queue.Push(job);
+    }
+  }
+
+ private:
+  // Returns true when the job's step was committed.
+  static bool TryJob(Session& s, JobId j) {
+    const std::vector<PodId> tasks = TasksToAllocate(s, j);
+    if (tasks.empty()) return false;
+    if (auto reason = s.CheckJobCapacity(j, s.SumRequests(tasks))) {
+      s.SetJobReasons(j, {*reason});
+      return false;
+    }
+    SnapJob& job = s.snap().jobs[j];
+    const bool had_allocated = HasAllocated(s, j);
+    Statement stmt(s);
+    PlacementResult placed = PlaceTasks(s, stmt, tasks, /*pipeline_only=*/false);
+    if (!placed.ok) {
+      s.SetJobReasons(j, FailureReasons(s, j, placed));
+      stmt.Discard();
+      return false;
+    }
+    const bool pipelined = ShouldPipelineJob(s, j);
+    if (pipelined) ConvertAllocatedToPipelined(s, stmt, j);
+    stmt.Commit();
+    s.SetJobReasons(j, {});
+    if (!pipelined && !had_allocated) job.last_start = s.now();
+    return true;
+  }
+
+  static bool HasAllocated(const Session& s, JobId j) {
+    for (PodId p : s.snap().jobs[j].pods) {
+      const PodStatus st = s.snap().pods[p].status;
+      if (st == PodStatus::kAllocated || st == PodStatus::kBinding || st == PodStatus::kBound ||
+          st == PodStatus::kRunning) {
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Action> MakeAllocate() { return std::make_unique<AllocateAction>(); }
+
+}  // namespace kai::actions

@@ -1,0 +1,97 @@
+#include "kai/actions/common/job_queue.h"
+
+#include <algorithm>
+
+namespace kai::actions {
+
+bool JobHasPending(const Session& s, JobId job) {
+  for (PodId p : s.snap().jobs[job].pods) {
+    if (s.snap().pods[p].status == PodStatus::kPending) return true;
+  }
+  return false;
+}
+
+bool JobIsReady(const Session& s, JobId job) {
+  int alive = 0;
+  for (PodId p : s.snap().jobs[job].pods) {
+    const PodStatus st = s.snap().pods[p].status;
+    if (IsAlive(st) && st != PodStatus::kGated) ++alive;
+  }
+  return alive >= s.snap().jobs[job].MinAvailable();
+}
+
+JobQueue::JobQueue(const Session& s, JobQueueOptions options)
+    : session_(s), leaf_jobs_(s.snap().queues.size()) {
+  const Snapshot& snap = s.snap();
+  for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
+    const SnapJob& job = snap.jobs[j];
+    if (options.skip_non_pending && !JobHasPending(s, j)) continue;
+    if (job.queue == kNone) {
+      skipped_.push_back({j, Reason{.kind = ReasonKind::kQueueMissing, .queue = job.obj->queue}});
+      continue;
+    }
+    if (!snap.queues[job.queue].IsLeaf()) continue;  // rejected at load time; never scheduled
+    if (options.skip_unready && !JobIsReady(s, j)) {
+      int alive = 0;
+      for (PodId p : job.pods) alive += IsAlive(snap.pods[p].status);
+      skipped_.push_back(
+          {j, Reason{.kind = ReasonKind::kNotReady, .placed = alive, .required = job.MinAvailable()}});
+      continue;
+    }
+    leaf_jobs_[job.queue].push_back(j);
+    ++size_;
+  }
+  if (options.max_depth >= 0) {
+    for (auto& jobs : leaf_jobs_) {
+      if (static_cast<int64_t>(jobs.size()) <= options.max_depth) continue;
+      std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return s.JobBefore(a, b); });
+      size_ -= jobs.size() - options.max_depth;
+      jobs.resize(options.max_depth);
+    }
+  }
+}
+
+bool JobQueue::Empty() const { return size_ == 0; }
+
+JobId JobQueue::LeafFront(QueueId leaf) const {
+  const auto& jobs = leaf_jobs_[leaf];
+  if (jobs.empty()) return kNone;
+  return *std::min_element(jobs.begin(), jobs.end(),
+                           [&](JobId a, JobId b) { return session_.JobBefore(a, b); });
+}
+
+std::pair<JobId, QueueId> JobQueue::BestOf(const std::vector<QueueId>& queues) const {
+  std::pair<JobId, QueueId> best{kNone, kNone};
+  QueueId best_child = kNone;
+  for (QueueId q : queues) {
+    auto cand = Best(q);
+    if (cand.first == kNone) continue;
+    if (best.first == kNone || session_.QueueBefore(q, cand.first, best_child, best.first)) {
+      best = cand;
+      best_child = q;
+    }
+  }
+  return best;
+}
+
+std::pair<JobId, QueueId> JobQueue::Best(QueueId queue) const {
+  const SnapQueue& q = session_.snap().queues[queue];
+  if (q.IsLeaf()) return {LeafFront(queue), queue};
+  return BestOf(q.children);
+}
+
+JobId JobQueue::Pop() {
+  if (size_ == 0) return kNone;
+  auto [job, leaf] = BestOf(session_.snap().root_queues);
+  if (job == kNone) return kNone;
+  std::erase(leaf_jobs_[leaf], job);
+  --size_;
+  return job;
+}
+
+void JobQueue::Push(JobId job) {
+  leaf_jobs_[session_.snap().jobs[job].queue].push_back(job);
+  ++size_;
+}
+
+}  // namespace kai::actions

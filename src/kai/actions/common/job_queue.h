@@ -1,0 +1,45 @@
+#pragma once
+// Pending jobs ordered the way KAI's actions pop them (job_order_by_queue.go): a tree mirroring
+// the queue hierarchy. Inside a leaf queue jobs follow the session's job order; at every inner
+// level the child queues are compared by the session's queue order, each child represented by the
+// job it would yield next. Every pop descends from the roots, so the order reflects allocations
+// made since the previous pop.
+#include <vector>
+
+#include "kai/framework/session.h"
+
+namespace kai::actions {
+
+struct JobQueueOptions {
+  bool skip_non_pending = true;  // jobs without Pending pods
+  bool skip_unready = true;      // jobs with fewer live pods than their minimum
+  int64_t max_depth = -1;        // jobs kept per leaf queue; -1 unlimited
+};
+
+class JobQueue {
+ public:
+  JobQueue(const Session& session, JobQueueOptions options);
+  bool Empty() const;
+  // Removes and returns the next job, or kNone.
+  JobId Pop();
+  void Push(JobId job);
+  // Jobs that could not enter: (job, reason kind) for explanations.
+  const std::vector<std::pair<JobId, Reason>>& Skipped() const { return skipped_; }
+
+ private:
+  // Best job of the subtree rooted at `queue`, and the leaf it lives in; kNone when empty.
+  std::pair<JobId, QueueId> Best(QueueId queue) const;
+  std::pair<JobId, QueueId> BestOf(const std::vector<QueueId>& queues) const;
+  JobId LeafFront(QueueId leaf) const;
+
+  const Session& session_;
+  std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id, unordered; front found on demand
+  std::vector<std::pair<JobId, Reason>> skipped_;
+  size_t size_ = 0;
+};
+
+// Jobs eligible for allocation (see options); reasons for the others go to `skipped`.
+bool JobIsReady(const Session& session, JobId job);
+bool JobHasPending(const Session& session, JobId job);
+
+}  // namespace kai::actions

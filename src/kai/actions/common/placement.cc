@@ -1,0 +1,97 @@
+#include "kai/actions/common/placement.h"
+
+#include <algorithm>
+
+#include "kai/plugins/scores.h"
+
+namespace kai::actions {
+
+std::vector<NodeId> OrderedNodes(const Session& s, PodId pod) {
+  s.PrepareScores(pod);
+  const auto n = static_cast<NodeId>(s.snap().nodes.size());
+  std::vector<std::pair<double, NodeId>> scored;
+  scored.reserve(n);
+  for (NodeId id = 0; id < n; ++id) scored.emplace_back(s.NodeScore(pod, id), id);
+  std::sort(scored.begin(), scored.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return s.snap().nodes[a.second].name < s.snap().nodes[b.second].name;
+  });
+  std::vector<NodeId> out;
+  out.reserve(n);
+  for (const auto& [score, id] : scored) out.push_back(id);
+  return out;
+}
+
+NodeVerdict CheckNode(const Session& s, PodId pod, NodeId node) {
+  NodeVerdict v;
+  if (!plugins::FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[node], &v.shortage)) {
+    v.code = v.shortage.is_core && v.shortage.core == CoreResource::kPods
+                 ? FitCode::kTooManyPods
+                 : FitCode::kInsufficientResources;
+    return v;
+  }
+  return s.CheckPredicates(pod, node);
+}
+
+namespace {
+
+bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
+               std::vector<NodeVerdict>& verdicts) {
+  for (NodeId node : OrderedNodes(s, pod)) {
+    NodeVerdict v = CheckNode(s, pod, node);
+    if (!v.Fits()) {
+      verdicts.push_back(std::move(v));
+      continue;
+    }
+    if (!pipeline_only && plugins::FitsIdle(s.snap().pods[pod], s.snap().nodes[node])) {
+      stmt.Allocate(pod, node);
+    } else {
+      stmt.Pipeline(pod, node);
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+PlacementResult PlaceTasks(Session& s, Statement& stmt, const std::vector<PodId>& tasks,
+                           bool pipeline_only) {
+  PlacementResult result;
+  for (PodId pod : tasks) {
+    std::vector<NodeVerdict> verdicts;
+    if (!PlaceTask(s, stmt, pod, pipeline_only, verdicts)) {
+      result.failed_task = pod;
+      result.reasons = SummariseVerdicts(verdicts);
+      if (s.snap().nodes.empty()) result.reasons.push_back(Reason{.kind = ReasonKind::kNoNodes});
+      return result;
+    }
+    ++result.placed;
+  }
+  result.ok = true;
+  return result;
+}
+
+bool ShouldPipelineJob(const Session& s, JobId j) {
+  const SnapJob& job = s.snap().jobs[j];
+  bool any_pipelined = false;
+  int holding = 0;
+  for (PodId p : job.pods) {
+    const PodStatus st = s.snap().pods[p].status;
+    if (st == PodStatus::kPipelined) {
+      any_pipelined = true;
+    } else if (IsActiveAllocated(st)) {
+      ++holding;
+    }
+  }
+  return any_pipelined && holding < job.MinAvailable();
+}
+
+void ConvertAllocatedToPipelined(Session& s, Statement& stmt, JobId j) {
+  for (PodId p : stmt.AllocatedPods()) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.job == j && pod.status == PodStatus::kAllocated) stmt.Pipeline(p, pod.node);
+  }
+}
+
+}  // namespace kai::actions

@@ -1,0 +1,33 @@
+#pragma once
+// Placing the tasks of one job inside a Statement (KAI actions/common/allocate.go): score and sort
+// nodes per task, take the first node that fits idle+releasing resources and passes the
+// predicates; allocate on idle resources, else pipeline onto releasing ones.
+#include <vector>
+
+#include "kai/framework/statement.h"
+
+namespace kai::actions {
+
+struct PlacementResult {
+  bool ok = false;
+  int placed = 0;               // tasks placed before the first failure
+  PodId failed_task = kNone;    // the task that found no node
+  std::vector<Reason> reasons;  // why it found none
+};
+
+// Places `tasks` in order; stops at the first task with no node (the caller rolls back).
+PlacementResult PlaceTasks(Session& session, Statement& stmt, const std::vector<PodId>& tasks,
+                           bool pipeline_only);
+
+// Nodes ordered for one task: score descending, then node name.
+std::vector<NodeId> OrderedNodes(const Session& session, PodId pod);
+
+// The verdict for one pod on one node: resources (idle+releasing) first, then the predicates.
+NodeVerdict CheckNode(const Session& session, PodId pod, NodeId node);
+
+// KAI's ShouldPipelineJob: a pod of the job was pipelined while fewer than minMember of its pods
+// hold resources outright, so the job waits for the freed resources as a whole.
+bool ShouldPipelineJob(const Session& session, JobId job);
+void ConvertAllocatedToPipelined(Session& session, Statement& stmt, JobId job);
+
+}  // namespace kai::actions

@@ -1,0 +1,152 @@
+#include "kai/explain/reasons.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "kai/resource/quantity.h"
+
+namespace kai {
+
+std::string FitCodeName(FitCode code) {
+  switch (code) {
+    case FitCode::kFits:
+      return "Fits";
+    case FitCode::kInsufficientResources:
+      return "InsufficientResources";
+    case FitCode::kNodeUnusable:
+      return "NodeUnusable";
+    case FitCode::kNodeSelectorMismatch:
+      return "NodeSelectorMismatch";
+    case FitCode::kNodeAffinityMismatch:
+      return "NodeAffinityMismatch";
+    case FitCode::kTaintNotTolerated:
+      return "TaintNotTolerated";
+    case FitCode::kTooManyPods:
+      return "TooManyPods";
+    case FitCode::kPodAffinity:
+      return "PodAffinityMismatch";
+    case FitCode::kGpuSharingUnsupported:
+      return "GpuSharingUnsupported";
+    case FitCode::kOverQueueLimit:
+      return "OverQueueLimit";
+    case FitCode::kNonPreemptibleOverQuota:
+      return "NonPreemptibleOverQuota";
+  }
+  return "Unknown";
+}
+
+std::string FormatResourceAmount(const std::string& resource, int64_t amount) {
+  if (resource == "cpu" || resource == "nvidia.com/gpu") return FormatMilli(amount);
+  return std::to_string(amount);
+}
+
+std::string Reason::KindName() const {
+  switch (kind) {
+    case ReasonKind::kGang:
+      return "Gang";
+    case ReasonKind::kNodes:
+      return FitCodeName(code);
+    case ReasonKind::kOverLimit:
+      return "OverLimit";
+    case ReasonKind::kNonPreemptibleOverQuota:
+      return "NonPreemptibleOverQuota";
+    case ReasonKind::kQueueMissing:
+      return "QueueDoesNotExist";
+    case ReasonKind::kNotReady:
+      return "NotReady";
+    case ReasonKind::kNoNodes:
+      return "NoNodes";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+std::string NodeCount(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
+std::string NodesMessage(const Reason& r) {
+  switch (r.code) {
+    case FitCode::kInsufficientResources:
+      return "insufficient " + r.resource + " on " + NodeCount(r.nodes) + ", short by " +
+             FormatResourceAmount(r.resource, r.short_by);
+    case FitCode::kNodeUnusable:
+      return NodeCount(r.nodes) + " not usable (" + r.detail + ")";
+    case FitCode::kNodeSelectorMismatch:
+      return "node selector mismatch on " + NodeCount(r.nodes);
+    case FitCode::kNodeAffinityMismatch:
+      return "required node affinity mismatch on " + NodeCount(r.nodes);
+    case FitCode::kTaintNotTolerated:
+      return "untolerated taint " + r.detail + " on " + NodeCount(r.nodes);
+    case FitCode::kTooManyPods:
+      return "pod limit reached on " + NodeCount(r.nodes);
+    case FitCode::kPodAffinity:
+      return "pod affinity/anti-affinity not satisfied on " + NodeCount(r.nodes);
+    case FitCode::kGpuSharingUnsupported:
+      return "GPU request type not served by " + NodeCount(r.nodes) + " (" + r.detail + ")";
+    case FitCode::kOverQueueLimit:
+      return "queue limit reached on " + NodeCount(r.nodes);
+    case FitCode::kNonPreemptibleOverQuota:
+      return "non-preemptible quota reached on " + NodeCount(r.nodes);
+    case FitCode::kFits:
+      break;
+  }
+  return "fits on " + NodeCount(r.nodes);
+}
+
+}  // namespace
+
+std::string Reason::Message() const {
+  switch (kind) {
+    case ReasonKind::kGang:
+      return "gang " + std::to_string(placed) + " of " + std::to_string(required) + " placed";
+    case ReasonKind::kNodes:
+      return NodesMessage(*this);
+    case ReasonKind::kOverLimit:
+      return "queue " + queue + " over limit: " + resource + " " +
+             FormatResourceAmount(resource, requested) + " requested, limit leaves " +
+             FormatResourceAmount(resource, available);
+    case ReasonKind::kNonPreemptibleOverQuota:
+      return "non-preemptible job over quota of queue " + queue + ": " + resource + " " +
+             FormatResourceAmount(resource, requested) + " requested, quota leaves " +
+             FormatResourceAmount(resource, available);
+    case ReasonKind::kQueueMissing:
+      return "queue " + queue + " does not exist";
+    case ReasonKind::kNotReady:
+      return "gang not ready: " + std::to_string(placed) + " live pods, minMember " +
+             std::to_string(required);
+    case ReasonKind::kNoNodes:
+      return "no nodes in the cluster";
+  }
+  return detail;
+}
+
+std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) {
+  std::map<std::tuple<int, std::string, std::string>, Reason> groups;
+  for (const NodeVerdict& v : verdicts) {
+    if (v.Fits()) continue;
+    const std::string resource = v.code == FitCode::kInsufficientResources ? v.shortage.Name() : "";
+    const std::string detail = v.code == FitCode::kInsufficientResources ? "" : v.detail;
+    auto key = std::make_tuple(static_cast<int>(v.code), resource, detail);
+    auto [it, inserted] = groups.try_emplace(key);
+    Reason& r = it->second;
+    const int64_t short_by = v.shortage.need - v.shortage.have;
+    if (inserted) {
+      r.kind = ReasonKind::kNodes;
+      r.code = v.code;
+      r.resource = resource;
+      r.detail = detail;
+      r.short_by = short_by;
+    } else {
+      r.short_by = std::min(r.short_by, short_by);
+    }
+    ++r.nodes;
+  }
+  std::vector<Reason> out;
+  for (auto& [k, r] : groups) out.push_back(std::move(r));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Reason& a, const Reason& b) { return a.nodes > b.nodes; });
+  return out;
+}
+
+}  // namespace kai

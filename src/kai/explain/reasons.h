@@ -1,0 +1,62 @@
+#pragma once
+// Typed verdicts and structured reasons (DESIGN.md rule 2). A node verdict says why one pod does
+// not fit one node; a Reason summarises verdicts for a pending pod or job, for people and for JSON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kai/resource/resources.h"
+
+namespace kai {
+
+enum class FitCode : uint8_t {
+  kFits,
+  kInsufficientResources,   // resources short on the node (even counting releasing ones)
+  kNodeUnusable,            // NotReady, unschedulable, pressure
+  kNodeSelectorMismatch,
+  kNodeAffinityMismatch,
+  kTaintNotTolerated,
+  kTooManyPods,
+  kPodAffinity,
+  kGpuSharingUnsupported,   // fractional/MIG request the node cannot serve
+  kOverQueueLimit,
+  kNonPreemptibleOverQuota,
+};
+
+struct NodeVerdict {
+  FitCode code = FitCode::kFits;
+  Shortage shortage;   // kInsufficientResources
+  std::string detail;  // e.g. the taint or label involved
+  bool Fits() const { return code == FitCode::kFits; }
+};
+
+enum class ReasonKind : uint8_t {
+  kGang,                 // gang could not be completed: placed / required
+  kNodes,                // per-node verdicts summarised (code, count, shortage)
+  kOverLimit,            // queue limit would be exceeded
+  kNonPreemptibleOverQuota,
+  kQueueMissing,
+  kNotReady,             // fewer live pods than minMember
+  kNoNodes,
+};
+
+struct Reason {
+  ReasonKind kind = ReasonKind::kNodes;
+  FitCode code = FitCode::kFits;  // kNodes only
+  std::string resource;           // kNodes (insufficient), kOverLimit, kNonPreemptibleOverQuota
+  std::string queue;              // queue named by a quota reason
+  int nodes = 0;                  // number of nodes with this verdict
+  int64_t short_by = 0;           // smallest shortage among those nodes, in kai units
+  int64_t requested = 0, available = 0;  // quota reasons
+  int placed = 0, required = 0;   // kGang, kNotReady
+  std::string detail;
+  std::string Message() const;
+  std::string KindName() const;
+};
+
+// Groups per-node verdicts of one pod into reasons, largest group first.
+std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts);
+std::string FitCodeName(FitCode code);
+std::string FormatResourceAmount(const std::string& resource, int64_t amount);
+
+}  // namespace kai

@@ -1,0 +1,177 @@
+#include "kai/framework/config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "kai/framework/plugin.h"
+#include "kai/util/time.h"
+
+namespace kai {
+namespace {
+
+struct Entry {
+  std::string name;
+  bool enabled = true;
+  int priority = 0;
+  std::map<std::string, std::string> arguments;
+};
+
+std::string ShardField(const ShardObject& s, const std::string& field) {
+  return s.meta.source + ": " + s.meta.Ref() + ": " + field;
+}
+
+bool IsStrategy(const std::string& s) { return s == "binpack" || s == "spread"; }
+
+std::vector<Entry> DefaultPlugins(const std::string& gpu, const std::string& cpu) {
+  std::vector<Entry> out;
+  for (const PluginInfo& p : AllPlugins()) {
+    Entry e{std::string(p.name), true, p.default_priority, {}};
+    if (p.name == "gpupack" || p.name == "gpusharingorder") e.enabled = gpu == "binpack";
+    if (p.name == "gpuspread") e.enabled = gpu == "spread";
+    if (p.name == "nodeplacement") e.arguments = {{"gpu", gpu}, {"cpu", cpu}};
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::optional<std::string> ApplyPluginSettings(const ShardObject& shard, std::vector<Entry>& entries) {
+  for (const PluginSetting& ps : shard.plugins) {
+    const std::string field = "spec.plugins." + ps.name;
+    const PluginInfo* info = FindPlugin(ps.name);
+    if (!info) return ShardField(shard, field) + ": unknown plugin \"" + ps.name + "\"";
+    for (const auto& [key, value] : ps.arguments) {
+      if (std::find(info->arguments.begin(), info->arguments.end(), key) == info->arguments.end()) {
+        return ShardField(shard, field + ".arguments." + key) + ": unknown argument for plugin " +
+               ps.name;
+      }
+    }
+    auto it = std::find_if(entries.begin(), entries.end(),
+                           [&](const Entry& e) { return e.name == ps.name; });
+    if (ps.enabled) it->enabled = *ps.enabled;
+    if (ps.priority) it->priority = *ps.priority;
+    if (ps.has_arguments) it->arguments = ps.arguments;  // arguments replace defaults, as in KAI
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseInt(const std::string& text, int64_t& out) {
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc() || p != text.data() + text.size()) return "expected an integer";
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseBool(const std::string& text, bool& out) {
+  if (text == "true") {
+    out = true;
+  } else if (text == "false") {
+    out = false;
+  } else {
+    return "expected true or false";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& c) {
+  for (const auto& [key, value] : shard.args) {
+    std::optional<std::string> err;
+    if (key == "max-consolidation-preemptees") {
+      err = ParseInt(value, c.max_consolidation_preemptees);
+    } else if (key == "allow-consolidating-reclaim") {
+      err = ParseBool(value, c.allow_consolidating_reclaim);
+    } else if (key == "full-hierarchy-fairness") {
+      err = ParseBool(value, c.full_hierarchy_fairness);
+    } else if (key == "queue-depth-per-action") {
+      err = ParseInt(value, c.queue_depth_per_action);
+    } else if (key == "default-staleness-grace-period") {
+      auto d = ParseGoDuration(value);
+      if (d) c.default_staleness_grace_seconds = *d;
+      else err = "expected a duration such as 60s";
+    } else {
+      err = "unknown scheduler argument";
+    }
+    if (err) return ShardField(shard, "spec.args." + key) + ": " + *err + " (got \"" + value + "\")";
+  }
+  return std::nullopt;
+}
+
+struct ActionEntry {
+  std::string name;
+  bool enabled = true;
+  int priority = 0;
+};
+
+std::optional<std::string> ApplyActions(const std::optional<ShardObject>& shard,
+                                        SchedulerConfig& c) {
+  std::vector<ActionEntry> entries;
+  for (const ActionInfo& a : AllActions()) entries.push_back({std::string(a.name), true, a.default_priority});
+  if (shard) {
+    for (const ActionSetting& as : shard->actions) {
+      auto it = std::find_if(entries.begin(), entries.end(),
+                             [&](const ActionEntry& e) { return e.name == as.name; });
+      if (it == entries.end()) {
+        return ShardField(*shard, "spec.actions." + as.name) + ": unknown action \"" + as.name + "\"";
+      }
+      if (as.enabled) it->enabled = *as.enabled;
+      if (as.priority) it->priority = *as.priority;
+    }
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const ActionEntry& a, const ActionEntry& b) { return a.priority > b.priority; });
+  const bool spread = c.placement_gpu == "spread" || c.placement_cpu == "spread";
+  for (const ActionEntry& e : entries) {
+    if (!e.enabled) continue;
+    if (e.name == "consolidation" && spread) continue;  // KAI: consolidation needs binpack
+    c.actions.push_back(e.name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+const PluginConfig* SchedulerConfig::Plugin(std::string_view name) const {
+  for (const auto& p : plugins) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard) {
+  SchedulerConfig c;
+  if (shard) {
+    if (!shard->placement_gpu.empty()) c.placement_gpu = shard->placement_gpu;
+    if (!shard->placement_cpu.empty()) c.placement_cpu = shard->placement_cpu;
+    if (!IsStrategy(c.placement_gpu)) {
+      return Error{ShardField(*shard, "spec.placementStrategy.gpu") +
+                   ": must be binpack or spread, got \"" + c.placement_gpu + "\""};
+    }
+    if (!IsStrategy(c.placement_cpu)) {
+      return Error{ShardField(*shard, "spec.placementStrategy.cpu") +
+                   ": must be binpack or spread, got \"" + c.placement_cpu + "\""};
+    }
+  }
+  std::vector<Entry> entries = DefaultPlugins(c.placement_gpu, c.placement_cpu);
+  if (shard) {
+    if (auto err = ApplyPluginSettings(*shard, entries)) return Error{*err};
+    if (auto err = ApplyArgs(*shard, c)) return Error{*err};
+  }
+  // Registration order: priority descending, ties by name (KAI's plugin_action_merge).
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.priority != b.priority ? a.priority > b.priority : a.name < b.name;
+  });
+  for (Entry& e : entries) {
+    if (e.enabled) c.plugins.push_back({e.name, e.priority, std::move(e.arguments)});
+  }
+  if (auto err = ApplyActions(shard, c)) return Error{*err};
+  return c;
+}
+
+Result<SchedulerConfig> WithActions(SchedulerConfig config, const std::vector<std::string>& actions) {
+  for (const auto& a : actions) {
+    if (!FindAction(a)) return Error{"--actions: unknown action \"" + a + "\""};
+  }
+  config.actions = actions;
+  return config;
+}
+
+}  // namespace kai

@@ -1,0 +1,41 @@
+#pragma once
+// Scheduler configuration: KAI's defaults, overridden by a SchedulingShard (kai-semantics.md §1.6).
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kai/model/cluster.h"
+#include "kai/util/result.h"
+
+namespace kai {
+
+struct PluginConfig {
+  std::string name;
+  int priority = 0;
+  std::map<std::string, std::string> arguments;
+};
+
+struct SchedulerConfig {
+  std::vector<std::string> actions;   // in execution order
+  std::vector<PluginConfig> plugins;  // enabled plugins, in registration order
+  std::string placement_gpu = "binpack";
+  std::string placement_cpu = "binpack";
+  int64_t max_consolidation_preemptees = 16;
+  bool allow_consolidating_reclaim = true;
+  int64_t default_staleness_grace_seconds = 60;
+  int64_t queue_depth_per_action = -1;  // -1: unlimited
+  bool full_hierarchy_fairness = true;
+
+  const PluginConfig* Plugin(std::string_view name) const;
+};
+
+// Builds the configuration from an optional shard. Unknown actions, plugins, plugin arguments,
+// shard args and bad values are errors naming the field.
+Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard);
+
+// Replaces the action list (kai simulate --actions); unknown names are errors.
+Result<SchedulerConfig> WithActions(SchedulerConfig config, const std::vector<std::string>& actions);
+
+}  // namespace kai

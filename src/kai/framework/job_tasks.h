@@ -1,0 +1,15 @@
+#pragma once
+// Which pods of a job the next allocation attempt places (KAI's GetTasksToAllocate for a flat
+// PodGroup): while the gang is below its minimum, the missing pods; once it is satisfied, one
+// more pod at a time (elastic growth, interleaved with other jobs).
+#include <vector>
+
+#include "kai/framework/session.h"
+
+namespace kai {
+
+std::vector<PodId> TasksToAllocate(const Session& session, JobId job);
+// Sum of the requests of TasksToAllocate (what queue order and capacity checks charge).
+Resources TasksToAllocateRequest(const Session& session, JobId job);
+
+}  // namespace kai

@@ -1,0 +1,127 @@
+#include "kai/framework/session.h"
+
+#include <algorithm>
+
+namespace kai {
+
+Session::Session(Snapshot snapshot, SchedulerConfig config)
+    : snap_(std::move(snapshot)),
+      config_(std::move(config)),
+      job_reasons_(snap_.jobs.size()),
+      pod_reasons_(snap_.pods.size()) {}
+
+Session::~Session() = default;
+
+Result<bool> Session::OpenPlugins() {
+  for (const PluginConfig& pc : config_.plugins) {
+    const PluginInfo* info = FindPlugin(pc.name);
+    if (!info) return Error{"unknown plugin \"" + pc.name + "\""};
+    auto plugin = info->make(pc.arguments);
+    if (!plugin.ok()) return Error{"plugin " + pc.name + ": " + plugin.error().message};
+    plugins_.push_back(std::move(plugin.value()));
+  }
+  for (auto& p : plugins_) p->OnSessionOpen(*this);
+  return true;
+}
+
+void Session::Close() {
+  for (auto& p : plugins_) p->OnSessionClose(*this);
+}
+
+bool Session::JobBefore(JobId a, JobId b) const {
+  for (const auto& f : job_order_) {
+    if (int c = f(*this, a, b)) return c < 0;
+  }
+  const SnapJob& ja = snap_.jobs[a];
+  const SnapJob& jb = snap_.jobs[b];
+  if (ja.creation != jb.creation) return ja.creation < jb.creation;
+  return ja.uid < jb.uid;
+}
+
+bool Session::TaskBefore(PodId a, PodId b) const {
+  for (const auto& f : task_order_) {
+    if (int c = f(*this, a, b)) return c < 0;
+  }
+  const SnapPod& pa = snap_.pods[a];
+  const SnapPod& pb = snap_.pods[b];
+  if (pa.creation != pb.creation) return pa.creation < pb.creation;
+  return pa.uid < pb.uid;
+}
+
+bool Session::QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
+  for (const auto& f : queue_order_) {
+    if (int c = f(*this, qa, ja, qb, jb)) return c < 0;
+  }
+  const SnapQueue& a = snap_.queues[qa];
+  const SnapQueue& b = snap_.queues[qb];
+  if (a.creation != b.creation) return a.creation < b.creation;
+  return a.name < b.name;
+}
+
+void Session::PrepareScores(PodId pod) const {
+  for (const auto& f : pre_score_) f(*this, pod);
+}
+
+double Session::NodeScore(PodId pod, NodeId node) const {
+  double score = 0;
+  for (const auto& f : node_score_) score += f(*this, pod, node);
+  return score;
+}
+
+NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
+  for (const auto& f : predicates_) {
+    NodeVerdict v = f(*this, pod, node);
+    if (!v.Fits()) return v;
+  }
+  return {};
+}
+
+std::optional<Reason> Session::CheckJobCapacity(JobId job, const Resources& request) const {
+  if (!job_capacity_) return std::nullopt;
+  return job_capacity_(*this, job, request);
+}
+
+void Session::MovePod(PodId id, PodStatus status, NodeId node) {
+  SnapPod& pod = snap_.pods[id];
+  const bool was_allocated = IsActiveAllocated(pod.status);
+  if (pod.node != kNone && IsActiveUsed(pod.status)) {
+    SnapNode& old = snap_.nodes[pod.node];
+    RemovePodFromNode(old, pod.request, pod.status);
+    std::erase(old.pods, id);
+  }
+  pod.status = status;
+  pod.node = node;
+  if (node != kNone && IsActiveUsed(status)) {
+    AddPodToNode(snap_.nodes[node], pod.request, status);
+    snap_.nodes[node].pods.push_back(id);
+  }
+  const bool is_allocated = IsActiveAllocated(status);
+  if (pod.job != kNone && was_allocated != is_allocated) {
+    snap_.jobs[pod.job].active_allocated += is_allocated ? 1 : -1;
+  }
+  if (!was_allocated && is_allocated) {
+    for (auto& f : on_allocate_) f(*this, id);
+  } else if (was_allocated && !is_allocated) {
+    for (auto& f : on_deallocate_) f(*this, id);
+  }
+}
+
+void Session::SetJobReasons(JobId job, std::vector<Reason> reasons) {
+  job_reasons_[job] = std::move(reasons);
+}
+
+const std::vector<Reason>& Session::JobReasons(JobId job) const { return job_reasons_[job]; }
+
+void Session::SetPodReasons(PodId pod, std::vector<Reason> reasons) {
+  pod_reasons_[pod] = std::move(reasons);
+}
+
+const std::vector<Reason>& Session::PodReasons(PodId pod) const { return pod_reasons_[pod]; }
+
+Resources Session::SumRequests(const std::vector<PodId>& pods) const {
+  Resources total;
+  for (PodId p : pods) total += snap_.pods[p].request;
+  return total;
+}
+
+}  // namespace kai

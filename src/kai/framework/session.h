@@ -1,0 +1,113 @@
+#pragma once
+// A scheduling session: one snapshot, the plugins' hooks, and the decisions taken on it.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kai/explain/reasons.h"
+#include "kai/framework/config.h"
+#include "kai/framework/plugin.h"
+#include "kai/snapshot/snapshot.h"
+
+namespace kai {
+
+// Hook types. Each states how several registrations combine.
+// Order hooks return <0 when the first argument goes first, >0 when the second does, 0 for no
+// opinion; the first non-zero answer in registration order decides (KAI's session_plugins.go).
+using JobOrderFn = std::function<int(const Session&, JobId, JobId)>;
+using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
+// Compares two queues, each with the job that would be scheduled next from it.
+using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
+// Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
+// that ties between equal formulas resolve the same way.
+using NodeScoreFn = std::function<double(const Session&, PodId, NodeId)>;
+// Called once per task before its nodes are scored (e.g. to compute min/max over nodes).
+using PreScoreFn = std::function<void(const Session&, PodId)>;
+// All predicates must pass; the first failure is reported.
+using PredicateFn = std::function<NodeVerdict(const Session&, PodId, NodeId)>;
+// Queue capacity of a whole job (limit, non-preemptible quota): the first registered decides.
+using JobCapacityFn =
+    std::function<std::optional<Reason>(const Session&, JobId, const Resources& request)>;
+// Allocation and deallocation events: every handler sees every event; they cannot fail.
+using PodEventFn = std::function<void(Session&, PodId)>;
+
+struct SessionCounters {
+  int binds = 0, evictions = 0, pipelines = 0;
+};
+
+class Session {
+ public:
+  Session(Snapshot snapshot, SchedulerConfig config);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Instantiates the configured plugins and lets each register its hooks.
+  Result<bool> OpenPlugins();
+  void Close();
+
+  Snapshot& snap() { return snap_; }
+  const Snapshot& snap() const { return snap_; }
+  const SchedulerConfig& config() const { return config_; }
+  UnixSeconds now() const { return snap_.now; }
+
+  void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
+  void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
+  void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
+  void AddNodeScore(NodeScoreFn f) { node_score_.push_back(std::move(f)); }
+  void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
+  void AddPredicate(PredicateFn f) { predicates_.push_back(std::move(f)); }
+  void SetJobCapacity(JobCapacityFn f) {
+    if (!job_capacity_) job_capacity_ = std::move(f);
+  }
+  void AddAllocateHandler(PodEventFn f) { on_allocate_.push_back(std::move(f)); }
+  void AddDeallocateHandler(PodEventFn f) { on_deallocate_.push_back(std::move(f)); }
+
+  // Combined hooks. The orders are total: the final tie-breakers are creation time, then UID.
+  bool JobBefore(JobId a, JobId b) const;
+  bool TaskBefore(PodId a, PodId b) const;
+  bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
+  void PrepareScores(PodId pod) const;
+  double NodeScore(PodId pod, NodeId node) const;
+  NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
+  std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
+  bool HasPredicatesPlugin() const { return has_predicates_plugin_; }
+  void SetHasPredicatesPlugin() { has_predicates_plugin_ = true; }
+
+  // Moves a pod to a status and node, keeping node accounting and firing events. Used by
+  // Statement; anything else should go through a Statement.
+  void MovePod(PodId pod, PodStatus status, NodeId node);
+
+  // Outcomes, for output and explanations.
+  SessionCounters& counters() { return counters_; }
+  const SessionCounters& counters() const { return counters_; }
+  void SetJobReasons(JobId job, std::vector<Reason> reasons);
+  const std::vector<Reason>& JobReasons(JobId job) const;
+  void SetPodReasons(PodId pod, std::vector<Reason> reasons);
+  const std::vector<Reason>& PodReasons(PodId pod) const;
+
+  // Requested resources of a set of pods, and of a job's pending pods.
+  Resources SumRequests(const std::vector<PodId>& pods) const;
+
+ private:
+  Snapshot snap_;
+  SchedulerConfig config_;
+  std::vector<std::unique_ptr<Plugin>> plugins_;
+  std::vector<JobOrderFn> job_order_;
+  std::vector<TaskOrderFn> task_order_;
+  std::vector<QueueOrderFn> queue_order_;
+  std::vector<NodeScoreFn> node_score_;
+  std::vector<PreScoreFn> pre_score_;
+  std::vector<PredicateFn> predicates_;
+  JobCapacityFn job_capacity_;
+  std::vector<PodEventFn> on_allocate_;
+  std::vector<PodEventFn> on_deallocate_;
+  bool has_predicates_plugin_ = false;
+  SessionCounters counters_;
+  std::vector<std::vector<Reason>> job_reasons_;
+  std::vector<std::vector<Reason>> pod_reasons_;
+};
+
+}  // namespace kai

@@ -1,0 +1,49 @@
+#pragma once
+// A Statement is an undo log over the session's snapshot (DESIGN.md rule 5): every operation
+// records its inverse, so Checkpoint/Rollback cost O(operations), never a copy.
+#include <cstddef>
+#include <vector>
+
+#include "kai/framework/session.h"
+
+namespace kai {
+
+class Statement {
+ public:
+  explicit Statement(Session& session) : session_(session) {}
+  ~Statement();  // an uncommitted statement is discarded
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Places a pending pod on idle resources of `node` (status Allocated).
+  void Allocate(PodId pod, NodeId node);
+  // Places a pod on resources of `node` that are being released (status Pipelined).
+  void Pipeline(PodId pod, NodeId node);
+  // Evicts a running pod (status Releasing; its resources become releasing on its node).
+  void Evict(PodId pod);
+
+  size_t Checkpoint() const { return ops_.size(); }
+  void Rollback(size_t checkpoint);
+  void Discard() { Rollback(0); }
+  // Makes the operations final: allocations become Binding (a BindRequest), evictions stay
+  // Releasing, pipelined pods stay Pipelined (never persisted). Counts each in the session.
+  void Commit();
+
+  const std::vector<PodId> AllocatedPods() const;
+  bool HasPipelined(JobId job) const;
+
+ private:
+  enum class Kind : uint8_t { kAllocate, kPipeline, kEvict };
+  struct Op {
+    Kind kind;
+    PodId pod;
+    PodStatus prev_status;
+    NodeId prev_node;
+  };
+  void Record(Kind kind, PodId pod, PodStatus status, NodeId node);
+
+  Session& session_;
+  std::vector<Op> ops_;
+};
+
+}  // namespace kai

@@ -1,0 +1,25 @@
+#pragma once
+// Kubernetes manifests -> ClusterState. Every malformed object or field yields an error naming the
+// file, the object (Kind namespace/name) and the field.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kai/model/cluster.h"
+#include "kai/util/result.h"
+
+namespace kai {
+
+// Decodes one multi-document YAML stream (a `kind: List` is expanded) into `state`.
+// Returns the errors found (empty on success). Objects of unknown kinds add a warning.
+std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
+                                            ClusterState& state);
+
+// Reads files, or every *.yaml / *.yml file of a directory (sorted by name), decodes and validates.
+Result<ClusterState> LoadManifests(const std::vector<std::string>& paths);
+
+// Cross-object checks: duplicate names, pods naming a missing PodGroup or queue, PodGroups naming a
+// missing queue, queue parents that do not exist or form a cycle.
+std::vector<std::string> ValidateCluster(const ClusterState& state);
+
+}  // namespace kai

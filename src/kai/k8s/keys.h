@@ -1,0 +1,36 @@
+#pragma once
+// Every label, annotation and well-known name that kai reads or writes, in one place.
+#include <string_view>
+
+namespace kai::keys {
+
+inline constexpr std::string_view kSchedulerName = "kai-scheduler";
+inline constexpr std::string_view kQueueLabel = "kai.scheduler/queue";
+inline constexpr std::string_view kPodGroupAnnotation = "pod-group-name";
+inline constexpr std::string_view kSubGroupLabel = "kai.scheduler/subgroup-name";
+inline constexpr std::string_view kTaskPriorityLabel = "kai.scheduler/task-priority";
+inline constexpr std::string_view kGpuFraction = "gpu-fraction";
+inline constexpr std::string_view kGpuMemory = "gpu-memory";
+inline constexpr std::string_view kGpuFractionNumDevices = "gpu-fraction-num-devices";
+inline constexpr std::string_view kGpuGroupLabel = "runai-gpu-group";
+inline constexpr std::string_view kReceivedResourceType = "received-resource-type";
+inline constexpr std::string_view kLastStartTimestamp = "kai.scheduler/last-start-timestamp";
+inline constexpr std::string_view kStaleTimestamp = "kai.scheduler/stale-podgroup-timestamp";
+inline constexpr std::string_view kLastEvictionTimestamp = "kai.scheduler/last-eviction-timestamp";
+inline constexpr std::string_view kStalenessGracePeriod = "kai.scheduler/staleness-grace-period";
+inline constexpr std::string_view kPreemptibilityLabel = "kai.scheduler/preemptibility";
+inline constexpr std::string_view kNodeGpuMemory = "nvidia.com/gpu.memory";
+inline constexpr std::string_view kNodeGpuCount = "nvidia.com/gpu.count";
+inline constexpr std::string_view kKubeflowJobRole = "training.kubeflow.org/job-role";
+inline constexpr std::string_view kRayNodeType = "ray.io/node-type";
+
+inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
+
+// KAI's defaults (kai-semantics.md §1.2, §1.3, §1.6).
+inline constexpr int kDefaultQueuePriority = 100;
+inline constexpr int kDefaultJobPriority = 50;
+inline constexpr int kNonPreemptiblePriority = 100;
+inline constexpr int64_t kStuckInReleasingSeconds = 120;
+
+}  // namespace kai::keys

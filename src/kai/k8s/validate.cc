@@ -1,0 +1,98 @@
+// Cross-object validation of a decoded cluster (see decode.h).
+#include <map>
+#include <set>
+
+#include "kai/k8s/decode.h"
+#include "kai/k8s/keys.h"
+
+namespace kai {
+namespace {
+
+template <class T>
+void CheckDuplicates(const std::vector<T>& objects, std::vector<std::string>& errors) {
+  std::map<std::string, const ObjectMeta*> seen;
+  for (const T& o : objects) {
+    const std::string key = o.meta.ns + "/" + o.meta.name;
+    auto [it, inserted] = seen.emplace(key, &o.meta);
+    if (!inserted) {
+      errors.push_back(o.meta.source + ": " + o.meta.Ref() + ": metadata.name: duplicate name (also in " +
+                       it->second->source + ")");
+    }
+  }
+}
+
+void CheckQueueTree(const ClusterState& s, std::vector<std::string>& errors) {
+  std::map<std::string, const QueueObject*> by_name;
+  for (const auto& q : s.queues) by_name[q.meta.name] = &q;
+  for (const auto& q : s.queues) {
+    if (!q.parent.empty() && !by_name.count(q.parent)) {
+      errors.push_back(q.meta.source + ": " + q.meta.Ref() + ": spec.parentQueue: queue \"" +
+                       q.parent + "\" not found");
+      continue;
+    }
+    std::set<std::string> path = {q.meta.name};
+    for (const QueueObject* p = q.parent.empty() ? nullptr : by_name[q.parent]; p;
+         p = p->parent.empty() || !by_name.count(p->parent) ? nullptr : by_name[p->parent]) {
+      if (!path.insert(p->meta.name).second) {
+        errors.push_back(q.meta.source + ": " + q.meta.Ref() +
+                         ": spec.parentQueue: the queue hierarchy has a cycle through \"" +
+                         p->meta.name + "\"");
+        break;
+      }
+    }
+  }
+}
+
+void CheckPodGroups(const ClusterState& s, std::vector<std::string>& errors) {
+  std::set<std::string> queues, parents;
+  for (const auto& q : s.queues) {
+    queues.insert(q.meta.name);
+    if (!q.parent.empty()) parents.insert(q.parent);
+  }
+  for (const auto& pg : s.pod_groups) {
+    if (pg.queue.empty()) continue;  // reported by the decoder
+    if (!queues.count(pg.queue)) {
+      errors.push_back(pg.meta.source + ": " + pg.meta.Ref() + ": spec.queue: queue \"" + pg.queue +
+                       "\" not found");
+    } else if (parents.count(pg.queue)) {
+      errors.push_back(pg.meta.source + ": " + pg.meta.Ref() + ": spec.queue: queue \"" + pg.queue +
+                       "\" is not a leaf queue (it has child queues); only leaf queues run jobs");
+    }
+  }
+}
+
+void CheckPods(const ClusterState& s, std::vector<std::string>& errors) {
+  std::set<std::string> groups, nodes;
+  for (const auto& pg : s.pod_groups) groups.insert(pg.meta.ns + "/" + pg.meta.name);
+  for (const auto& n : s.nodes) nodes.insert(n.meta.name);
+  for (const auto& p : s.pods) {
+    if (!p.pod_group.empty() && !groups.count(p.meta.ns + "/" + p.pod_group)) {
+      errors.push_back(p.meta.source + ": " + p.meta.Ref() + ": metadata.annotations." +
+                       std::string(keys::kPodGroupAnnotation) + ": PodGroup " + p.meta.ns + "/" +
+                       p.pod_group + " not found");
+    }
+    if (!p.node_name.empty() && !nodes.count(p.node_name)) {
+      errors.push_back(p.meta.source + ": " + p.meta.Ref() + ": spec.nodeName: node \"" +
+                       p.node_name + "\" not found");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ValidateCluster(const ClusterState& s) {
+  std::vector<std::string> errors;
+  CheckDuplicates(s.nodes, errors);
+  CheckDuplicates(s.pods, errors);
+  CheckDuplicates(s.pod_groups, errors);
+  CheckDuplicates(s.queues, errors);
+  CheckDuplicates(s.priority_classes, errors);
+  CheckDuplicates(s.topologies, errors);
+  CheckDuplicates(s.bind_requests, errors);
+  CheckQueueTree(s, errors);
+  CheckPodGroups(s, errors);
+  CheckPods(s, errors);
+  return errors;
+}
+
+}  // namespace kai

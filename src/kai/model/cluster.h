@@ -1,0 +1,193 @@
+#pragma once
+// The cluster as Kubernetes objects: what manifests and the API server describe. Plain data,
+// decoded by k8s/decode.h; the per-cycle dense form lives in snapshot/.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kai/resource/resources.h"
+#include "kai/util/time.h"
+
+namespace kai {
+
+using Labels = std::map<std::string, std::string, std::less<>>;
+
+struct ObjectMeta {
+  std::string kind;
+  std::string name;
+  std::string ns;
+  std::string uid;
+  Labels labels;
+  Labels annotations;
+  std::optional<UnixSeconds> creation;
+  std::optional<UnixSeconds> deletion;
+  std::string source;  // file the object came from, for messages
+  // "Kind namespace/name" or "Kind name".
+  std::string Ref() const;
+};
+
+struct Taint {
+  std::string key, value, effect;
+};
+
+struct Toleration {
+  std::string key, op, value, effect;  // op: Equal (default) or Exists
+};
+
+struct SelectorRequirement {
+  std::string key, op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<SelectorRequirement> match_expressions;
+  std::vector<SelectorRequirement> match_fields;  // only metadata.name is meaningful
+};
+
+struct LabelSelector {
+  Labels match_labels;
+  std::vector<SelectorRequirement> match_expressions;
+};
+
+struct PodAffinityTerm {
+  LabelSelector selector;
+  std::vector<std::string> namespaces;
+  std::string topology_key;
+};
+
+struct NodeObject {
+  ObjectMeta meta;
+  Resources allocatable;
+  Resources capacity;
+  std::vector<Taint> taints;
+  bool unschedulable = false;
+  bool ready = true;
+  std::vector<std::string> bad_conditions;  // e.g. MemoryPressure, NotReady
+};
+
+struct GpuSharingRequest {
+  int64_t fraction_milli = 0;  // gpu-fraction, in milli-GPU (0 when absent)
+  int64_t memory_mib = 0;      // gpu-memory
+  int64_t num_devices = 1;     // gpu-fraction-num-devices
+  bool IsShared() const { return fraction_milli > 0 || memory_mib > 0; }
+};
+
+struct PodObject {
+  ObjectMeta meta;
+  std::string scheduler_name;
+  std::string node_name;
+  std::string phase = "Pending";
+  std::string priority_class_name;
+  std::optional<int> priority;
+  Resources request;  // effective pod request (Kubernetes rules), `pods` = 1
+  Labels node_selector;
+  std::vector<NodeSelectorTerm> required_node_affinity;  // ORed terms; empty = none
+  std::vector<Toleration> tolerations;
+  std::vector<PodAffinityTerm> required_pod_affinity;
+  std::vector<PodAffinityTerm> required_pod_anti_affinity;
+  bool scheduling_gated = false;
+  std::string nominated_node;
+  GpuSharingRequest gpu_sharing;
+  std::vector<std::string> gpu_groups;  // from runai-gpu-group labels
+  std::string pod_group;                // pod-group-name annotation
+};
+
+struct SubGroupSpec {
+  std::string name, parent;
+  std::optional<int> min_member;
+  std::optional<int> min_sub_group;
+};
+
+struct PodGroupObject {
+  ObjectMeta meta;
+  std::string queue;
+  std::string priority_class_name;
+  std::string preemptibility;  // "", preemptible, non-preemptible, semi-preemptible
+  std::optional<int> min_member;
+  std::optional<int> min_sub_group;
+  std::vector<SubGroupSpec> sub_groups;
+  std::optional<int64_t> preemption_delay_seconds;
+  std::optional<int64_t> staleness_grace_seconds;
+  std::optional<UnixSeconds> last_start;
+  std::optional<UnixSeconds> stale_since;
+  std::optional<UnixSeconds> last_eviction;
+};
+
+// One resource of a queue. Amounts in kai units (milli-GPU, millicores, bytes); -1 = unlimited.
+struct QueueResource {
+  int64_t quota = 0;
+  int64_t limit = 0;
+  int64_t weight_milli = 0;  // overQuotaWeight * 1000
+};
+
+struct QueueObject {
+  ObjectMeta meta;
+  std::string parent;
+  std::optional<int> priority;
+  bool has_resources = false;
+  QueueResource gpu, cpu, memory;
+  std::optional<int64_t> preempt_min_runtime;
+  std::optional<int64_t> reclaim_min_runtime;
+};
+
+struct PriorityClassObject {
+  ObjectMeta meta;
+  int value = 0;
+  bool global_default = false;
+};
+
+struct TopologyLevel {
+  std::string node_label, alias;
+};
+
+struct TopologyObject {
+  ObjectMeta meta;
+  std::vector<TopologyLevel> levels;
+};
+
+struct BindRequestObject {
+  ObjectMeta meta;
+  std::string pod_name;
+  std::string selected_node;
+  std::string received_resource_type;
+  std::vector<std::string> selected_gpu_groups;
+  std::string phase;  // "", Pending, Succeeded, Failed
+};
+
+struct PluginSetting {
+  std::string name;
+  std::optional<bool> enabled;
+  std::optional<int> priority;
+  std::map<std::string, std::string> arguments;
+  bool has_arguments = false;
+};
+
+struct ActionSetting {
+  std::string name;
+  std::optional<bool> enabled;
+  std::optional<int> priority;
+};
+
+struct ShardObject {
+  ObjectMeta meta;
+  std::vector<ActionSetting> actions;
+  std::vector<PluginSetting> plugins;
+  std::string placement_gpu, placement_cpu;
+  std::map<std::string, std::string> args;
+};
+
+struct ClusterState {
+  std::vector<NodeObject> nodes;
+  std::vector<PodObject> pods;
+  std::vector<PodGroupObject> pod_groups;
+  std::vector<QueueObject> queues;
+  std::vector<PriorityClassObject> priority_classes;
+  std::vector<TopologyObject> topologies;
+  std::vector<BindRequestObject> bind_requests;
+  std::optional<ShardObject> shard;
+  std::vector<std::string> warnings;
+};
+
+}  // namespace kai

@@ -1,0 +1,26 @@
+#pragma once
+// Factories of the built-in plugins (one folder each under plugins/).
+#include <memory>
+
+#include "kai/framework/plugin.h"
+
+namespace kai::plugins {
+
+std::unique_ptr<Plugin> MakePriority();
+std::unique_ptr<Plugin> MakeElastic();
+std::unique_ptr<Plugin> MakeTaskOrder();
+std::unique_ptr<Plugin> MakeKubeflow();
+std::unique_ptr<Plugin> MakeRay();
+std::unique_ptr<Plugin> MakeNodeAvailability();
+std::unique_ptr<Plugin> MakeResourceType();
+std::unique_ptr<Plugin> MakeNominatedNode();
+std::unique_ptr<Plugin> MakePredicates();
+Result<std::unique_ptr<Plugin>> MakeNodePlacement(const PluginArguments& args);
+Result<std::unique_ptr<Plugin>> MakeProportion(const PluginArguments& args);
+// GPU order for shared GPUs: pack (prefer the fullest shared GPU) or spread.
+std::unique_ptr<Plugin> MakeGpuOrder(bool pack);
+std::unique_ptr<Plugin> MakeGpuSharingOrder();
+// A KAI plugin whose behaviour kai does not model yet (see docs/deviations.md).
+std::unique_ptr<Plugin> MakePending();
+
+}  // namespace kai::plugins

@@ -1,0 +1,24 @@
+// nodeavailability: prefer nodes where the task fits on idle resources (no pipelining needed).
+#include "kai/framework/session.h"
+#include "kai/plugins/builtin.h"
+#include "kai/plugins/scores.h"
+
+namespace kai::plugins {
+namespace {
+
+class NodeAvailabilityPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& s) override {
+    s.AddNodeScore([](const Session& ss, PodId pod, NodeId node) {
+      return FitsIdle(ss.snap().pods[pod], ss.snap().nodes[node]) ? scores::kAvailability : 0.0;
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> MakeNodeAvailability() {
+  return std::make_unique<NodeAvailabilityPlugin>();
+}
+
+}  // namespace kai::plugins

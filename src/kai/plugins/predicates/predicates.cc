@@ -1,0 +1,104 @@
+#include "kai/plugins/predicates/predicates.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "kai/framework/session.h"
+#include "kai/plugins/builtin.h"
+
+namespace kai::plugins {
+namespace {
+
+bool ParseInt(const std::string& s, int64_t& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool Tolerates(const Toleration& t, const Taint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (t.key.empty()) return t.op == "Exists";  // empty key with Exists tolerates everything
+  if (t.key != taint.key) return false;
+  return t.op == "Exists" || t.value == taint.value;
+}
+
+NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
+  const SnapNode& node = s.snap().nodes[node_id];
+  const PodObject& pod = *s.snap().pods[pod_id].obj;
+  if (!node.unusable_reason.empty()) {
+    return {FitCode::kNodeUnusable, {}, node.unusable_reason};
+  }
+  if (!MatchesNodeSelector(pod.node_selector, *node.obj)) {
+    return {FitCode::kNodeSelectorMismatch, {}, ""};
+  }
+  if (!MatchesRequiredNodeAffinity(pod.required_node_affinity, *node.obj)) {
+    return {FitCode::kNodeAffinityMismatch, {}, ""};
+  }
+  if (const Taint* t = UntoleratedTaint(pod.tolerations, *node.obj)) {
+    return {FitCode::kTaintNotTolerated, {}, t->key + "=" + t->value + ":" + t->effect};
+  }
+  return {};
+}
+
+class PredicatesPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& s) override {
+    s.SetHasPredicatesPlugin();
+    s.AddPredicate(Check);
+  }
+};
+
+}  // namespace
+
+bool MatchesRequirement(const SelectorRequirement& req, const Labels& labels) {
+  auto it = labels.find(req.key);
+  const bool has = it != labels.end();
+  const auto& vals = req.values;
+  if (req.op == "Exists") return has;
+  if (req.op == "DoesNotExist") return !has;
+  if (req.op == "In") return has && std::find(vals.begin(), vals.end(), it->second) != vals.end();
+  if (req.op == "NotIn") return !has || std::find(vals.begin(), vals.end(), it->second) == vals.end();
+  if (req.op == "Gt" || req.op == "Lt") {
+    int64_t have = 0, want = 0;
+    if (!has || vals.size() != 1 || !ParseInt(it->second, have) || !ParseInt(vals[0], want)) {
+      return false;
+    }
+    return req.op == "Gt" ? have > want : have < want;
+  }
+  return false;
+}
+
+bool MatchesNodeSelector(const Labels& selector, const NodeObject& node) {
+  for (const auto& [k, v] : selector) {
+    auto it = node.meta.labels.find(k);
+    if (it == node.meta.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+bool MatchesRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms, const NodeObject& node) {
+  if (terms.empty()) return true;
+  const Labels fields = {{"metadata.name", node.meta.name}};
+  for (const NodeSelectorTerm& term : terms) {
+    if (term.match_expressions.empty() && term.match_fields.empty()) continue;  // matches nothing
+    const bool exprs = std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+                                   [&](const auto& r) { return MatchesRequirement(r, node.meta.labels); });
+    const bool flds = std::all_of(term.match_fields.begin(), term.match_fields.end(),
+                                  [&](const auto& r) { return MatchesRequirement(r, fields); });
+    if (exprs && flds) return true;
+  }
+  return false;
+}
+
+const Taint* UntoleratedTaint(const std::vector<Toleration>& tolerations, const NodeObject& node) {
+  for (const Taint& taint : node.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    const bool ok = std::any_of(tolerations.begin(), tolerations.end(),
+                                [&](const Toleration& t) { return Tolerates(t, taint); });
+    if (!ok) return &taint;
+  }
+  return nullptr;
+}
+
+std::unique_ptr<Plugin> MakePredicates() { return std::make_unique<PredicatesPlugin>(); }
+
+}  // namespace kai::plugins

@@ -1,0 +1,270 @@
+#include "kai/plugins/proportion/proportion.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "kai/framework/job_tasks.h"
+#include "kai/plugins/builtin.h"
+
+namespace kai::plugins::proportion {
+namespace {
+
+using kai::proportion::DivideResource;
+using kai::proportion::DivisionParams;
+using kai::proportion::DivisionQueue;
+
+bool CountsAsAllocated(PodStatus s) {
+  return s == PodStatus::kAllocated || s == PodStatus::kBinding || s == PodStatus::kBound ||
+         s == PodStatus::kRunning;
+}
+
+// Only cpu, memory and gpu take part in queue accounting.
+Resources QueueView(const Resources& r) {
+  Resources out;
+  out.milli_cpu = r.milli_cpu;
+  out.memory = r.memory;
+  out.milli_gpu = r.milli_gpu;
+  return out;
+}
+
+template <class F>
+void ForQueueAndAncestors(Snapshot& snap, QueueId q, F f) {
+  for (; q != kNone; q = snap.queues[q].parent) f(snap.queues[q]);
+}
+
+void AccumulateUsage(Snapshot& snap) {
+  for (auto& q : snap.queues) {
+    q.allocated = q.allocated_non_preemptible = q.requested = Resources{};
+  }
+  for (const SnapJob& job : snap.jobs) {
+    if (job.queue == kNone) continue;
+    for (PodId p : job.pods) {
+      const SnapPod& pod = snap.pods[p];
+      const Resources r = QueueView(pod.request);
+      if (CountsAsAllocated(pod.status)) {
+        ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) {
+          q.allocated += r;
+          q.requested += r;
+          if (!job.preemptible) q.allocated_non_preemptible += r;
+        });
+      } else if (pod.status == PodStatus::kPending) {
+        ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) { q.requested += r; });
+      }
+    }
+  }
+}
+
+int64_t FloorUnit(CoreResource r) { return r == CoreResource::kGpu ? kMilliPerUnit : 1; }
+
+void DivideLevel(Snapshot& snap, const std::vector<QueueId>& level, const Resources& total,
+                 double k_value) {
+  if (level.empty()) return;
+  for (CoreResource r : kQueueResources) {
+    std::vector<DivisionQueue> input;
+    input.reserve(level.size());
+    for (QueueId id : level) {
+      const SnapQueue& q = snap.queues[id];
+      const QueueQuota& quota = q.Quota(r);
+      input.push_back(DivisionQueue{quota.quota, quota.limit, quota.weight_milli, q.priority,
+                                    q.requested.Get(r), 0.0, q.creation, q.name});
+    }
+    const auto shares =
+        DivideResource(input, DivisionParams{total.Get(r), FloorUnit(r), k_value});
+    for (size_t i = 0; i < level.size(); ++i) snap.queues[level[i]].fair_share.Mutable(r) = shares[i];
+  }
+  for (QueueId id : level) {
+    const SnapQueue& q = snap.queues[id];
+    DivideLevel(snap, q.children, q.fair_share, k_value);
+  }
+}
+
+// KAI keeps GPUs in devices; ratios against a zero share multiply the value by 1000 in those units.
+double KaiUnits(CoreResource r, int64_t v) {
+  return r == CoreResource::kGpu ? static_cast<double>(v) / kMilliPerUnit : static_cast<double>(v);
+}
+
+double DominantShare(const Snapshot& snap, const SnapQueue& q, const Resources& extra) {
+  const Resources total = snap.TotalCapacity();
+  double share = 0;
+  for (CoreResource r : kQueueResources) {
+    const int64_t used = q.allocated.Get(r) + extra.Get(r);
+    int64_t allocatable = AllocatableShare(q, r);
+    if (allocatable < 0) allocatable = total.Get(r);
+    const double s = allocatable == 0 ? KaiUnits(r, used) * 1000
+                                      : static_cast<double>(used) / static_cast<double>(allocatable);
+    share = std::max(share, s);
+  }
+  return share;
+}
+
+bool OverFairShare(const SnapQueue& q) {
+  for (CoreResource r : kQueueResources) {
+    if (!(q.fair_share.Get(r) < q.allocated.Get(r))) return false;
+  }
+  return true;
+}
+
+bool WithinDeserved(const SnapQueue& q, const Resources& request) {
+  for (CoreResource r : kQueueResources) {
+    const int64_t deserved = q.Quota(r).quota;
+    if (deserved >= 0 && q.allocated.Get(r) + request.Get(r) > deserved) return false;
+  }
+  return true;
+}
+
+bool UsesZeroShare(const SnapQueue& q, const Resources& request) {
+  for (CoreResource r : kQueueResources) {
+    if (AllocatableShare(q, r) == 0 && q.allocated.Get(r) + request.Get(r) > 0) return true;
+  }
+  return false;
+}
+
+// -1: a's allocatable share is <= b's everywhere and < somewhere; +1 the reverse; else 0.
+int CompareAllocatableShares(const SnapQueue& a, const SnapQueue& b) {
+  bool a_le = true, a_lt = false, b_le = true, b_lt = false;
+  for (CoreResource r : kQueueResources) {
+    const int64_t x = AllocatableShare(a, r), y = AllocatableShare(b, r);
+    a_le &= x <= y;
+    a_lt |= x < y;
+    b_le &= y <= x;
+    b_lt |= y < x;
+  }
+  if (a_le && a_lt) return -1;
+  if (b_le && b_lt) return 1;
+  return 0;
+}
+
+int Prefer(bool a, bool b) { return a == b ? 0 : (a ? -1 : 1); }
+
+int CompareDouble(double a, double b) { return a == b ? 0 : (a < b ? -1 : 1); }
+
+// KAI's queue order (queue_order.go), first decisive rule wins.
+int CompareQueues(const Session& s, QueueId qa, JobId ja, QueueId qb, JobId jb) {
+  const Snapshot& snap = s.snap();
+  const SnapQueue& a = snap.queues[qa];
+  const SnapQueue& b = snap.queues[qb];
+  const Resources ra = QueueView(TasksToAllocateRequest(s, ja));
+  const Resources rb = QueueView(TasksToAllocateRequest(s, jb));
+  if (int c = Prefer(!OverFairShare(a), !OverFairShare(b))) return c;
+  if (int c = Prefer(WithinDeserved(a, ra), WithinDeserved(b, rb))) return c;
+  if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;
+  if (int c = Prefer(!UsesZeroShare(a, ra), !UsesZeroShare(b, rb))) return c;
+  if (int c = CompareDouble(DominantShare(snap, a, ra), DominantShare(snap, b, rb))) return c;
+  if (int c = CompareDouble(DominantShare(snap, a, {}), DominantShare(snap, b, {}))) return c;
+  if (int c = CompareAllocatableShares(a, b)) return c;
+  return 0;  // the session breaks ties by creation time, then name
+}
+
+class ProportionPlugin : public Plugin {
+ public:
+  explicit ProportionPlugin(double k_value) : k_value_(k_value) {}
+
+  void OnSessionOpen(Session& s) override {
+    ComputeQueueShares(s.snap(), k_value_);
+    s.AddQueueOrder(CompareQueues);
+    s.SetJobCapacity([](const Session& ss, JobId j, const Resources& request) {
+      const SnapJob& job = ss.snap().jobs[j];
+      return CheckQueueCapacity(ss.snap(), job.queue, job.preemptible, request);
+    });
+    s.AddAllocateHandler([](Session& ss, PodId p) { Account(ss, p, +1); });
+    s.AddDeallocateHandler([](Session& ss, PodId p) { Account(ss, p, -1); });
+  }
+
+ private:
+  static void Account(Session& s, PodId p, int sign) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.job == kNone) return;
+    const SnapJob& job = s.snap().jobs[pod.job];
+    const Resources r = QueueView(pod.request);
+    ForQueueAndAncestors(s.snap(), job.queue, [&](SnapQueue& q) {
+      if (sign > 0) {
+        q.allocated += r;
+        if (!job.preemptible) q.allocated_non_preemptible += r;
+      } else {
+        q.allocated -= r;
+        if (!job.preemptible) q.allocated_non_preemptible -= r;
+      }
+    });
+  }
+
+  double k_value_;
+};
+
+std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
+  for (CoreResource r : kQueueResources) {
+    const int64_t limit = q.Quota(r).limit;
+    const int64_t need = request.Get(r);
+    if (limit >= 0 && need != 0 && limit < q.allocated.Get(r) + need) {
+      return Reason{.kind = ReasonKind::kOverLimit,
+                    .resource = std::string(CoreResourceName(r)),
+                    .queue = std::string(q.name),
+                    .requested = need,
+                    .available = std::max<int64_t>(0, limit - q.allocated.Get(r))};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Reason> OverNonPreemptibleQuota(const SnapQueue& q, const Resources& request) {
+  for (CoreResource r : kQueueResources) {
+    const int64_t quota = q.Quota(r).quota;
+    const int64_t need = request.Get(r);
+    if (quota >= 0 && need != 0 && quota < q.allocated_non_preemptible.Get(r) + need) {
+      return Reason{.kind = ReasonKind::kNonPreemptibleOverQuota,
+                    .resource = std::string(CoreResourceName(r)),
+                    .queue = std::string(q.name),
+                    .requested = need,
+                    .available = std::max<int64_t>(0, quota - q.allocated_non_preemptible.Get(r))};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t AllocatableShare(const SnapQueue& q, CoreResource r) {
+  const QueueQuota& quota = q.Quota(r);
+  if (quota.quota < 0) return quota.limit;
+  int64_t share = std::max(quota.quota, q.fair_share.Get(r));
+  if (quota.limit >= 0) share = std::min(share, quota.limit);
+  return share;
+}
+
+void ComputeQueueShares(Snapshot& snap, double k_value) {
+  AccumulateUsage(snap);
+  DivideLevel(snap, snap.root_queues, snap.TotalCapacity(), k_value);
+}
+
+std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, bool preemptible,
+                                         const Resources& request) {
+  if (leaf == kNone) return std::nullopt;
+  for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
+    if (auto r = OverLimit(snap.queues[q], request)) return r;
+  }
+  if (preemptible) return std::nullopt;
+  for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
+    if (auto r = OverNonPreemptibleQuota(snap.queues[q], request)) return r;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kai::plugins::proportion
+
+namespace kai::plugins {
+
+Result<std::unique_ptr<Plugin>> MakeProportion(const PluginArguments& args) {
+  double k_value = 1.0;
+  if (auto it = args.find("kValue"); it != args.end()) {
+    const std::string& v = it->second;
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), k_value);
+    if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(k_value)) {
+      return Error{"argument kValue: expected a number, got \"" + v + "\""};
+    }
+    if (k_value < 0) k_value = 0;
+  }
+  return std::unique_ptr<Plugin>(std::make_unique<proportion::ProportionPlugin>(k_value));
+}
+
+}  // namespace kai::plugins

@@ -1,0 +1,26 @@
+#pragma once
+// proportion: hierarchical fair share (deserved quota, then surplus by priority and weight), the
+// queue order that serves under-served queues first, and queue capacity checks (limit and
+// non-preemptible quota) on the leaf queue and every ancestor. kai-semantics.md §3.
+#include <array>
+
+#include "kai/framework/session.h"
+#include "kai/plugins/proportion/resource_division.h"
+
+namespace kai::plugins::proportion {
+
+inline constexpr std::array<CoreResource, 3> kQueueResources = {
+    CoreResource::kCpu, CoreResource::kMemory, CoreResource::kGpu};
+
+// Fills fair_share, allocated, allocated_non_preemptible and requested of every queue.
+void ComputeQueueShares(Snapshot& snap, double k_value);
+
+// The amount a queue may hold before it is over its share: the limit when quota is unlimited,
+// else max(quota, fair share) capped by the limit. -1 = unlimited.
+int64_t AllocatableShare(const SnapQueue& q, CoreResource r);
+
+// -1 when the queue may take `request` (checked on the leaf and every ancestor); else a reason.
+std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, bool preemptible,
+                                         const Resources& request);
+
+}  // namespace kai::plugins::proportion

@@ -1,0 +1,184 @@
+#include "kai/resource/resources.h"
+
+#include <deque>
+#include <unordered_map>
+
+#include "kai/resource/quantity.h"
+
+namespace kai {
+namespace {
+
+struct Interner {
+  std::unordered_map<std::string, ResourceId> ids;
+  std::deque<std::string> names;
+};
+
+Interner& GlobalInterner() {
+  static Interner interner;
+  return interner;
+}
+
+template <class Op>
+void CombineScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
+                    const std::vector<std::pair<ResourceId, int64_t>>& b, Op op) {
+  for (const auto& [id, amount] : b) {
+    auto it = std::lower_bound(a.begin(), a.end(), id,
+                               [](const auto& e, ResourceId key) { return e.first < key; });
+    if (it != a.end() && it->first == id) {
+      it->second = op(it->second, amount);
+      if (it->second == 0) a.erase(it);
+    } else {
+      const int64_t v = op(0, amount);
+      if (v != 0) a.insert(it, {id, v});
+    }
+  }
+}
+
+}  // namespace
+
+ResourceId InternResource(std::string_view name) {
+  Interner& in = GlobalInterner();
+  auto it = in.ids.find(std::string(name));
+  if (it != in.ids.end()) return it->second;
+  const auto id = static_cast<ResourceId>(in.names.size());
+  in.names.emplace_back(name);
+  in.ids.emplace(std::string(name), id);
+  return id;
+}
+
+const std::string& ResourceName(ResourceId id) { return GlobalInterner().names.at(id); }
+
+std::string_view CoreResourceName(CoreResource r) {
+  switch (r) {
+    case CoreResource::kCpu:
+      return "cpu";
+    case CoreResource::kMemory:
+      return "memory";
+    case CoreResource::kGpu:
+      return "nvidia.com/gpu";
+    case CoreResource::kPods:
+      return "pods";
+  }
+  return "?";
+}
+
+int64_t Resources::Get(CoreResource r) const {
+  return const_cast<Resources*>(this)->Mutable(r);
+}
+
+int64_t& Resources::Mutable(CoreResource r) {
+  switch (r) {
+    case CoreResource::kCpu:
+      return milli_cpu;
+    case CoreResource::kMemory:
+      return memory;
+    case CoreResource::kGpu:
+      return milli_gpu;
+    case CoreResource::kPods:
+      break;
+  }
+  return pods;
+}
+
+int64_t Resources::Scalar(ResourceId id) const {
+  for (const auto& [sid, amount] : scalars) {
+    if (sid == id) return amount;
+  }
+  return 0;
+}
+
+void Resources::SetScalar(ResourceId id, int64_t amount) {
+  auto it = std::lower_bound(scalars.begin(), scalars.end(), id,
+                             [](const auto& e, ResourceId key) { return e.first < key; });
+  if (it != scalars.end() && it->first == id) {
+    if (amount == 0) {
+      scalars.erase(it);
+    } else {
+      it->second = amount;
+    }
+  } else if (amount != 0) {
+    scalars.insert(it, {id, amount});
+  }
+}
+
+Resources& Resources::operator+=(const Resources& o) {
+  milli_cpu += o.milli_cpu;
+  memory += o.memory;
+  milli_gpu += o.milli_gpu;
+  pods += o.pods;
+  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, [](int64_t x, int64_t y) { return x + y; });
+  return *this;
+}
+
+Resources& Resources::operator-=(const Resources& o) {
+  milli_cpu -= o.milli_cpu;
+  memory -= o.memory;
+  milli_gpu -= o.milli_gpu;
+  pods -= o.pods;
+  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, [](int64_t x, int64_t y) { return x - y; });
+  return *this;
+}
+
+bool Resources::IsZero() const {
+  return milli_cpu == 0 && memory == 0 && milli_gpu == 0 && pods == 0 && scalars.empty();
+}
+
+Resources operator+(Resources a, const Resources& b) { return a += b; }
+Resources operator-(Resources a, const Resources& b) { return a -= b; }
+
+Resources Max(const Resources& a, const Resources& b) {
+  Resources r = a;
+  r.milli_cpu = std::max(a.milli_cpu, b.milli_cpu);
+  r.memory = std::max(a.memory, b.memory);
+  r.milli_gpu = std::max(a.milli_gpu, b.milli_gpu);
+  r.pods = std::max(a.pods, b.pods);
+  for (const auto& [id, amount] : b.scalars) r.SetScalar(id, std::max(a.Scalar(id), amount));
+  return r;
+}
+
+std::string Shortage::Name() const {
+  return is_core ? std::string(CoreResourceName(core)) : ResourceName(scalar);
+}
+
+bool FitsIn(const Resources& need, const Resources& have, Shortage* shortage) {
+  static constexpr CoreResource kOrder[] = {CoreResource::kGpu, CoreResource::kCpu,
+                                            CoreResource::kMemory, CoreResource::kPods};
+  for (CoreResource r : kOrder) {
+    const int64_t n = need.Get(r);
+    if (n > 0 && n > have.Get(r)) {
+      if (shortage) *shortage = Shortage{true, r, 0, n, have.Get(r)};
+      return false;
+    }
+  }
+  for (const auto& [id, amount] : need.scalars) {
+    const int64_t h = have.Scalar(id);
+    if (amount > 0 && amount > h) {
+      if (shortage) *shortage = Shortage{false, CoreResource::kCpu, id, amount, h};
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string FormatAmount(CoreResource r, int64_t amount) {
+  switch (r) {
+    case CoreResource::kCpu:
+    case CoreResource::kGpu:
+      return FormatMilli(amount);
+    case CoreResource::kMemory:
+    case CoreResource::kPods:
+      break;
+  }
+  return std::to_string(amount);
+}
+
+std::string FormatScalar(ResourceId, int64_t amount) { return std::to_string(amount); }
+
+std::string ToString(const Resources& r) {
+  std::string s = "cpu=" + FormatMilli(r.milli_cpu) + " memory=" + std::to_string(r.memory) +
+                  " gpu=" + FormatMilli(r.milli_gpu) + " pods=" + std::to_string(r.pods);
+  for (const auto& [id, amount] : r.scalars) s += " " + ResourceName(id) + "=" + std::to_string(amount);
+  return s;
+}
+
+}  // namespace kai

@@ -1,0 +1,69 @@
+#pragma once
+// Exact resource vectors (DESIGN.md rule 1): every amount is an int64 in a fixed unit.
+//   cpu: millicores; memory: bytes; gpu: milli-GPU (1000 = one device); pods: count;
+//   other (extended) resources, e.g. nvidia.com/mig-1g.5gb: base units, keyed by interned id.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kai {
+
+using ResourceId = uint32_t;
+
+// Dense ids for extended resource names. Ids are stable for the life of the process.
+ResourceId InternResource(std::string_view name);
+const std::string& ResourceName(ResourceId id);
+
+inline constexpr int64_t kMilliPerUnit = 1000;
+
+// The four resources KAI accounts for on every pod and node, plus extended resources.
+enum class CoreResource : uint8_t { kCpu, kMemory, kGpu, kPods };
+std::string_view CoreResourceName(CoreResource r);
+
+struct Resources {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  int64_t milli_gpu = 0;
+  int64_t pods = 0;
+  // Sorted by id; zero amounts are not stored.
+  std::vector<std::pair<ResourceId, int64_t>> scalars;
+
+  int64_t Get(CoreResource r) const;
+  int64_t& Mutable(CoreResource r);
+  int64_t Scalar(ResourceId id) const;
+  void SetScalar(ResourceId id, int64_t amount);
+
+  Resources& operator+=(const Resources& o);
+  Resources& operator-=(const Resources& o);
+  bool IsZero() const;
+  // True when no core resource and no scalar is requested (a best-effort pod, `pods` aside).
+  bool IsBestEffort() const { return milli_cpu == 0 && memory == 0 && milli_gpu == 0 && scalars.empty(); }
+  friend bool operator==(const Resources&, const Resources&) = default;
+};
+
+Resources operator+(Resources a, const Resources& b);
+Resources operator-(Resources a, const Resources& b);
+Resources Max(const Resources& a, const Resources& b);
+
+// A resource that is short when placing `need` into `have`.
+struct Shortage {
+  bool is_core = true;
+  CoreResource core = CoreResource::kCpu;
+  ResourceId scalar = 0;
+  int64_t need = 0;
+  int64_t have = 0;
+  std::string Name() const;
+};
+
+// Returns true when `need` fits in `have` on every resource; otherwise fills the first shortage in
+// the fixed order gpu, cpu, memory, pods, scalars (GPU first: it is the scarce one users ask about).
+bool FitsIn(const Resources& need, const Resources& have, Shortage* shortage = nullptr);
+
+std::string FormatAmount(CoreResource r, int64_t amount);
+std::string FormatScalar(ResourceId id, int64_t amount);
+std::string ToString(const Resources& r);
+
+}  // namespace kai

@@ -1,0 +1,201 @@
+#include "kai/sim/output.h"
+
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/writer.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+#include "kai/resource/quantity.h"
+
+namespace kai::sim {
+namespace {
+
+double Devices(int64_t milli) { return static_cast<double>(milli) / kMilliPerUnit; }
+
+template <class W>
+void WriteResources(W& w, const Resources& r) {
+  w.StartObject();
+  w.Key("gpu");
+  w.Double(Devices(r.milli_gpu));
+  w.Key("cpu");
+  w.Double(Devices(r.milli_cpu));
+  w.Key("memory");
+  w.Int64(r.memory);
+  w.EndObject();
+}
+
+template <class W>
+void WriteReason(W& w, const Reason& r) {
+  w.StartObject();
+  w.Key("kind");
+  w.String(r.KindName().c_str());
+  w.Key("message");
+  w.String(r.Message().c_str());
+  if (!r.resource.empty()) {
+    w.Key("resource");
+    w.String(r.resource.c_str());
+  }
+  if (r.nodes > 0) {
+    w.Key("nodes");
+    w.Int(r.nodes);
+  }
+  if (r.short_by > 0) {
+    w.Key("shortBy");
+    w.String(FormatResourceAmount(r.resource, r.short_by).c_str());
+  }
+  if (!r.queue.empty()) {
+    w.Key("queue");
+    w.String(r.queue.c_str());
+  }
+  if (r.required > 0) {
+    w.Key("placed");
+    w.Int(r.placed);
+    w.Key("required");
+    w.Int(r.required);
+  }
+  w.EndObject();
+}
+
+template <class W>
+void WritePod(W& w, const PodReport& p) {
+  w.StartObject();
+  w.Key("namespace");
+  w.String(p.ns.c_str());
+  w.Key("name");
+  w.String(p.name.c_str());
+  w.Key("podGroup");
+  w.String(p.pod_group.c_str());
+  w.Key("queue");
+  w.String(p.queue.c_str());
+  w.Key("status");
+  w.String(p.status.c_str());
+  w.Key("node");
+  if (p.node.empty()) {
+    w.Null();
+  } else {
+    w.String(p.node.c_str());
+  }
+  w.Key("gpuGroups");
+  w.StartArray();
+  for (const auto& g : p.gpu_groups) w.String(g.c_str());
+  w.EndArray();
+  w.Key("reasons");
+  w.StartArray();
+  for (const auto& r : p.reasons) WriteReason(w, r);
+  w.EndArray();
+  w.EndObject();
+}
+
+template <class W>
+void WriteCycle(W& w, const CycleReport& c) {
+  w.StartObject();
+  w.Key("cycle");
+  w.Int(c.cycle);
+  w.Key("binds");
+  w.Int(c.counts.binds);
+  w.Key("evictions");
+  w.Int(c.counts.evictions);
+  w.Key("pipelines");
+  w.Int(c.counts.pipelines);
+  w.Key("pods");
+  w.StartArray();
+  for (const auto& p : c.pods) WritePod(w, p);
+  w.EndArray();
+  w.Key("nodes");
+  w.StartArray();
+  for (const auto& n : c.nodes) {
+    w.StartObject();
+    w.Key("name");
+    w.String(n.name.c_str());
+    w.Key("idleGpus");
+    w.Double(Devices(n.idle_milli_gpus));
+    w.Key("releasingGpus");
+    w.Double(Devices(n.releasing_milli_gpus));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("queues");
+  w.StartArray();
+  for (const auto& q : c.queues) {
+    w.StartObject();
+    w.Key("name");
+    w.String(q.name.c_str());
+    w.Key("parent");
+    w.String(q.parent.c_str());
+    w.Key("allocated");
+    WriteResources(w, q.allocated);
+    w.Key("fairShare");
+    WriteResources(w, q.fair_share);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+std::string JoinReasons(const std::vector<Reason>& reasons) {
+  std::string out;
+  for (const auto& r : reasons) out += (out.empty() ? "" : "; ") + r.Message();
+  return out;
+}
+
+}  // namespace
+
+void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out) {
+  rapidjson::OStreamWrapper os(out);
+  rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
+  w.StartObject();
+  w.Key("cycles");
+  w.StartArray();
+  for (const auto& c : cycles) WriteCycle(w, c);
+  w.EndArray();
+  w.EndObject();
+  out << "\n";
+}
+
+void WriteYaml(const std::vector<CycleReport>& cycles, std::ostream& out) {
+  std::ostringstream json;
+  WriteJson(cycles, json);
+  // JSON is a subset of YAML; re-emit it in block style for readability.
+  YAML::Node doc = YAML::Load(json.str());
+  YAML::Emitter e;
+  e << doc;
+  out << e.c_str() << "\n";
+}
+
+void WriteTable(const std::vector<CycleReport>& cycles, std::ostream& out) {
+  for (const auto& c : cycles) {
+    out << "CYCLE " << c.cycle << ": " << c.counts.binds << " binds, " << c.counts.evictions
+        << " evictions, " << c.counts.pipelines << " pipelines\n";
+    out << Pad("NAMESPACE/POD", 34) << Pad("PODGROUP", 20) << Pad("QUEUE", 14) << Pad("STATUS", 12)
+        << Pad("NODE", 12) << "REASON\n";
+    for (const auto& p : c.pods) {
+      out << Pad(p.ns + "/" + p.name, 34) << Pad(p.pod_group, 20) << Pad(p.queue, 14)
+          << Pad(p.status, 12) << Pad(p.node.empty() ? "-" : p.node, 12) << JoinReasons(p.reasons)
+          << "\n";
+    }
+    out << "\n" << Pad("NODE", 16) << Pad("IDLE GPUS", 12) << "RELEASING GPUS\n";
+    for (const auto& n : c.nodes) {
+      out << Pad(n.name, 16) << Pad(FormatMilli(n.idle_milli_gpus), 12)
+          << FormatMilli(n.releasing_milli_gpus) << "\n";
+    }
+    out << "\n" << Pad("QUEUE", 16) << Pad("PARENT", 12) << Pad("GPU ALLOCATED", 15)
+        << Pad("GPU FAIR SHARE", 16) << "GPU QUOTA/LIMIT\n";
+    for (const auto& q : c.queues) {
+      auto fmt = [](int64_t v) { return v < 0 ? std::string("unlimited") : FormatMilli(v); };
+      out << Pad(q.name, 16) << Pad(q.parent.empty() ? "-" : q.parent, 12)
+          << Pad(FormatMilli(q.allocated.milli_gpu), 15) << Pad(FormatMilli(q.fair_share.milli_gpu), 16)
+          << fmt(q.gpu.quota) << "/" << fmt(q.gpu.limit) << "\n";
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace kai::sim

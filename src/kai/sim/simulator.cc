@@ -1,0 +1,127 @@
+#include "kai/sim/simulator.h"
+
+#include <map>
+
+#include "kai/framework/plugin.h"
+#include "kai/k8s/keys.h"
+
+namespace kai::sim {
+namespace {
+
+std::vector<Reason> PendingReasons(const Session& s, const SnapPod& pod) {
+  if (!pod.kai_scheduled) return {};
+  if (pod.job == kNone) {
+    return {Reason{.kind = ReasonKind::kNodes,
+                   .detail = "not part of a PodGroup (no pod-group-name annotation)"}};
+  }
+  return s.JobReasons(pod.job);
+}
+
+PodReport ReportPod(const Session& s, PodId id) {
+  const SnapPod& pod = s.snap().pods[id];
+  PodReport r;
+  r.ns = pod.ns;
+  r.name = pod.name;
+  if (pod.job != kNone) {
+    const SnapJob& job = s.snap().jobs[pod.job];
+    r.pod_group = job.name;
+    r.queue = job.obj->queue;
+  } else {
+    r.pod_group = pod.obj->pod_group;
+  }
+  r.status = PodStatusName(pod.status);
+  if (pod.node != kNone) r.node = s.snap().nodes[pod.node].name;
+  r.gpu_groups = pod.gpu_groups;
+  if (pod.status == PodStatus::kPending) r.reasons = PendingReasons(s, pod);
+  return r;
+}
+
+CycleReport Report(const Session& s, int cycle) {
+  CycleReport rep;
+  rep.cycle = cycle;
+  rep.counts = s.counters();
+  for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
+    rep.pods.push_back(ReportPod(s, p));
+  }
+  for (const SnapNode& n : s.snap().nodes) {
+    rep.nodes.push_back(NodeReport{std::string(n.name), n.idle.milli_gpu, n.releasing.milli_gpu});
+  }
+  for (const SnapQueue& q : s.snap().queues) {
+    QueueReport qr{std::string(q.name),
+                   q.parent == kNone ? "" : std::string(s.snap().queues[q.parent].name),
+                   q.allocated, q.fair_share, q.requested, q.gpu, q.cpu, q.memory, q.priority};
+    rep.queues.push_back(std::move(qr));
+  }
+  return rep;
+}
+
+void StartRunning(PodObject& pod, const std::string& node, const std::vector<std::string>& groups) {
+  pod.phase = "Running";
+  pod.node_name = node;
+  pod.gpu_groups = groups;
+}
+
+void Recreate(PodObject& pod) {
+  pod.phase = "Pending";
+  pod.node_name.clear();
+  pod.meta.deletion.reset();
+  pod.gpu_groups.clear();
+}
+
+// Moves the world on after a cycle (FORMAT.md §4).
+void Advance(ClusterState& world, const Session& s, const SimulateOptions& options) {
+  const Snapshot& snap = s.snap();
+  for (size_t i = 0; i < world.pods.size(); ++i) {
+    PodObject& pod = world.pods[i];
+    const SnapPod& sp = snap.pods[i];
+    const std::string node = sp.node == kNone ? "" : std::string(snap.nodes[sp.node].name);
+    switch (sp.status) {
+      case PodStatus::kBinding:
+        StartRunning(pod, node, sp.gpu_groups);
+        break;
+      case PodStatus::kReleasing:
+        if (options.no_recreate.count(pod.pod_group)) {
+          if (!pod.meta.deletion) pod.meta.deletion = options.now;
+        } else {
+          Recreate(pod);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  world.bind_requests.clear();  // every Binding pod is Running now
+  for (size_t j = 0; j < world.pod_groups.size(); ++j) {
+    world.pod_groups[j].last_start = snap.jobs[j].last_start;
+  }
+}
+
+}  // namespace
+
+Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
+                             const SimulateOptions& options, int cycle) {
+  Session session(BuildSnapshot(world, options.now), config);
+  if (auto opened = session.OpenPlugins(); !opened.ok()) return opened.error();
+  for (const std::string& name : config.actions) {
+    const ActionInfo* info = FindAction(name);
+    if (!info) return Error{"unknown action \"" + name + "\""};
+    info->make()->Execute(session);
+  }
+  session.Close();
+  CycleReport report = Report(session, cycle);
+  Advance(world, session, options);
+  return report;
+}
+
+Result<std::vector<CycleReport>> Simulate(ClusterState world, const SchedulerConfig& config,
+                                          const SimulateOptions& options) {
+  std::vector<CycleReport> out;
+  for (int c = 1; c <= options.cycles; ++c) {
+    auto r = RunCycle(world, config, options, c);
+    if (!r.ok()) return r.error();
+    out.push_back(std::move(r.value()));
+  }
+  return out;
+}
+
+}  // namespace kai::sim

@@ -1,0 +1,58 @@
+#pragma once
+// The embedded cluster behind `kai simulate`: runs scheduling cycles on a world of Kubernetes
+// objects and moves the world on between cycles the way KAI's integration harness does
+// (../shared/scenarios/FORMAT.md §4): Binding pods start Running on their node, Releasing pods are
+// deleted and recreated Pending by their owner (unless their PodGroup is in `no_recreate`), and
+// Pipelined pods are Pending again.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kai/explain/reasons.h"
+#include "kai/framework/config.h"
+#include "kai/framework/session.h"
+#include "kai/model/cluster.h"
+
+namespace kai::sim {
+
+struct PodReport {
+  std::string ns, name, pod_group, queue, status, node;
+  std::vector<std::string> gpu_groups;
+  std::vector<Reason> reasons;
+};
+
+struct NodeReport {
+  std::string name;
+  int64_t idle_milli_gpus = 0;
+  int64_t releasing_milli_gpus = 0;
+};
+
+struct QueueReport {
+  std::string name, parent;
+  Resources allocated, fair_share, requested;
+  QueueQuota gpu, cpu, memory;
+  int priority = 0;
+};
+
+struct CycleReport {
+  int cycle = 0;
+  SessionCounters counts;
+  std::vector<PodReport> pods;
+  std::vector<NodeReport> nodes;
+  std::vector<QueueReport> queues;
+};
+
+struct SimulateOptions {
+  UnixSeconds now = 0;
+  int cycles = 1;
+  std::set<std::string> no_recreate;  // PodGroup names whose evicted pods stay Releasing
+};
+
+// Runs one cycle on `world` and advances it. Errors come from plugin configuration only.
+Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
+                             const SimulateOptions& options, int cycle);
+
+Result<std::vector<CycleReport>> Simulate(ClusterState world, const SchedulerConfig& config,
+                                          const SimulateOptions& options);
+
+}  // namespace kai::sim

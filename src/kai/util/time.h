@@ -1,0 +1,18 @@
+#pragma once
+// Time is plain seconds since the Unix epoch; the clock is always injected (DESIGN.md rule 4).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kai {
+
+using UnixSeconds = int64_t;
+
+// Parses RFC 3339 ("2025-01-01T12:00:00Z", fractional seconds and offsets accepted).
+std::optional<UnixSeconds> ParseRfc3339(std::string_view text);
+std::string FormatRfc3339(UnixSeconds t);
+// Parses a Go duration ("60s", "1m30s", "2h", "-1s", "0"); returns seconds (fractions truncated).
+std::optional<int64_t> ParseGoDuration(std::string_view text);
+
+}  // namespace kai
