@@ -99,7 +99,8 @@ std::string NodesMessage(const Reason& r) {
 std::string Reason::Message() const {
   switch (kind) {
     case ReasonKind::kGang:
-      return "gang " + std::to_string(placed) + " of " + std::to_string(required) + " placed";
+      return "gang needs " + std::to_string(required) + " pods; resources found for " +
+             std::to_string(placed);
     case ReasonKind::kNodes:
       return NodesMessage(*this);
     case ReasonKind::kOverLimit:

@@ -31,7 +31,7 @@ struct NodeVerdict {
 };
 
 enum class ReasonKind : uint8_t {
-  kGang,                 // gang could not be completed: placed / required
+  kGang,                 // gang could not be completed: pods that fit / minMember
   kNodes,                // per-node verdicts summarised (code, count, shortage)
   kOverLimit,            // queue limit would be exceeded
   kNonPreemptibleOverQuota,

@@ -1,0 +1,79 @@
+#pragma once
+// Scenario generator for benchmarks: builds a kai::ClusterState in code, shaped like the Go test
+// harness of KAI (pkg/scheduler/test_utils) builds its sessions, and writes any ClusterState as
+// multi-document Kubernetes YAML that `kai simulate -f` loads.
+//
+// Harness facts reproduced (nodes_fake/nodes.go, jobs_fake/jobs.go, test_utils_builder.go):
+//   node allocatable cpu "20000" (cores), memory "20G", pods 110; capacity cpu "30000", memory
+//   "30G"; labels nvidia.com/gpu.count, nvidia.com/gpu.memory "100", mig-enabled "false",
+//   nvidia.com/mig.strategy "", kai.scheduler/type = node name;
+//   pod request cpu "1", memory "1G", nvidia.com/gpu "<g>", pods 1;
+//   the i-th of n jobs is created at now - (n - i) minutes (older jobs first);
+//   queues: cpu/memory quota -1, limit -1, overQuotaWeight 1; departments get
+//   overQuotaWeight = their GPU quota; with no departments every leaf hangs under an implicit
+//   `default` queue with gpu quota/limit/overQuotaWeight -1.
+#include <string>
+#include <vector>
+
+#include "kai/model/cluster.h"
+#include "kai/util/time.h"
+
+namespace kai::bench {
+
+// One queue. GPU amounts in devices (may be fractional); -1 = unlimited / no quota.
+struct QueueSpec {
+  std::string name;
+  std::string parent;  // empty: a top-level queue
+  double gpu_quota = -1;
+  double gpu_limit = -1;
+  double gpu_weight = 1;  // overQuotaWeight; -1 as the harness' implicit `default` queue
+};
+
+struct ClusterShape {
+  // Nodes.
+  int nodes = 100;
+  int gpus_per_node = 8;
+  std::string node_cpu = "20000";  // allocatable, Kubernetes quantities (literal cores)
+  std::string node_memory = "20G";
+  int node_pods = 110;
+  std::string node_cpu_capacity = "30000";
+  std::string node_memory_capacity = "30G";
+  int gpu_memory_mib = 100;  // nvidia.com/gpu.memory label
+
+  // Jobs: `jobs` PodGroups with minMember = pods_per_job, each pod asking `gpus_per_pod` GPUs.
+  int jobs = 500;
+  int pods_per_job = 1;
+  int gpus_per_pod = 1;
+  std::string pod_cpu = "1";
+  std::string pod_memory = "1G";
+  std::string priority_class = "train";
+  int priority = 50;
+
+  // Queue tree; leaves receive jobs round-robin (job i -> leaf i % leaves), in listed order.
+  std::vector<QueueSpec> queues;
+
+  UnixSeconds now = 1735732800;  // 2025-01-01T12:00:00Z
+};
+
+// Leaf queues queue-0..queue-(n-1) under the harness' implicit `default` top queue
+// (gpu quota -1, limit -1, overQuotaWeight -1).
+std::vector<QueueSpec> QueuesUnderDefault(int leaves, double gpu_quota, double gpu_limit,
+                                          double gpu_weight);
+
+// KAI's createBenchmarkTopology (pkg/scheduler/actions/benchmark_test.go): nodes x 8 GPUs,
+// `jobs` pending one-pod one-GPU jobs of priority train (50), round-robin over queue-0..3;
+// queue-0/1 under dept-a, queue-2/3 under dept-b; each queue deserves a quarter of the GPUs
+// (overQuotaWeight 1, no limit); each department deserves half (overQuotaWeight = that half).
+ClusterShape KaiAllocateShape(int nodes, int jobs);
+
+// Builds the cluster. Every object has meta.kind, meta.uid (= name) and, when namespaced,
+// meta.ns "default".
+ClusterState Generate(const ClusterShape& shape);
+
+// Multi-document YAML (FORMAT.md §2): PriorityClasses, Nodes, Queues, PodGroups, Pods,
+// BindRequests. Covers the fields the generator fills plus taints, node selectors, tolerations,
+// node names, phases and deletion timestamps; affinity, sub-groups and GPU-sharing annotations are
+// written only as the annotations/labels they came from.
+std::string ToYaml(const ClusterState& state);
+
+}  // namespace kai::bench
