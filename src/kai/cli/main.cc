@@ -4,7 +4,15 @@
 #include <iostream>
 #include <sstream>
 
+#include <cmath>
+#include <iomanip>
+#include <rapidjson/ostreamwrapper.h>
+#include <rapidjson/writer.h>
+
+#include "kai/explain/queues.h"
 #include "kai/framework/config.h"
+#include "kai/framework/session.h"
+#include "kai/resource/quantity.h"
 #include "kai/k8s/decode.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
@@ -21,6 +29,14 @@ struct SimulateArgs {
   int cycles = 1;
   std::string no_recreate;
   std::string output = "table";
+  std::string usage_file;
+};
+
+struct QueuesArgs {
+  std::vector<std::string> files;
+  std::string now;
+  std::string output = "table";
+  std::string usage_file;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -38,14 +54,29 @@ int Fail(const std::string& message) {
   return kExitBadInput;
 }
 
+bool ParseNow(const std::string& text, kai::UnixSeconds& now) {
+  if (text.empty()) {
+    now = static_cast<kai::UnixSeconds>(std::time(nullptr));
+    return true;
+  }
+  auto t = kai::ParseRfc3339(text);
+  if (t) now = *t;
+  return t.has_value();
+}
+
+std::string NowError(const std::string& text) {
+  return "--now: expected an RFC 3339 time such as 2025-01-01T12:00:00Z, got \"" + text + "\"";
+}
+
 int RunSimulate(const SimulateArgs& a) {
   kai::sim::SimulateOptions options;
-  if (a.now.empty()) {
-    options.now = static_cast<kai::UnixSeconds>(std::time(nullptr));
-  } else if (auto t = kai::ParseRfc3339(a.now)) {
-    options.now = *t;
-  } else {
-    return Fail("--now: expected an RFC 3339 time such as 2025-01-01T12:00:00Z, got \"" + a.now + "\"");
+  if (!ParseNow(a.now, options.now)) return Fail(NowError(a.now));
+  std::optional<kai::usage::UsageStore> usage;
+  if (!a.usage_file.empty()) {
+    auto u = kai::usage::LoadUsageFile(a.usage_file);
+    if (!u.ok()) return Fail(u.error().message);
+    usage = std::move(u.value());
+    options.usage = &*usage;
   }
   if (a.cycles < 1) return Fail("--cycles: must be at least 1");
   options.cycles = a.cycles;
@@ -71,6 +102,120 @@ int RunSimulate(const SimulateArgs& a) {
   return 0;
 }
 
+std::string Amount(kai::CoreResource r, int64_t v) {
+  return v < 0 ? "unlimited" : kai::FormatAmount(r, v);
+}
+
+std::string Saturation(double s) {
+  if (std::isinf(s)) return "inf";
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << s;
+  return o.str();
+}
+
+void PrintQueuesTable(const std::vector<kai::QueueExplanation>& queues) {
+  constexpr kai::CoreResource kRes[] = {kai::CoreResource::kCpu, kai::CoreResource::kMemory,
+                                        kai::CoreResource::kGpu};
+  std::cout << std::left << std::setw(22) << "QUEUE" << std::setw(6) << "PRIO" << std::setw(16)
+            << "RESOURCE" << std::setw(12) << "QUOTA" << std::setw(12) << "LIMIT" << std::setw(8)
+            << "WEIGHT" << std::setw(14) << "REQUESTED" << std::setw(14) << "ALLOCATED"
+            << std::setw(14) << "FAIR SHARE" << std::setw(6) << "SAT" << "HOW\n";
+  for (const auto& q : queues) {
+    for (size_t i = 0; i < q.resources.size(); ++i) {
+      const auto& e = q.resources[i];
+      const std::string name = i == 0 ? std::string(q.depth * 2, ' ') + q.name : "";
+      std::cout << std::setw(22) << name << std::setw(6) << (i == 0 ? std::to_string(q.priority) : "")
+                << std::setw(16) << e.resource << std::setw(12) << Amount(kRes[i], e.quota)
+                << std::setw(12) << Amount(kRes[i], e.limit) << std::setw(8)
+                << kai::FormatMilli(e.weight_milli) << std::setw(14) << Amount(kRes[i], e.requested)
+                << std::setw(14) << Amount(kRes[i], e.allocated) << std::setw(14)
+                << Amount(kRes[i], e.fair_share) << std::setw(6) << Saturation(e.saturation)
+                << e.Summary() << "\n";
+    }
+  }
+}
+
+void PrintQueuesJson(const std::vector<kai::QueueExplanation>& queues) {
+  rapidjson::OStreamWrapper os(std::cout);
+  rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
+  w.StartObject();
+  w.Key("queues");
+  w.StartArray();
+  for (const auto& q : queues) {
+    w.StartObject();
+    w.Key("name");
+    w.String(q.name.c_str());
+    w.Key("parent");
+    w.String(q.parent.c_str());
+    w.Key("priority");
+    w.Int(q.priority);
+    w.Key("leaf");
+    w.Bool(q.leaf);
+    w.Key("resources");
+    w.StartObject();
+    for (const auto& e : q.resources) {
+      w.Key(e.resource.c_str());
+      w.StartObject();
+      const std::pair<const char*, int64_t> fields[] = {
+          {"quota", e.quota},         {"limit", e.limit},
+          {"overQuotaWeightMilli", e.weight_milli}, {"requested", e.requested},
+          {"allocated", e.allocated}, {"fairShare", e.fair_share},
+          {"levelTotal", e.level_total}, {"deservedPart", e.deserved_part},
+          {"surplusPart", e.surplus_part}};
+      for (const auto& [k, v] : fields) {
+        w.Key(k);
+        w.Int64(v);
+      }
+      w.Key("saturation");
+      if (std::isinf(e.saturation)) {
+        w.Null();
+      } else {
+        w.Double(e.saturation);
+      }
+      w.Key("usage");
+      w.Double(e.usage);
+      w.Key("cappedBy");
+      w.String(e.capped_by.c_str());
+      w.Key("explanation");
+      w.String(e.Summary().c_str());
+      w.EndObject();
+    }
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("units");
+  w.String("cpu: millicores, memory: bytes, nvidia.com/gpu: milli-GPU; -1: unlimited");
+  w.EndObject();
+  std::cout << "\n";
+}
+
+int RunQueues(const QueuesArgs& a) {
+  kai::sim::SimulateOptions options;
+  if (!ParseNow(a.now, options.now)) return Fail(NowError(a.now));
+  std::optional<kai::usage::UsageStore> usage;
+  if (!a.usage_file.empty()) {
+    auto u = kai::usage::LoadUsageFile(a.usage_file);
+    if (!u.ok()) return Fail(u.error().message);
+    usage = std::move(u.value());
+    options.usage = &*usage;
+  }
+  auto world = kai::LoadManifests(a.files);
+  if (!world.ok()) return Fail(world.error().message);
+  auto config = kai::ConfigFromShard(world->shard);
+  if (!config.ok()) return Fail(config.error().message);
+  if (!config->Plugin("proportion")) return Fail("the proportion plugin is disabled: no fair share");
+  kai::Session session(kai::sim::BuildSimSnapshot(world.value(), options), config.value());
+  if (auto opened = session.OpenPlugins(); !opened.ok()) return Fail(opened.error().message);
+  const auto queues = kai::ExplainQueues(session.snap());
+  if (a.output == "json") {
+    PrintQueuesJson(queues);
+  } else {
+    PrintQueuesTable(queues);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,6 +234,16 @@ int main(int argc, char** argv) {
                        "PodGroups whose evicted pods are not recreated (stay Releasing)");
   simulate->add_option("-o,--output", sim.output, "table, yaml or json")
       ->check(CLI::IsMember({"table", "yaml", "json"}));
+  simulate->add_option("--usage", sim.usage_file,
+                       "time-based fair share history (YAML: usageParams, capacity, allocations)");
+  QueuesArgs qa;
+  CLI::App* queues = app.add_subcommand("queues", "print the queue tree and explain fair shares");
+  queues->add_option("-f,--filename", qa.files, "manifest file or directory (repeatable)")
+      ->required();
+  queues->add_option("--now", qa.now, "the clock, RFC 3339 (default: wall clock)");
+  queues->add_option("--usage", qa.usage_file, "time-based fair share history (YAML)");
+  queues->add_option("-o,--output", qa.output, "table or json")
+      ->check(CLI::IsMember({"table", "json"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -97,6 +252,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (*simulate) return RunSimulate(sim);
+    if (*queues) return RunQueues(qa);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

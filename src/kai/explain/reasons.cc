@@ -38,6 +38,7 @@ std::string FitCodeName(FitCode code) {
 
 std::string FormatResourceAmount(const std::string& resource, int64_t amount) {
   if (resource == "cpu" || resource == "nvidia.com/gpu") return FormatMilli(amount);
+  if (resource == "memory") return FormatBytes(amount);
   return std::to_string(amount);
 }
 

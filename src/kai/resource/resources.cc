@@ -160,12 +160,24 @@ bool FitsIn(const Resources& need, const Resources& have, Shortage* shortage) {
   return true;
 }
 
+std::string FormatBytes(int64_t bytes) {
+  static constexpr std::pair<int64_t, const char*> kUnits[] = {
+      {int64_t{1} << 40, "Ti"}, {int64_t{1} << 30, "Gi"}, {int64_t{1} << 20, "Mi"},
+      {1000000000000, "T"},     {1000000000, "G"},        {1000000, "M"}};
+  if (bytes == 0) return "0";
+  for (const auto& [unit, suffix] : kUnits) {
+    if (bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
+  }
+  return std::to_string(bytes);
+}
+
 std::string FormatAmount(CoreResource r, int64_t amount) {
   switch (r) {
     case CoreResource::kCpu:
     case CoreResource::kGpu:
       return FormatMilli(amount);
     case CoreResource::kMemory:
+      return FormatBytes(amount);
     case CoreResource::kPods:
       break;
   }

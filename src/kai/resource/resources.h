@@ -62,7 +62,10 @@ struct Shortage {
 // the fixed order gpu, cpu, memory, pods, scalars (GPU first: it is the scarce one users ask about).
 bool FitsIn(const Resources& need, const Resources& have, Shortage* shortage = nullptr);
 
+// Exact human forms: cpu and gpu as decimals ("1.5"), memory with a binary or decimal suffix
+// when it divides exactly ("32Gi", "20G"), else bytes.
 std::string FormatAmount(CoreResource r, int64_t amount);
+std::string FormatBytes(int64_t bytes);
 std::string FormatScalar(ResourceId id, int64_t amount);
 std::string ToString(const Resources& r);
 

@@ -98,9 +98,20 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
 
 }  // namespace
 
+Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options) {
+  Snapshot snap = BuildSnapshot(world, options.now);
+  if (options.usage && !options.usage->empty()) {
+    const auto usage = options.usage->Usage(options.now, options.usage->params());
+    for (SnapQueue& q : snap.queues) {
+      if (auto it = usage.find(std::string(q.name)); it != usage.end()) q.usage = it->second;
+    }
+  }
+  return snap;
+}
+
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
                              const SimulateOptions& options, int cycle) {
-  Session session(BuildSnapshot(world, options.now), config);
+  Session session(BuildSimSnapshot(world, options), config);
   if (auto opened = session.OpenPlugins(); !opened.ok()) return opened.error();
   for (const std::string& name : config.actions) {
     const ActionInfo* info = FindAction(name);

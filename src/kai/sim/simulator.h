@@ -12,6 +12,7 @@
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
 #include "kai/model/cluster.h"
+#include "kai/usage/usage_store.h"
 
 namespace kai::sim {
 
@@ -46,7 +47,11 @@ struct SimulateOptions {
   UnixSeconds now = 0;
   int cycles = 1;
   std::set<std::string> no_recreate;  // PodGroup names whose evicted pods stay Releasing
+  const usage::UsageStore* usage = nullptr;  // time-based fair share history, optional
 };
+
+// Snapshot of `world` at `now`, with queue usage from the store when there is one.
+Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options);
 
 // Runs one cycle on `world` and advances it. Errors come from plugin configuration only.
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,

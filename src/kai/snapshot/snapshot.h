@@ -2,6 +2,7 @@
 // The dense per-cycle view of the cluster that a scheduling session works on. Objects are
 // addressed by dense integer ids; the session mutates node accounting and pod placement in place
 // through Statements (framework/statement.h) which keep an undo log.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -98,6 +99,8 @@ struct SnapQueue {
   Resources allocated;
   Resources allocated_non_preemptible;
   Resources requested;
+  // Time-based fair share usage of cpu, memory, gpu in [0, 1] (0 without a usage store).
+  std::array<double, 3> usage{};
   bool IsLeaf() const { return children.empty(); }
   const QueueQuota& Quota(CoreResource r) const;
 };
@@ -112,8 +115,11 @@ struct Snapshot {
   std::unordered_map<std::string_view, NodeId> node_by_name;
   std::unordered_map<std::string_view, QueueId> queue_by_name;
 
-  // Cluster capacity that fair share divides: allocatable of usable nodes.
+  // Allocatable resources of usable nodes.
   Resources TotalCapacity() const;
+  // What fair share divides: TotalCapacity less what pods of other schedulers hold there.
+  // Set by the proportion plugin when the session opens.
+  Resources fair_share_capacity;
 };
 
 // Builds the snapshot; `state` must outlive it (names are views into it).

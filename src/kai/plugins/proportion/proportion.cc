@@ -61,14 +61,15 @@ int64_t FloorUnit(CoreResource r) { return r == CoreResource::kGpu ? kMilliPerUn
 void DivideLevel(Snapshot& snap, const std::vector<QueueId>& level, const Resources& total,
                  double k_value) {
   if (level.empty()) return;
-  for (CoreResource r : kQueueResources) {
+  for (size_t ri = 0; ri < kQueueResources.size(); ++ri) {
+    const CoreResource r = kQueueResources[ri];
     std::vector<DivisionQueue> input;
     input.reserve(level.size());
     for (QueueId id : level) {
       const SnapQueue& q = snap.queues[id];
       const QueueQuota& quota = q.Quota(r);
       input.push_back(DivisionQueue{quota.quota, quota.limit, quota.weight_milli, q.priority,
-                                    q.requested.Get(r), 0.0, q.creation, q.name});
+                                    q.requested.Get(r), q.usage[ri], q.creation, q.name});
     }
     const auto shares =
         DivideResource(input, DivisionParams{total.Get(r), FloorUnit(r), k_value});
@@ -86,7 +87,7 @@ double KaiUnits(CoreResource r, int64_t v) {
 }
 
 double DominantShare(const Snapshot& snap, const SnapQueue& q, const Resources& extra) {
-  const Resources total = snap.TotalCapacity();
+  const Resources& total = snap.fair_share_capacity;
   double share = 0;
   for (CoreResource r : kQueueResources) {
     const int64_t used = q.allocated.Get(r) + extra.Get(r);
@@ -232,9 +233,22 @@ int64_t AllocatableShare(const SnapQueue& q, CoreResource r) {
   return share;
 }
 
+Resources FairShareCapacity(const Snapshot& snap) {
+  Resources total;
+  for (const SnapNode& n : snap.nodes) {
+    if (!n.unusable_reason.empty()) continue;
+    total += QueueView(n.allocatable);
+    for (PodId p : n.pods) {
+      if (!snap.pods[p].kai_scheduled) total -= QueueView(snap.pods[p].request);
+    }
+  }
+  return total;
+}
+
 void ComputeQueueShares(Snapshot& snap, double k_value) {
   AccumulateUsage(snap);
-  DivideLevel(snap, snap.root_queues, snap.TotalCapacity(), k_value);
+  snap.fair_share_capacity = FairShareCapacity(snap);
+  DivideLevel(snap, snap.root_queues, snap.fair_share_capacity, k_value);
 }
 
 std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, bool preemptible,

@@ -12,14 +12,17 @@ namespace kai::plugins::proportion {
 inline constexpr std::array<CoreResource, 3> kQueueResources = {
     CoreResource::kCpu, CoreResource::kMemory, CoreResource::kGpu};
 
-// Fills fair_share, allocated, allocated_non_preemptible and requested of every queue.
+// Allocatable resources of usable nodes less what pods of other schedulers hold on them.
+Resources FairShareCapacity(const Snapshot& snap);
+
+// Fills fair_share_capacity and, per queue, fair_share, allocated, allocated_non_preemptible and requested of every queue.
 void ComputeQueueShares(Snapshot& snap, double k_value);
 
 // The amount a queue may hold before it is over its share: the limit when quota is unlimited,
 // else max(quota, fair share) capped by the limit. -1 = unlimited.
 int64_t AllocatableShare(const SnapQueue& q, CoreResource r);
 
-// -1 when the queue may take `request` (checked on the leaf and every ancestor); else a reason.
+// nullopt when the queue may take `request` (checked on the leaf and every ancestor); else a reason.
 std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, bool preemptible,
                                          const Resources& request);
 

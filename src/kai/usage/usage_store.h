@@ -1,0 +1,59 @@
+#pragma once
+// Time-based fair share: a record of what each queue held over time, turned into a normalised
+// usage per resource (kai-semantics.md §3.8):
+//   U(queue, r) = sum over the window of decay(t) * allocated(t) / sum of decay(t) * capacity(t),
+//   decay(t) = 0.5 ^ ((now - t) / half_life)   (no decay when half_life is 0).
+// Example: 24 GPU-hours used in a 10-GPU cluster over a 10-hour window scores 0.24.
+// Usage only shrinks a queue's over-quota share (through kValue); deserved quota is never affected.
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kai/resource/resources.h"
+#include "kai/util/result.h"
+#include "kai/util/time.h"
+
+namespace kai::usage {
+
+// cpu, memory, gpu, in that order (the order of proportion::kQueueResources).
+using QueueUsage = std::array<double, 3>;
+
+struct UsageParams {
+  int64_t half_life_seconds = 0;              // 0: no decay
+  int64_t window_seconds = 7 * 24 * 3600;     // KAI's default window: one week
+};
+
+struct Interval {
+  UnixSeconds start = 0;
+  int64_t duration_seconds = 0;
+  Resources amount;
+};
+
+class UsageStore {
+ public:
+  void RecordAllocation(const std::string& queue, Interval interval);
+  void RecordCapacity(Interval interval);
+  // Normalised usage of every queue that has allocations in the window.
+  std::map<std::string, QueueUsage> Usage(UnixSeconds now, const UsageParams& params) const;
+  const UsageParams& params() const { return params_; }
+  void set_params(UsageParams p) { params_ = p; }
+  bool empty() const { return allocations_.empty(); }
+
+ private:
+  UsageParams params_;
+  std::vector<std::pair<std::string, Interval>> allocations_;
+  std::vector<Interval> capacity_;
+};
+
+// Weight of [start, start + duration) at `now`: its overlap with the window, each instant t
+// weighted by 0.5 ^ ((now - t) / half_life). In seconds.
+double DecayedSeconds(UnixSeconds start, int64_t duration, UnixSeconds now, const UsageParams& p);
+
+// Reads a usage file:
+//   usageParams: {halfLifePeriod: 12h, windowSize: 168h}
+//   capacity:    [{start: RFC3339, duration: 10h, gpu: "10", cpu: "100", memory: 1Ti}]
+//   allocations: [{queue: team-a, start: RFC3339, duration: 2h, gpu: "4"}]
+Result<UsageStore> LoadUsageFile(const std::string& path);
+
+}  // namespace kai::usage
