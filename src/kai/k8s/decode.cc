@@ -818,6 +818,9 @@ Result<ClusterState> LoadManifests(const std::vector<std::string>& paths) {
     errors.insert(errors.end(), errs.begin(), errs.end());
   }
   if (errors.empty()) errors = ValidateCluster(state);
+  if (errors.empty()) {
+    for (auto& w : QuotaWarnings(state)) state.warnings.push_back(std::move(w));
+  }
   if (!errors.empty()) {
     std::string msg;
     for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;

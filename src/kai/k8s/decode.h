@@ -22,4 +22,8 @@ Result<ClusterState> LoadManifests(const std::vector<std::string>& paths);
 // missing queue, queue parents that do not exist or form a cycle.
 std::vector<std::string> ValidateCluster(const ClusterState& state);
 
+// Warnings that do not stop a load: a parent queue whose children's quotas add up to more than
+// its own (KAI 0.18 validates sibling sums against parents).
+std::vector<std::string> QuotaWarnings(const ClusterState& state);
+
 }  // namespace kai

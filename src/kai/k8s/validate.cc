@@ -1,9 +1,11 @@
 // Cross-object validation of a decoded cluster (see decode.h).
+#include <algorithm>
 #include <map>
 #include <set>
 
 #include "kai/k8s/decode.h"
 #include "kai/k8s/keys.h"
+#include "kai/resource/quantity.h"
 
 namespace kai {
 namespace {
@@ -78,7 +80,39 @@ void CheckPods(const ClusterState& s, std::vector<std::string>& errors) {
   }
 }
 
+std::string QuotaText(const std::string& resource, int64_t v) {
+  if (resource == "gpu" || resource == "cpu") return FormatMilli(v);
+  return FormatBytes(v);
+}
+
 }  // namespace
+
+std::vector<std::string> QuotaWarnings(const ClusterState& s) {
+  std::vector<std::string> warnings;
+  std::map<std::string, std::vector<const QueueObject*>> children;
+  for (const auto& q : s.queues) {
+    if (!q.parent.empty()) children[q.parent].push_back(&q);
+  }
+  for (const auto& parent : s.queues) {
+    auto it = children.find(parent.meta.name);
+    if (it == children.end()) continue;
+    const std::pair<const char*, const QueueResource QueueObject::*> resources[] = {
+        {"gpu", &QueueObject::gpu}, {"cpu", &QueueObject::cpu}, {"memory", &QueueObject::memory}};
+    for (const auto& [name, field] : resources) {
+      const int64_t limit = (parent.*field).quota;
+      if (limit < 0) continue;
+      int64_t sum = 0;
+      for (const QueueObject* c : it->second) sum += std::max<int64_t>(0, (c->*field).quota);
+      if (sum > limit) {
+        warnings.push_back(parent.meta.source + ": " + parent.meta.Ref() + ": spec.resources." +
+                           name + ".quota: children's quotas add up to " + QuotaText(name, sum) +
+                           ", more than this queue's " + QuotaText(name, limit) +
+                           " (children share what the parent gets)");
+      }
+    }
+  }
+  return warnings;
+}
 
 std::vector<std::string> ValidateCluster(const ClusterState& s) {
   std::vector<std::string> errors;
