@@ -58,6 +58,10 @@ std::string Reason::KindName() const {
       return "NotReady";
     case ReasonKind::kNoNodes:
       return "NoNodes";
+    case ReasonKind::kPreemptionDelay:
+      return "PreemptionDelayNotElapsed";
+    case ReasonKind::kNoVictims:
+      return "NoVictims";
   }
   return "Unknown";
 }
@@ -119,6 +123,10 @@ std::string Reason::Message() const {
              std::to_string(required);
     case ReasonKind::kNoNodes:
       return "no nodes in the cluster";
+    case ReasonKind::kPreemptionDelay:
+      return "preemption delay has not elapsed: may not evict other workloads yet";
+    case ReasonKind::kNoVictims:
+      return detail;
   }
   return detail;
 }

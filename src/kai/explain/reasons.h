@@ -38,6 +38,8 @@ enum class ReasonKind : uint8_t {
   kQueueMissing,
   kNotReady,             // fewer live pods than minMember
   kNoNodes,
+  kPreemptionDelay,      // may not trigger evictions yet
+  kNoVictims,            // a disruptive action found no scenario
 };
 
 struct Reason {

@@ -4,11 +4,15 @@
 
 namespace kai {
 
-std::vector<PodId> TasksToAllocate(const Session& s, JobId j) {
+std::vector<PodId> TasksToAllocate(const Session& s, JobId j, bool real) {
   const SnapJob& job = s.snap().jobs[j];
   std::vector<PodId> pending;
   for (PodId p : job.pods) {
-    if (s.snap().pods[p].status == PodStatus::kPending) pending.push_back(p);
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.status == PodStatus::kPending ||
+        (!real && pod.status == PodStatus::kReleasing && pod.virtually_evicted)) {
+      pending.push_back(p);
+    }
   }
   std::sort(pending.begin(), pending.end(), [&](PodId a, PodId b) { return s.TaskBefore(a, b); });
   const int missing = job.MinAvailable() - job.active_allocated;

@@ -8,7 +8,9 @@
 
 namespace kai {
 
-std::vector<PodId> TasksToAllocate(const Session& session, JobId job);
+// In a simulation (real == false), pods evicted by the uncommitted statement count as pending, so
+// that a victim can be re-placed.
+std::vector<PodId> TasksToAllocate(const Session& session, JobId job, bool real = true);
 // Sum of the requests of TasksToAllocate (what queue order and capacity checks charge).
 Resources TasksToAllocateRequest(const Session& session, JobId job);
 

@@ -8,7 +8,8 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
     : snap_(std::move(snapshot)),
       config_(std::move(config)),
       job_reasons_(snap_.jobs.size()),
-      pod_reasons_(snap_.pods.size()) {}
+      pod_reasons_(snap_.pods.size()),
+      eviction_reasons_(snap_.pods.size()) {}
 
 Session::~Session() = default;
 
@@ -105,6 +106,26 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node) {
     for (auto& f : on_deallocate_) f(*this, id);
   }
 }
+
+bool Session::VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const {
+  for (const auto& f : victim_filters_[static_cast<int>(k)]) {
+    if (!f(*this, preemptor, victim)) return false;
+  }
+  return true;
+}
+
+bool Session::ScenarioValid(DisruptionKind k, const Scenario& scenario) const {
+  for (const auto& f : validators_[static_cast<int>(k)]) {
+    if (!f(*this, scenario)) return false;
+  }
+  return true;
+}
+
+void Session::SetEvictionReason(PodId pod, std::string why) {
+  eviction_reasons_[pod] = std::move(why);
+}
+
+const std::string& Session::EvictionReason(PodId pod) const { return eviction_reasons_[pod]; }
 
 void Session::SetJobReasons(JobId job, std::vector<Reason> reasons) {
   job_reasons_[job] = std::move(reasons);

@@ -33,6 +33,24 @@ using JobCapacityFn =
 // Allocation and deallocation events: every handler sees every event; they cannot fail.
 using PodEventFn = std::function<void(Session&, PodId)>;
 
+// A candidate solution of a disruptive action: the preemptor job (its tasks placed in the
+// simulation) and the victim pods evicted for it (statuses as left by the simulation: Releasing
+// when evicted for good, Pipelined when re-placed elsewhere).
+struct Scenario {
+  JobId preemptor = kNone;
+  Resources preemptor_request;  // the tasks being placed now
+  const std::vector<PodId>* victims = nullptr;
+};
+// Victim filters and scenario validators: all must agree (AND).
+using VictimFilterFn = std::function<bool(const Session&, JobId preemptor, JobId victim)>;
+using ScenarioValidatorFn = std::function<bool(const Session&, const Scenario&)>;
+// Whether a job's queue may reclaim at all: the first registered decides.
+using CanReclaimFn = std::function<bool(const Session&, JobId)>;
+// Called when a disruptive action starts solving for one job (e.g. to freeze queue state).
+using SolutionStartFn = std::function<void(Session&)>;
+
+enum class DisruptionKind : uint8_t { kReclaim, kPreempt };
+
 struct SessionCounters {
   int binds = 0, evictions = 0, pipelines = 0;
 };
@@ -62,6 +80,16 @@ class Session {
   void SetJobCapacity(JobCapacityFn f) {
     if (!job_capacity_) job_capacity_ = std::move(f);
   }
+  void AddVictimFilter(DisruptionKind k, VictimFilterFn f) {
+    victim_filters_[static_cast<int>(k)].push_back(std::move(f));
+  }
+  void AddScenarioValidator(DisruptionKind k, ScenarioValidatorFn f) {
+    validators_[static_cast<int>(k)].push_back(std::move(f));
+  }
+  void SetCanReclaim(CanReclaimFn f) {
+    if (!can_reclaim_) can_reclaim_ = std::move(f);
+  }
+  void AddSolutionStart(SolutionStartFn f) { on_solution_start_.push_back(std::move(f)); }
   void AddAllocateHandler(PodEventFn f) { on_allocate_.push_back(std::move(f)); }
   void AddDeallocateHandler(PodEventFn f) { on_deallocate_.push_back(std::move(f)); }
 
@@ -73,6 +101,12 @@ class Session {
   double NodeScore(PodId pod, NodeId node) const;
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
   std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
+  bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
+  bool ScenarioValid(DisruptionKind k, const Scenario& scenario) const;
+  bool CanReclaim(JobId job) const { return !can_reclaim_ || can_reclaim_(*this, job); }
+  void StartSolution() {
+    for (auto& f : on_solution_start_) f(*this);
+  }
   bool HasPredicatesPlugin() const { return has_predicates_plugin_; }
   void SetHasPredicatesPlugin() { has_predicates_plugin_ = true; }
 
@@ -86,6 +120,9 @@ class Session {
   void SetJobReasons(JobId job, std::vector<Reason> reasons);
   const std::vector<Reason>& JobReasons(JobId job) const;
   void SetPodReasons(PodId pod, std::vector<Reason> reasons);
+  // Why a pod was evicted (action, beneficiary, rule), for explanations.
+  void SetEvictionReason(PodId pod, std::string why);
+  const std::string& EvictionReason(PodId pod) const;
   const std::vector<Reason>& PodReasons(PodId pod) const;
 
   // Requested resources of a set of pods, and of a job's pending pods.
@@ -102,12 +139,17 @@ class Session {
   std::vector<PreScoreFn> pre_score_;
   std::vector<PredicateFn> predicates_;
   JobCapacityFn job_capacity_;
+  std::vector<VictimFilterFn> victim_filters_[2];
+  std::vector<ScenarioValidatorFn> validators_[2];
+  CanReclaimFn can_reclaim_;
+  std::vector<SolutionStartFn> on_solution_start_;
   std::vector<PodEventFn> on_allocate_;
   std::vector<PodEventFn> on_deallocate_;
   bool has_predicates_plugin_ = false;
   SessionCounters counters_;
   std::vector<std::vector<Reason>> job_reasons_;
   std::vector<std::vector<Reason>> pod_reasons_;
+  std::vector<std::string> eviction_reasons_;
 };
 
 }  // namespace kai

@@ -21,6 +21,7 @@ void Statement::Pipeline(PodId pod, NodeId node) {
     for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
       if (it->pod == pod && it->kind == Kind::kEvict) {
         Record(Kind::kPipeline, pod, it->prev_status, node);
+        session_.snap().pods[pod].virtually_evicted = false;
         return;
       }
     }
@@ -29,8 +30,9 @@ void Statement::Pipeline(PodId pod, NodeId node) {
 }
 
 void Statement::Evict(PodId pod) {
-  const SnapPod& p = session_.snap().pods[pod];
+  SnapPod& p = session_.snap().pods[pod];
   Record(Kind::kEvict, pod, PodStatus::kReleasing, p.node);
+  p.virtually_evicted = true;
 }
 
 void Statement::Rollback(size_t checkpoint) {
@@ -38,13 +40,24 @@ void Statement::Rollback(size_t checkpoint) {
     const Op op = ops_.back();
     ops_.pop_back();
     session_.MovePod(op.pod, op.prev_status, op.prev_node);
+    session_.snap().pods[op.pod].virtually_evicted = VirtuallyEvicted(op.pod);
   }
+}
+
+bool Statement::VirtuallyEvicted(PodId pod) const {
+  const SnapPod& p = session_.snap().pods[pod];
+  if (p.status != PodStatus::kReleasing && p.status != PodStatus::kPipelined) return false;
+  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
+    if (it->pod == pod) return it->kind == Kind::kEvict || it->prev_status == PodStatus::kReleasing;
+  }
+  return false;
 }
 
 void Statement::Commit() {
   SessionCounters& c = session_.counters();
   for (const Op& op : ops_) {
     SnapPod& p = session_.snap().pods[op.pod];
+    p.virtually_evicted = false;
     switch (op.kind) {
       case Kind::kAllocate:
         if (p.status == PodStatus::kAllocated) {
@@ -56,7 +69,8 @@ void Statement::Commit() {
         if (p.status == PodStatus::kPipelined) ++c.pipelines;
         break;
       case Kind::kEvict:
-        if (p.status == PodStatus::kReleasing) ++c.evictions;
+        // A pod re-placed elsewhere (Pipelined) is still deleted and recreated by its owner.
+        if (p.status == PodStatus::kReleasing || p.status == PodStatus::kPipelined) ++c.evictions;
         break;
     }
   }

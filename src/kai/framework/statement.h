@@ -41,6 +41,7 @@ class Statement {
     NodeId prev_node;
   };
   void Record(Kind kind, PodId pod, PodStatus status, NodeId node);
+  bool VirtuallyEvicted(PodId pod) const;
 
   Session& session_;
   std::vector<Op> ops_;

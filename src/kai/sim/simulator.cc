@@ -93,6 +93,7 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
   world.bind_requests.clear();  // every Binding pod is Running now
   for (size_t j = 0; j < world.pod_groups.size(); ++j) {
     world.pod_groups[j].last_start = snap.jobs[j].last_start;
+    world.pod_groups[j].stale_since = snap.jobs[j].stale_since;
   }
 }
 

@@ -138,6 +138,7 @@ void BuildJobs(const ClusterState& state, Snapshot& snap,
     j.min_member = pg.min_member.value_or(1);
     j.creation = pg.meta.creation.value_or(0);
     j.last_start = pg.last_start;
+    j.stale_since = pg.stale_since;
     job_by_key[pg.meta.ns + "/" + pg.meta.name] = static_cast<JobId>(snap.jobs.size());
     snap.jobs.push_back(std::move(j));
   }

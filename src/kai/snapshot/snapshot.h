@@ -66,6 +66,7 @@ struct SnapPod {
   UnixSeconds creation = 0;
   std::vector<std::string> gpu_groups;
   bool kai_scheduled = false;  // scheduled by kai (else a foreign pod occupying its node)
+  bool virtually_evicted = false;  // evicted by an uncommitted Statement (a simulation)
 };
 
 struct SnapJob {
@@ -78,6 +79,7 @@ struct SnapJob {
   UnixSeconds creation = 0;
   std::vector<PodId> pods;
   std::optional<UnixSeconds> last_start;
+  std::optional<UnixSeconds> stale_since;  // kai.scheduler/stale-podgroup-timestamp
   int active_allocated = 0;  // pods in an active-allocated status (kept live by the session)
   int MinAvailable() const { return min_member; }
 };

@@ -11,6 +11,14 @@ bool JobHasPending(const Session& s, JobId job) {
   return false;
 }
 
+bool WithinPreemptionDelay(const Session& s, JobId j) {
+  const SnapJob& job = s.snap().jobs[j];
+  if (!job.obj->preemption_delay_seconds) return false;
+  UnixSeconds since = job.creation;
+  if (job.obj->last_eviction) since = std::max(since, *job.obj->last_eviction);
+  return s.now() < since + *job.obj->preemption_delay_seconds;
+}
+
 bool JobIsReady(const Session& s, JobId job) {
   int alive = 0;
   for (PodId p : s.snap().jobs[job].pods) {
@@ -31,6 +39,11 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
       continue;
     }
     if (!snap.queues[job.queue].IsLeaf()) continue;  // rejected at load time; never scheduled
+    if (options.skip_non_preemptible && !job.preemptible) continue;
+    if (options.skip_within_preemption_delay && WithinPreemptionDelay(s, j)) {
+      skipped_.push_back({j, Reason{.kind = ReasonKind::kPreemptionDelay}});
+      continue;
+    }
     if (options.skip_unready && !JobIsReady(s, j)) {
       int alive = 0;
       for (PodId p : job.pods) alive += IsAlive(snap.pods[p].status);
@@ -51,13 +64,31 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
   }
 }
 
+JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse)
+    : session_(s), reverse_(reverse), leaf_jobs_(s.snap().queues.size()) {
+  for (JobId j : jobs) {
+    const QueueId q = s.snap().jobs[j].queue;
+    if (q == kNone) continue;
+    leaf_jobs_[q].push_back(j);
+    ++size_;
+  }
+}
+
+bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
+  return reverse_ ? session_.QueueBefore(qb, jb, qa, ja) : session_.QueueBefore(qa, ja, qb, jb);
+}
+
+bool JobQueue::JobFirst(JobId a, JobId b) const {
+  return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
+}
+
 bool JobQueue::Empty() const { return size_ == 0; }
 
 JobId JobQueue::LeafFront(QueueId leaf) const {
   const auto& jobs = leaf_jobs_[leaf];
   if (jobs.empty()) return kNone;
   return *std::min_element(jobs.begin(), jobs.end(),
-                           [&](JobId a, JobId b) { return session_.JobBefore(a, b); });
+                           [&](JobId a, JobId b) { return JobFirst(a, b); });
 }
 
 std::pair<JobId, QueueId> JobQueue::BestOf(const std::vector<QueueId>& queues) const {
@@ -66,7 +97,7 @@ std::pair<JobId, QueueId> JobQueue::BestOf(const std::vector<QueueId>& queues) c
   for (QueueId q : queues) {
     auto cand = Best(q);
     if (cand.first == kNone) continue;
-    if (best.first == kNone || session_.QueueBefore(q, cand.first, best_child, best.first)) {
+    if (best.first == kNone || Before(q, cand.first, best_child, best.first)) {
       best = cand;
       best_child = q;
     }

@@ -14,11 +14,16 @@ struct JobQueueOptions {
   bool skip_non_pending = true;  // jobs without Pending pods
   bool skip_unready = true;      // jobs with fewer live pods than their minimum
   int64_t max_depth = -1;        // jobs kept per leaf queue; -1 unlimited
+  bool skip_non_preemptible = false;
+  bool skip_within_preemption_delay = false;  // PodGroup spec.preemptionDelay not yet elapsed
 };
 
 class JobQueue {
  public:
   JobQueue(const Session& session, JobQueueOptions options);
+  // A queue over the given jobs only. `reverse` pops in victim order: the queue that would be
+  // served last and, inside it, the job that would be scheduled last, first.
+  JobQueue(const Session& session, const std::vector<JobId>& jobs, bool reverse);
   bool Empty() const;
   // Removes and returns the next job, or kNone.
   JobId Pop();
@@ -32,7 +37,11 @@ class JobQueue {
   std::pair<JobId, QueueId> BestOf(const std::vector<QueueId>& queues) const;
   JobId LeafFront(QueueId leaf) const;
 
+  bool Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
+  bool JobFirst(JobId a, JobId b) const;
+
   const Session& session_;
+  bool reverse_ = false;
   std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id, unordered; front found on demand
   std::vector<std::pair<JobId, Reason>> skipped_;
   size_t size_ = 0;
@@ -41,5 +50,6 @@ class JobQueue {
 // Jobs eligible for allocation (see options); reasons for the others go to `skipped`.
 bool JobIsReady(const Session& session, JobId job);
 bool JobHasPending(const Session& session, JobId job);
+bool WithinPreemptionDelay(const Session& session, JobId job);
 
 }  // namespace kai::actions

@@ -160,7 +160,7 @@ int CompareQueues(const Session& s, QueueId qa, JobId ja, QueueId qb, JobId jb) 
 
 class ProportionPlugin : public Plugin {
  public:
-  explicit ProportionPlugin(double k_value) : k_value_(k_value) {}
+  ProportionPlugin(double k_value, double multiplier) : k_value_(k_value), multiplier_(multiplier) {}
 
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
@@ -169,6 +169,7 @@ class ProportionPlugin : public Plugin {
       const SnapJob& job = ss.snap().jobs[j];
       return CheckQueueCapacity(ss.snap(), job.queue, job.preemptible, request);
     });
+    RegisterReclaimHooks(s, multiplier_);
     s.AddAllocateHandler([](Session& ss, PodId p) { Account(ss, p, +1); });
     s.AddDeallocateHandler([](Session& ss, PodId p) { Account(ss, p, -1); });
   }
@@ -191,6 +192,7 @@ class ProportionPlugin : public Plugin {
   }
 
   double k_value_;
+  double multiplier_;
 };
 
 std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
@@ -268,17 +270,35 @@ std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, boo
 
 namespace kai::plugins {
 
-Result<std::unique_ptr<Plugin>> MakeProportion(const PluginArguments& args) {
-  double k_value = 1.0;
-  if (auto it = args.find("kValue"); it != args.end()) {
-    const std::string& v = it->second;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), k_value);
-    if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(k_value)) {
-      return Error{"argument kValue: expected a number, got \"" + v + "\""};
-    }
-    if (k_value < 0) k_value = 0;
+namespace {
+
+// Reads a numeric argument; `fallback` when absent.
+Result<double> NumberArgument(const PluginArguments& args, const std::string& key, double fallback) {
+  auto it = args.find(key);
+  if (it == args.end()) return fallback;
+  double v = 0;
+  const std::string& text = it->second;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v)) {
+    return Error{"argument " + key + ": expected a number, got \"" + text + "\""};
   }
-  return std::unique_ptr<Plugin>(std::make_unique<proportion::ProportionPlugin>(k_value));
+  return v;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> MakeProportion(const PluginArguments& args) {
+  auto k_value = NumberArgument(args, "kValue", 1.0);
+  if (!k_value.ok()) return k_value.error();
+  // KAI's code reads the misspelt key; the documented spelling is accepted too.
+  auto multiplier = NumberArgument(args, "relcaimerSaturationMultiplier", 1.0);
+  if (!multiplier.ok()) return multiplier.error();
+  if (args.count("reclaimerUtilizationMultiplier")) {
+    multiplier = NumberArgument(args, "reclaimerUtilizationMultiplier", 1.0);
+    if (!multiplier.ok()) return multiplier.error();
+  }
+  return std::unique_ptr<Plugin>(std::make_unique<proportion::ProportionPlugin>(
+      std::max(0.0, *k_value), std::max(1.0, *multiplier)));
 }
 
 }  // namespace kai::plugins

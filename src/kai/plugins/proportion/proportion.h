@@ -26,4 +26,7 @@ int64_t AllocatableShare(const SnapQueue& q, CoreResource r);
 std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, bool preemptible,
                                          const Resources& request);
 
+// Registers CanReclaim, the reclaim victim filter and the reclaim scenario validator.
+void RegisterReclaimHooks(Session& session, double saturation_multiplier);
+
 }  // namespace kai::plugins::proportion

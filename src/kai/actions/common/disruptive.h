@@ -1,0 +1,24 @@
+#pragma once
+// The loop shared by reclaim, preempt and consolidation: pop pending jobs in job order, pick
+// victim candidates, solve, commit the first scenario that works.
+#include <functional>
+#include <string>
+
+#include "kai/actions/common/job_queue.h"
+#include "kai/actions/common/solver.h"
+
+namespace kai::actions {
+
+struct DisruptiveSpec {
+  std::string action;
+  std::string rule;  // the rule that allowed the evictions, for explanations
+  SolverConfig solver;
+  JobQueueOptions queue_options;
+  int64_t max_victim_jobs = -1;  // -1 unlimited
+  std::function<bool(const Session&, JobId)> eligible;                // preemptor pre-check
+  std::function<bool(const Session&, JobId, JobId)> candidate;        // (preemptor, victim)
+};
+
+void RunDisruptive(Session& session, const DisruptiveSpec& spec);
+
+}  // namespace kai::actions

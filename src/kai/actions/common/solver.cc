@@ -1,0 +1,229 @@
+#include "kai/actions/common/solver.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kai/actions/common/job_queue.h"
+#include "kai/actions/common/placement.h"
+#include "kai/framework/job_tasks.h"
+
+namespace kai::actions {
+
+std::vector<PodId> EvictablePods(const Session& s, JobId job) {
+  std::vector<PodId> out;
+  for (PodId p : s.snap().jobs[job].pods) {
+    const PodStatus st = s.snap().pods[p].status;
+    if (st == PodStatus::kRunning || st == PodStatus::kBound || st == PodStatus::kBinding ||
+        st == PodStatus::kAllocated) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs) : session_(s) {
+  JobQueue q(s, jobs, /*reverse=*/true);
+  while (!q.Empty()) {
+    const JobId j = q.Pop();
+    if (j == kNone) break;
+    std::vector<PodId> pods = EvictablePods(s, j);
+    // Reverse task order: the pod that would be scheduled last is evicted first.
+    std::sort(pods.begin(), pods.end(), [&](PodId a, PodId b) { return s.TaskBefore(b, a); });
+    order_.push_back(j);
+    remaining_.push_back(std::move(pods));
+  }
+}
+
+bool VictimQueue::Empty() const {
+  for (size_t i = next_; i < order_.size(); ++i) {
+    if (!remaining_[i].empty()) return false;
+  }
+  return true;
+}
+
+EvictionUnit VictimQueue::Next() {
+  while (next_ < order_.size() && remaining_[next_].empty()) ++next_;
+  EvictionUnit unit;
+  if (next_ >= order_.size()) return unit;
+  unit.job = order_[next_];
+  auto& pods = remaining_[next_];
+  const int min = session_.snap().jobs[unit.job].MinAvailable();
+  if (static_cast<int>(pods.size()) > min) {
+    unit.pods.push_back(pods.front());  // one surplus pod; the job stays first in line
+    pods.erase(pods.begin());
+  } else {
+    unit.pods = std::move(pods);
+    pods.clear();
+    ++next_;
+  }
+  return unit;
+}
+
+namespace {
+
+int64_t FreeGpus(const Session& s) {
+  int64_t free = 0;
+  for (const SnapNode& n : s.snap().nodes) {
+    if (n.unusable_reason.empty()) free += n.idle.milli_gpu + n.releasing.milli_gpu;
+  }
+  return free;
+}
+
+class Search {
+ public:
+  Search(Session& s, Statement& stmt, JobId job, const SolverConfig& cfg)
+      : s_(s), stmt_(stmt), job_(job), cfg_(cfg) {}
+
+  SolveResult Run(const std::vector<JobId>& candidates) {
+    tasks_ = TasksToAllocate(s_, job_, /*real=*/false);
+    if (tasks_.empty()) return result_;
+    request_ = s_.SumRequests(tasks_);
+    free_gpus_ = FreeGpus(s_);
+    s_.StartSolution();
+    if (RunGenerator(candidates, /*node_local=*/true)) return result_;
+    RunGenerator(candidates, /*node_local=*/false);
+    return result_;
+  }
+
+ private:
+  // Node-local first: for each growing scenario, try the victims on one node of the newest
+  // victim; then (second pass) whole accumulated scenarios across nodes.
+  bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
+    VictimQueue victims(s_, candidates);
+    std::vector<PodId> accumulated;
+    while (!victims.Empty()) {
+      if (result_.scenarios_tried >= cfg_.max_scenarios) return false;
+      EvictionUnit unit = victims.Next();
+      accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
+      if (!EnoughGpus(accumulated)) {
+        ++result_.scenarios_pruned;
+        continue;
+      }
+      if (node_local) {
+        for (NodeId node : NodesOf(unit.pods)) {
+          if (TryScenario(OnNode(accumulated, node))) return true;
+        }
+      } else if (TryScenario(accumulated)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool EnoughGpus(const std::vector<PodId>& victims) const {
+    int64_t freed = 0;
+    for (PodId p : victims) freed += s_.snap().pods[p].request.milli_gpu;
+    return free_gpus_ + freed >= request_.milli_gpu;
+  }
+
+  std::vector<NodeId> NodesOf(const std::vector<PodId>& pods) const {
+    std::vector<NodeId> nodes;
+    for (PodId p : pods) {
+      const NodeId n = s_.snap().pods[p].node;
+      if (n != kNone && std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+    }
+    return nodes;
+  }
+
+  std::vector<PodId> OnNode(const std::vector<PodId>& pods, NodeId node) const {
+    std::vector<PodId> out;
+    for (PodId p : pods) {
+      if (s_.snap().pods[p].node == node) out.push_back(p);
+    }
+    return out;
+  }
+
+  bool TryScenario(const std::vector<PodId>& victims) {
+    if (victims.empty()) return false;
+    std::vector<PodId> key = victims;
+    std::sort(key.begin(), key.end());
+    if (!tried_.insert(key).second) return false;
+    ++result_.scenarios_tried;
+    const size_t cp = stmt_.Checkpoint();
+    for (PodId v : victims) stmt_.Evict(v);
+    if (Simulate(victims) && Accept(victims)) return true;
+    stmt_.Rollback(cp);
+    return false;
+  }
+
+  // Re-places the preemptor and the victims' jobs, pipeline only, in job order.
+  bool Simulate(const std::vector<PodId>& victims) {
+    std::vector<JobId> jobs = {job_};
+    for (PodId v : victims) {
+      const JobId j = s_.snap().pods[v].job;
+      if (std::find(jobs.begin(), jobs.end(), j) == jobs.end()) jobs.push_back(j);
+    }
+    JobQueue order(s_, jobs, /*reverse=*/false);
+    while (!order.Empty()) {
+      const JobId j = order.Pop();
+      if (j == kNone) break;
+      const std::vector<PodId> tasks = TasksToAllocate(s_, j, /*real=*/false);
+      if (tasks.empty()) {
+        if (j == job_) return false;
+        continue;
+      }
+      if (s_.CheckJobCapacity(j, s_.SumRequests(tasks))) {
+        if (j == job_) return false;
+        continue;
+      }
+      const size_t cp = stmt_.Checkpoint();
+      if (!PlaceTasks(s_, stmt_, tasks, /*pipeline_only=*/true).ok) {
+        stmt_.Rollback(cp);
+        if (j == job_) return false;
+      }
+    }
+    const SnapJob& job = s_.snap().jobs[job_];
+    return job.active_allocated >= job.MinAvailable();
+  }
+
+  bool Accept(const std::vector<PodId>& victims) {
+    std::vector<PodId> evicted, moved;
+    for (PodId v : victims) {
+      const PodStatus st = s_.snap().pods[v].status;
+      if (st == PodStatus::kReleasing) evicted.push_back(v);
+      if (st == PodStatus::kPipelined) moved.push_back(v);
+    }
+    if (cfg_.all_victims_replaced && !evicted.empty()) return false;
+    if (evicted.empty() && moved.empty()) return false;  // nothing was needed: not a disruption
+    if (cfg_.validators) {
+      const Scenario scenario{job_, request_, &victims};
+      if (!s_.ScenarioValid(*cfg_.validators, scenario)) return false;
+    }
+    result_.solved = true;
+    result_.evicted = std::move(evicted);
+    result_.moved = std::move(moved);
+    return true;
+  }
+
+  Session& s_;
+  Statement& stmt_;
+  JobId job_;
+  const SolverConfig& cfg_;
+  std::vector<PodId> tasks_;
+  Resources request_;
+  int64_t free_gpus_ = 0;
+  std::set<std::vector<PodId>> tried_;
+  SolveResult result_;
+};
+
+}  // namespace
+
+SolveResult SolveJob(Session& s, Statement& stmt, JobId job, const std::vector<JobId>& candidates,
+                     const SolverConfig& config) {
+  Search search(s, stmt, job, config);
+  return search.Run(candidates);
+}
+
+void ExplainEvictions(Session& s, JobId preemptor, const SolveResult& result,
+                      const std::string& action, const std::string& rule) {
+  const SnapJob& job = s.snap().jobs[preemptor];
+  const std::string beneficiary = std::string(job.ns) + "/" + std::string(job.name);
+  for (PodId p : result.evicted) {
+    s.SetEvictionReason(p, action + " for " + beneficiary + ": " + rule);
+  }
+  for (PodId p : result.moved) {
+    s.SetEvictionReason(p, action + " for " + beneficiary + ": moved to make room (" + rule + ")");
+  }
+}
+
+}  // namespace kai::actions

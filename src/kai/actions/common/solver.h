@@ -1,0 +1,64 @@
+#pragma once
+// The search shared by the disruptive actions (reclaim, preempt, consolidation): simulate first,
+// commit later (KAI actions/common/solvers). Victim jobs are taken in victim order, one eviction
+// unit at a time, into a growing scenario. Each scenario is simulated inside the caller's
+// Statement: evict the victims virtually, then re-run a pipeline-only allocation of the preemptor
+// and the victims' jobs in job order. A scenario succeeds when the preemptor's tasks all fit and
+// the validators accept it; victims that found a new place are moved (Pipelined), the others are
+// evicted. Hopeless scenarios are skipped by a cheap necessary condition (enough GPUs) before any
+// simulation, and a scenario already tried is never simulated twice.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kai/framework/statement.h"
+
+namespace kai::actions {
+
+struct SolverConfig {
+  std::string action;             // reclaim, preempt, consolidation (for explanations)
+  std::optional<DisruptionKind> validators;  // which session validators apply
+  bool all_victims_replaced = false;         // consolidation: no victim may end evicted
+  int64_t max_scenarios = 100000;            // bound on simulations per job
+};
+
+// One eviction unit of a victim job (KAI's GetTasksToEvict for a flat PodGroup): while the job
+// runs more pods than its minimum, one surplus pod (the last in task order); then all of them.
+struct EvictionUnit {
+  JobId job = kNone;
+  std::vector<PodId> pods;
+};
+
+// Pods of a job a disruptive action may evict (running, bound or binding).
+std::vector<PodId> EvictablePods(const Session& session, JobId job);
+
+class VictimQueue {
+ public:
+  VictimQueue(const Session& session, const std::vector<JobId>& jobs);
+  bool Empty() const;
+  EvictionUnit Next();
+
+ private:
+  const Session& session_;
+  std::vector<JobId> order_;                // victim order of jobs (computed once)
+  std::vector<std::vector<PodId>> remaining_;  // remaining pods per position in order_
+  size_t next_ = 0;
+};
+
+struct SolveResult {
+  bool solved = false;
+  std::vector<PodId> evicted;   // victims that end Releasing
+  std::vector<PodId> moved;     // victims re-placed elsewhere (Pipelined)
+  int scenarios_tried = 0;
+  int scenarios_pruned = 0;
+};
+
+// Solves for the next tasks of `job`; on success the statement holds the solution (uncommitted).
+SolveResult SolveJob(Session& session, Statement& stmt, JobId job,
+                     const std::vector<JobId>& candidates, const SolverConfig& config);
+
+// Records on each victim why it was evicted (action, beneficiary, rule).
+void ExplainEvictions(Session& session, JobId preemptor, const SolveResult& result,
+                      const std::string& action, const std::string& rule);
+
+}  // namespace kai::actions

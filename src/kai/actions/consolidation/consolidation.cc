@@ -1,0 +1,44 @@
+// consolidation: move running preemptible pods to other nodes so that a pending job fits, when
+// every moved pod finds a new home (KAI actions/consolidation). Runs only under binpack (the
+// config drops it under spread) and not at all when max-consolidation-preemptees is 0.
+#include "kai/actions/builtin.h"
+#include "kai/actions/common/disruptive.h"
+#include "kai/framework/job_tasks.h"
+
+namespace kai::actions {
+namespace {
+
+int64_t AllocatableGpus(const Session& s) {
+  int64_t free = 0;
+  for (const SnapNode& n : s.snap().nodes) {
+    if (n.unusable_reason.empty()) free += n.idle.milli_gpu + n.releasing.milli_gpu;
+  }
+  return free;
+}
+
+class ConsolidationAction : public Action {
+ public:
+  void Execute(Session& s) override {
+    const int64_t max_victims = s.config().max_consolidation_preemptees;
+    if (max_victims == 0) return;
+    DisruptiveSpec spec;
+    spec.action = "consolidation";
+    spec.rule = "every moved pod has a new node";
+    spec.solver.action = "consolidation";
+    spec.solver.all_victims_replaced = true;
+    spec.max_victim_jobs = max_victims;
+    spec.queue_options.skip_non_preemptible = true;
+    spec.queue_options.skip_within_preemption_delay = true;
+    spec.eligible = [](const Session& ss, JobId job) {
+      return AllocatableGpus(ss) >= TasksToAllocateRequest(ss, job).milli_gpu;
+    };
+    spec.candidate = [](const Session&, JobId, JobId) { return true; };
+    RunDisruptive(s, spec);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Action> MakeConsolidation() { return std::make_unique<ConsolidationAction>(); }
+
+}  // namespace kai::actions

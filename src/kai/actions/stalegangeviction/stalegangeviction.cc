@@ -1,0 +1,62 @@
+// stalegangeviction: a running gang that fell below its minimum (a pod failed or was evicted) is
+// evicted whole once its staleness grace period has passed (KAI actions/stalegangeviction).
+// Stale <=> no Succeeded pod, at least one active pod, and fewer active pods than minMember.
+// The first cycle that sees it stale stamps the time; a job no longer stale loses the stamp.
+#include "kai/actions/builtin.h"
+#include "kai/framework/statement.h"
+
+namespace kai::actions {
+namespace {
+
+bool IsStale(const Session& s, const SnapJob& job) {
+  int active = 0;
+  for (PodId p : job.pods) {
+    const PodStatus st = s.snap().pods[p].status;
+    if (st == PodStatus::kSucceeded) return false;
+    if (IsActiveUsed(st)) ++active;
+  }
+  return active > 0 && active < job.MinAvailable();
+}
+
+int64_t GracePeriod(const Session& s, const SnapJob& job) {
+  if (job.obj->staleness_grace_seconds) return *job.obj->staleness_grace_seconds;
+  return s.config().default_staleness_grace_seconds;
+}
+
+class StaleGangEvictionAction : public Action {
+ public:
+  void Execute(Session& s) override {
+    for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
+      SnapJob& job = s.snap().jobs[j];
+      if (!IsStale(s, job)) {
+        job.stale_since.reset();
+        continue;
+      }
+      if (!job.stale_since) job.stale_since = s.now();
+      const int64_t grace = GracePeriod(s, job);
+      if (grace < 0 || s.now() - *job.stale_since < grace) continue;
+      Evict(s, j);
+    }
+  }
+
+ private:
+  static void Evict(Session& s, JobId j) {
+    Statement stmt(s);
+    const SnapJob& job = s.snap().jobs[j];
+    for (PodId p : job.pods) {
+      if (!IsActiveAllocated(s.snap().pods[p].status)) continue;
+      stmt.Evict(p);
+      s.SetEvictionReason(p, "stalegangeviction: gang " + std::string(job.name) +
+                                 " ran below its minMember past its staleness grace period");
+    }
+    stmt.Commit();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Action> MakeStaleGangEviction() {
+  return std::make_unique<StaleGangEvictionAction>();
+}
+
+}  // namespace kai::actions

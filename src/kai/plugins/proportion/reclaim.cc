@@ -1,0 +1,270 @@
+// The proportion plugin's reclaim rules (kai-semantics.md §3.7; KAI proportion/reclaimable):
+//  - CanReclaim: the reclaimer's leaf queue stays within its fair share after taking the job
+//    (and, for non-preemptible jobs, within deserved quota);
+//  - victim filter: compare the two queues at the level where their ancestry splits. A reclaimer
+//    within deserved quota may take from a queue over deserved in a resource it asks for (or under
+//    deserved in none of them); otherwise only from a queue above its allocatable share;
+//  - validator: every eviction unit must leave its queue above its allocatable share
+//    (MaintainFairShare) or, for a reclaimer within deserved quota, above deserved
+//    (GuaranteeDeservedQuota); and after the move no reclaiming queue may end more saturated than
+//    a sibling it took from (saturation multiplier m).
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "kai/framework/job_tasks.h"
+#include "kai/plugins/proportion/proportion.h"
+
+namespace kai::plugins::proportion {
+namespace {
+
+using Amounts = std::array<int64_t, 3>;  // cpu, memory, gpu
+
+Amounts Of(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
+
+struct Frozen {
+  std::vector<Amounts> allocated;
+  std::vector<Amounts> allocated_np;
+};
+
+struct ReclaimState {
+  double multiplier = 1.0;
+  Frozen frozen;
+};
+
+std::vector<QueueId> PathFromRoot(const Snapshot& snap, QueueId q) {
+  std::vector<QueueId> path;
+  for (; q != kNone; q = snap.queues[q].parent) path.insert(path.begin(), q);
+  return path;
+}
+
+// The reclaimer's and the victim's queues at the first level where their paths differ.
+std::pair<QueueId, QueueId> Leveled(const Snapshot& snap, QueueId reclaimer, QueueId victim) {
+  const auto a = PathFromRoot(snap, reclaimer);
+  const auto b = PathFromRoot(snap, victim);
+  QueueId ra = kNone, rb = kNone;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    ra = a[i];
+    rb = b[i];
+    if (ra != rb) break;
+  }
+  return {ra, rb};
+}
+
+int64_t Deserved(const SnapQueue& q, size_t i) { return q.Quota(kQueueResources[i]).quota; }
+
+bool AllocatedPlusWithinDeserved(const SnapQueue& q, const Amounts& allocated, const Amounts& req) {
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t d = Deserved(q, i);
+    if (d >= 0 && allocated[i] + req[i] > d) return false;
+  }
+  return true;
+}
+
+// remaining > allocatable share in at least one resource.
+bool AboveAllocatableShare(const SnapQueue& q, const Amounts& remaining) {
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t share = AllocatableShare(q, kQueueResources[i]);
+    if (share >= 0 && remaining[i] > share) return true;
+  }
+  return false;
+}
+
+bool AboveDeserved(const SnapQueue& q, const Amounts& remaining) {
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t d = Deserved(q, i);
+    if (d >= 0 && remaining[i] > d) return true;
+  }
+  return false;
+}
+
+bool DeservedReclaimCandidate(const SnapQueue& victim, const Amounts& req) {
+  bool under = false;
+  for (size_t i = 0; i < 3; ++i) {
+    if (req[i] <= 0) continue;
+    const int64_t d = Deserved(victim, i);
+    if (d < 0) continue;
+    const int64_t alloc = Of(victim.allocated)[i];
+    if (alloc > d) return true;
+    if (alloc < d) under = true;
+  }
+  return !under;
+}
+
+double Saturation(int64_t allocated, int64_t fair_share) {
+  if (fair_share == 0) return allocated > 0 ? std::numeric_limits<double>::infinity() : 0;
+  return static_cast<double>(allocated) / static_cast<double>(fair_share);
+}
+
+class Validator {
+ public:
+  Validator(const Session& s, const ReclaimState& st, const Scenario& sc)
+      : s_(s), snap_(s.snap()), st_(st), sc_(sc) {}
+
+  bool Run() {
+    reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
+    request_ = Of(sc_.preemptor_request);
+    if (!TakeFromVictims()) return false;
+    return ReclaimersWithinBounds();
+  }
+
+ private:
+  Amounts Allocated(QueueId q) const { return st_.frozen.allocated[q]; }
+
+  // Eviction units of the scenario per victim leaf queue: each surplus pod alone, core pods as one.
+  std::map<QueueId, std::vector<Amounts>> UnitsByQueue() const {
+    std::map<JobId, std::vector<PodId>> by_job;
+    for (PodId p : *sc_.victims) by_job[snap_.pods[p].job].push_back(p);
+    std::map<QueueId, std::vector<Amounts>> out;
+    const bool ignore_moved = s_.config().allow_consolidating_reclaim;
+    for (const auto& [job, pods] : by_job) {
+      const size_t min = static_cast<size_t>(std::max(0, snap_.jobs[job].MinAvailable()));
+      Amounts core{};
+      bool has_core = false;
+      for (size_t i = 0; i < pods.size(); ++i) {
+        const SnapPod& pod = snap_.pods[pods[i]];
+        if (ignore_moved && IsActiveAllocated(pod.status)) continue;
+        const Amounts a = Of(pod.request);
+        if (pods.size() > min && i >= min) {
+          out[snap_.jobs[job].queue].push_back(a);
+        } else {
+          for (size_t r = 0; r < 3; ++r) core[r] += a[r];
+          has_core = true;
+        }
+      }
+      if (has_core) out[snap_.jobs[job].queue].push_back(core);
+    }
+    return out;
+  }
+
+  bool TakeFromVictims() {
+    for (const auto& [victim_leaf, units] : UnitsByQueue()) {
+      const auto [reclaimer_level, victim_level] = Leveled(snap_, reclaimer_queue_, victim_leaf);
+      std::set<int> involved;
+      for (const Amounts& u : units) {
+        for (int r = 0; r < 3; ++r) {
+          if (u[r] > 0) involved.insert(r);
+        }
+      }
+      for (const Amounts& u : units) {
+        Amounts& remaining = Remaining(victim_level);
+        if (!FitsStrategy(reclaimer_level, victim_level, remaining)) return false;
+        for (QueueId q = victim_leaf; q != kNone; q = snap_.queues[q].parent) {
+          Amounts& rem = Remaining(q);
+          for (int r = 0; r < 3; ++r) rem[r] -= u[r];
+          involved_[q].insert(involved.begin(), involved.end());
+        }
+      }
+    }
+    return true;
+  }
+
+  Amounts& Remaining(QueueId q) {
+    auto it = remaining_.find(q);
+    if (it == remaining_.end()) it = remaining_.emplace(q, Allocated(q)).first;
+    return it->second;
+  }
+
+  bool FitsStrategy(QueueId reclaimer_level, QueueId victim_level, const Amounts& remaining) const {
+    const SnapQueue& victim = snap_.queues[victim_level];
+    if (AboveAllocatableShare(victim, remaining)) return true;  // MaintainFairShare
+    const SnapQueue& reclaimer = snap_.queues[reclaimer_level];
+    return AllocatedPlusWithinDeserved(reclaimer, Allocated(reclaimer_level), request_) &&
+           AboveDeserved(victim, remaining);  // GuaranteeDeservedQuota
+  }
+
+  bool ReclaimersWithinBounds() {
+    std::set<int> reclaimer_involved;
+    for (int r = 0; r < 3; ++r) {
+      if (request_[r] > 0) reclaimer_involved.insert(r);
+    }
+    const bool preemptible = snap_.jobs[sc_.preemptor].preemptible;
+    for (QueueId q = reclaimer_queue_; q != kNone; q = snap_.queues[q].parent) {
+      Amounts mine = remaining_.count(q) ? remaining_[q] : Allocated(q);
+      for (int r = 0; r < 3; ++r) mine[r] += request_[r];
+      if (remaining_.count(q)) remaining_[q] = mine;
+      for (const auto& [sib, sib_remaining] : remaining_) {
+        if (sib == q || snap_.queues[sib].parent != snap_.queues[q].parent) continue;
+        std::set<int> involved = involved_[sib];
+        involved.insert(reclaimer_involved.begin(), reclaimer_involved.end());
+        if (!SaturationLower(involved, q, mine, sib, sib_remaining)) return false;
+      }
+      if (!preemptible &&
+          !AllocatedPlusWithinDeserved(snap_.queues[q], st_.frozen.allocated_np[q], request_)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool SaturationLower(const std::set<int>& involved, QueueId q, const Amounts& mine, QueueId sib,
+                       const Amounts& sib_remaining) const {
+    const Amounts fs_q = Of(snap_.queues[q].fair_share);
+    const Amounts fs_s = Of(snap_.queues[sib].fair_share);
+    for (int r : involved) {
+      const double rq = Saturation(mine[r], fs_q[r]);
+      const double rs = Saturation(sib_remaining[r], fs_s[r]);
+      if (rq > 1 && fs_s[r] > 0 && rq * st_.multiplier >= rs) return false;
+    }
+    return true;
+  }
+
+  const Session& s_;
+  const Snapshot& snap_;
+  const ReclaimState& st_;
+  const Scenario& sc_;
+  QueueId reclaimer_queue_ = kNone;
+  Amounts request_{};
+  std::map<QueueId, Amounts> remaining_;
+  std::map<QueueId, std::set<int>> involved_;
+};
+
+bool CanReclaim(const Session& s, JobId j) {
+  const Snapshot& snap = s.snap();
+  const SnapJob& job = snap.jobs[j];
+  if (job.queue == kNone) return false;
+  const SnapQueue& q = snap.queues[job.queue];
+  const Amounts req = Of(TasksToAllocateRequest(s, j));
+  const Amounts alloc = Of(q.allocated), fs = Of(q.fair_share);
+  for (int r = 0; r < 3; ++r) {
+    if (alloc[r] + req[r] > fs[r]) return false;
+  }
+  if (job.preemptible) return true;
+  return AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), req);
+}
+
+bool VictimFilter(const Session& s, JobId reclaimer, JobId victim) {
+  const Snapshot& snap = s.snap();
+  const auto [rl, vl] = Leveled(snap, snap.jobs[reclaimer].queue, snap.jobs[victim].queue);
+  if (rl == kNone || vl == kNone) return true;
+  const Amounts req = Of(TasksToAllocateRequest(s, reclaimer));
+  const SnapQueue& rq = snap.queues[rl];
+  const SnapQueue& vq = snap.queues[vl];
+  if (!AllocatedPlusWithinDeserved(rq, Of(rq.allocated), req)) {
+    return AboveAllocatableShare(vq, Of(vq.allocated));
+  }
+  return DeservedReclaimCandidate(vq, req);
+}
+
+}  // namespace
+
+void RegisterReclaimHooks(Session& s, double multiplier) {
+  auto state = std::make_shared<ReclaimState>();
+  state->multiplier = multiplier < 1 ? 1 : multiplier;
+  s.SetCanReclaim(CanReclaim);
+  s.AddVictimFilter(DisruptionKind::kReclaim, VictimFilter);
+  s.AddSolutionStart([state](Session& ss) {
+    state->frozen.allocated.clear();
+    state->frozen.allocated_np.clear();
+    for (const SnapQueue& q : ss.snap().queues) {
+      state->frozen.allocated.push_back(Of(q.allocated));
+      state->frozen.allocated_np.push_back(Of(q.allocated_non_preemptible));
+    }
+  });
+  s.AddScenarioValidator(DisruptionKind::kReclaim, [state](const Session& ss, const Scenario& sc) {
+    return Validator(ss, *state, sc).Run();
+  });
+}
+
+}  // namespace kai::plugins::proportion
