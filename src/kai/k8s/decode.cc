@@ -1,5 +1,6 @@
 #include "kai/k8s/decode.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -34,16 +35,20 @@ class ObjectContext {
 };
 
 std::string Join(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
   return std::string(a) + "." + std::string(b);
 }
+
+// Larger amounts are rejected so that sums over a cluster can never overflow int64.
+constexpr int64_t kMaxAmount = int64_t{1} << 50;
 
 std::string Index(std::string_view a, size_t i) {
   return std::string(a) + "[" + std::to_string(i) + "]";
 }
 
 // Reads an optional scalar string; reports a non-scalar.
-std::optional<std::string> Str(const YAML::Node& parent, std::string_view key, std::string_view path,
-                               ObjectContext& ctx) {
+std::optional<std::string> Str(const YAML::Node& parent, std::string_view key,
+                               std::string_view path, ObjectContext& ctx) {
   const YAML::Node n = parent[std::string(key)];
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   if (!n.IsScalar()) {
@@ -81,6 +86,10 @@ std::optional<int64_t> Int(const YAML::Node& parent, std::string_view key, std::
   auto [p, ec] = std::from_chars(b, e, v);
   if (ec != std::errc() || p != e) {
     ctx.Fail(Join(path, key), "expected an integer, got \"" + *s + "\"");
+    return std::nullopt;
+  }
+  if (v < -(int64_t{1} << 31) || v >= (int64_t{1} << 31)) {
+    ctx.Fail(Join(path, key), "integer out of range: " + *s);
     return std::nullopt;
   }
   return v;
@@ -128,7 +137,8 @@ Labels StringMap(const YAML::Node& n, std::string_view path, ObjectContext& ctx)
   return out;
 }
 
-std::vector<std::string> StringList(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
+std::vector<std::string> StringList(const YAML::Node& n, std::string_view path,
+                                    ObjectContext& ctx) {
   std::vector<std::string> out;
   if (!IsSeqOrAbsent(n, path, ctx)) return out;
   for (size_t i = 0; i < n.size(); ++i) {
@@ -153,6 +163,10 @@ std::optional<int64_t> ResourceAmount(std::string_view name, const std::string& 
   const int64_t v = std::get<int64_t>(r);
   if (v < 0) {
     ctx.Fail(path, "negative quantity \"" + text + "\"");
+    return std::nullopt;
+  }
+  if (v > kMaxAmount) {
+    ctx.Fail(path, "quantity too large \"" + text + "\"");
     return std::nullopt;
   }
   return v;
@@ -259,7 +273,8 @@ void DecodeAffinity(const YAML::Node& spec, PodObject& pod, ObjectContext& ctx) 
   if (!IsMapOrAbsent(aff, "spec.affinity", ctx)) return;
   const YAML::Node na = aff["nodeAffinity"];
   if (IsMapOrAbsent(na, "spec.affinity.nodeAffinity", ctx)) {
-    const std::string p = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+    const std::string p =
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
     const YAML::Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
     if (IsMapOrAbsent(req, p, ctx)) {
       const YAML::Node terms = req["nodeSelectorTerms"];
@@ -267,8 +282,8 @@ void DecodeAffinity(const YAML::Node& spec, PodObject& pod, ObjectContext& ctx) 
       if (IsSeqOrAbsent(terms, tp, ctx)) {
         for (size_t i = 0; i < terms.size(); ++i) {
           NodeSelectorTerm t;
-          t.match_expressions =
-              Requirements(terms[i]["matchExpressions"], Join(Index(tp, i), "matchExpressions"), ctx);
+          t.match_expressions = Requirements(terms[i]["matchExpressions"],
+                                             Join(Index(tp, i), "matchExpressions"), ctx);
           t.match_fields =
               Requirements(terms[i]["matchFields"], Join(Index(tp, i), "matchFields"), ctx);
           pod.required_node_affinity.push_back(std::move(t));
@@ -371,8 +386,9 @@ void DecodeGpuSharing(PodObject& pod, ObjectContext& ctx) {
     }
   }
   if (pod.gpu_sharing.IsShared() && pod.request.milli_gpu > 0) {
-    ctx.Fail("spec.containers.resources", "a pod asking for a GPU fraction or GPU memory must not "
-                                          "also request nvidia.com/gpu");
+    ctx.Fail("spec.containers.resources",
+             "a pod asking for a GPU fraction or GPU memory must not "
+             "also request nvidia.com/gpu");
   }
 }
 
@@ -478,8 +494,8 @@ void DecodeNode(const YAML::Node& doc, const std::string& source, ObjectContext&
   if (IsMapOrAbsent(status, "status", ctx)) {
     node.capacity = ResourceList(status["capacity"], "status.capacity", ctx);
     const YAML::Node alloc = status["allocatable"];
-    node.allocatable = alloc.IsDefined() ? ResourceList(alloc, "status.allocatable", ctx)
-                                         : node.capacity;
+    node.allocatable =
+        alloc.IsDefined() ? ResourceList(alloc, "status.allocatable", ctx) : node.capacity;
     DecodeNodeConditions(status["conditions"], node, ctx);
   }
   state.nodes.push_back(std::move(node));
@@ -526,8 +542,9 @@ void DecodePodGroup(const YAML::Node& doc, const std::string& source, ObjectCont
   pg.preemptibility = Str(spec, "preemptibility", "spec", ctx).value_or("");
   if (!pg.preemptibility.empty() && pg.preemptibility != "preemptible" &&
       pg.preemptibility != "non-preemptible" && pg.preemptibility != "semi-preemptible") {
-    ctx.Fail("spec.preemptibility", "must be preemptible, non-preemptible or semi-preemptible, got \"" +
-                                        pg.preemptibility + "\"");
+    ctx.Fail("spec.preemptibility",
+             "must be preemptible, non-preemptible or semi-preemptible, got \"" +
+                 pg.preemptibility + "\"");
   }
   if (auto v = Int(spec, "minMember", "spec", ctx)) {
     if (*v < 0) ctx.Fail("spec.minMember", "must not be negative");
@@ -555,7 +572,8 @@ std::optional<int64_t> QueueAmount(const YAML::Node& n, std::string_view key, in
   auto s = Str(n, key, path, ctx);
   if (!s) return std::nullopt;
   auto r = ParseQuantity(*s, 0);
-  if (const auto* v = std::get_if<int64_t>(&r); v && *v == -1 && s->find('.') == std::string::npos) {
+  if (const auto* v = std::get_if<int64_t>(&r);
+      v && *v == -1 && s->find('.') == std::string::npos) {
     return -1;
   }
   r = ParseQuantity(*s, scale);
@@ -566,6 +584,10 @@ std::optional<int64_t> QueueAmount(const YAML::Node& n, std::string_view key, in
   const int64_t v = std::get<int64_t>(r);
   if (v < 0) {
     ctx.Fail(Join(path, key), "must be -1 (unlimited) or a non-negative number, got " + *s);
+    return std::nullopt;
+  }
+  if (v > kMaxAmount) {
+    ctx.Fail(Join(path, key), "too large: " + *s);
     return std::nullopt;
   }
   return v;
@@ -649,7 +671,8 @@ void DecodeBindRequest(const YAML::Node& doc, const std::string& source, ObjectC
   if (b.pod_name.empty()) ctx.Fail("spec.podName", "missing");
   if (b.selected_node.empty()) ctx.Fail("spec.selectedNode", "missing");
   const YAML::Node status = doc["status"];
-  if (IsMapOrAbsent(status, "status", ctx)) b.phase = Str(status, "phase", "status", ctx).value_or("");
+  if (IsMapOrAbsent(status, "status", ctx))
+    b.phase = Str(status, "phase", "status", ctx).value_or("");
   state.bind_requests.push_back(std::move(b));
 }
 
@@ -663,8 +686,7 @@ void DecodeShard(const YAML::Node& doc, const std::string& source, ObjectContext
     if (IsMapOrAbsent(actions, "spec.actions", ctx)) {
       for (auto it = actions.begin(); it != actions.end(); ++it) {
         const std::string p = "spec.actions." + it->first.Scalar();
-        ActionSetting a{it->first.Scalar(), Bool(it->second, "enabled", p, ctx),
-                        std::nullopt};
+        ActionSetting a{it->first.Scalar(), Bool(it->second, "enabled", p, ctx), std::nullopt};
         if (auto pr = Int(it->second, "priority", p, ctx)) a.priority = static_cast<int>(*pr);
         s.actions.push_back(std::move(a));
       }
@@ -715,7 +737,7 @@ constexpr KindDecoder kDecoders[] = {
 };
 
 void DecodeDocument(const YAML::Node& doc, const std::string& source, size_t index,
-                    ClusterState& state, std::vector<std::string>& errors) {
+                    ClusterState& state, std::vector<std::string>& errors, bool in_list = false) {
   if (!doc.IsDefined() || doc.IsNull()) return;
   ObjectContext ctx(source, "document " + std::to_string(index + 1), errors);
   if (!doc.IsMap()) {
@@ -729,9 +751,15 @@ void DecodeDocument(const YAML::Node& doc, const std::string& source, size_t ind
     return;
   }
   if (kind == "List" || kind.ends_with("List")) {
+    if (in_list) {
+      ctx.Fail("kind", "a List inside a List is not supported");
+      return;
+    }
     const YAML::Node items = doc["items"];
     if (IsSeqOrAbsent(items, "items", ctx)) {
-      for (size_t i = 0; i < items.size(); ++i) DecodeDocument(items[i], source, i, state, errors);
+      for (size_t i = 0; i < items.size(); ++i) {
+        DecodeDocument(items[i], source, i, state, errors, true);
+      }
     }
     return;
   }
@@ -754,11 +782,56 @@ std::string ObjectMeta::Ref() const {
   return ns.empty() ? kind + " " + name : kind + " " + ns + "/" + name;
 }
 
+namespace {
+
+class NullHandler : public YAML::EventHandler {
+ public:
+  int start_pos = -1;
+  void OnDocumentStart(const YAML::Mark& mark) override { start_pos = mark.pos; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// yaml-cpp 0.7 can loop forever on some malformed streams (a document that is just ","),
+// returning empty documents without consuming input. Walk the stream once with a null handler and
+// stop when a document does not move the stream forward.
+std::optional<std::string> CheckYamlProgress(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  NullHandler handler;
+  int last = -2;
+  size_t stalls = 0;
+  while (parser.HandleNextDocument(handler)) {
+    if (handler.start_pos == last) {
+      if (++stalls > 2) return std::string("invalid YAML: the parser made no progress");
+    } else {
+      stalls = 0;
+    }
+    last = handler.start_pos;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
                                             ClusterState& state) {
   std::vector<std::string> errors;
   std::vector<YAML::Node> docs;
   try {
+    if (auto err = CheckYamlProgress(std::string(text))) {
+      errors.push_back(source + ": " + *err);
+      return errors;
+    }
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     errors.push_back(source + ": invalid YAML at line " + std::to_string(e.mark.line + 1) +
@@ -785,10 +858,15 @@ std::vector<std::string> ExpandPaths(const std::vector<std::string>& paths,
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
-      for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
-        const auto ext = e.path().extension();
-        if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml")) found.push_back(e.path());
+      fs::recursive_directory_iterator it(p, ec), end;
+      for (; !ec && it != end; it.increment(ec)) {
+        const auto ext = it->path().extension();
+        std::error_code fec;
+        if (it->is_regular_file(fec) && (ext == ".yaml" || ext == ".yml")) {
+          found.push_back(it->path());
+        }
       }
+      if (ec) errors.push_back(p + ": cannot read directory: " + ec.message());
       std::sort(found.begin(), found.end());
       if (found.empty()) errors.push_back(p + ": directory holds no .yaml or .yml file");
       files.insert(files.end(), found.begin(), found.end());

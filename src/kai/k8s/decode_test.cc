@@ -131,8 +131,8 @@ TEST(DecodeTest, UnknownKindIsAWarningNotAnError) {
 }
 
 TEST(DecodeTest, UnsupportedApiVersionOfKnownKind) {
-  const auto errors = Decode(
-      "apiVersion: scheduling.run.ai/v1\nkind: Queue\nmetadata: {name: q1}\n");
+  const auto errors =
+      Decode("apiVersion: scheduling.run.ai/v1\nkind: Queue\nmetadata: {name: q1}\n");
   ASSERT_EQ(errors.size(), 1u) << JoinLines(errors);
   EXPECT_ERROR(errors, "test.yaml: ", "document 1", "apiVersion",
                "unsupported apiVersion \"scheduling.run.ai/v1\" for kind Queue",
@@ -237,8 +237,8 @@ TEST(DecodeTest, SchedulerNameMustBeAString) {
 }
 
 TEST(DecodeTest, ErrorsFromSeveralObjectsAreAllReported) {
-  const auto errors = Decode(Docs({PodYaml("p1", "", "requests: {cpu: abc}"),
-                                   PodYaml("p2", "", "requests: {memory: '-1'}")}));
+  const auto errors = Decode(Docs(
+      {PodYaml("p1", "", "requests: {cpu: abc}"), PodYaml("p2", "", "requests: {memory: '-1'}")}));
   EXPECT_EQ(errors.size(), 2u) << JoinLines(errors);
   EXPECT_ERROR(errors, "Pod default/p1", "requests.cpu");
   EXPECT_ERROR(errors, "Pod default/p2", "requests.memory");
@@ -261,10 +261,10 @@ TEST(LoadManifestsTest, DecodeErrorNamesTheFile) {
   TempDir dir;
   const std::string file =
       dir.Write("bad.yaml", Docs({kQueues, kPodGroup, PodYaml("p1", "", "requests: {cpu: abc}")}));
-  EXPECT_NE(LoadError({file}).find(file +
-                                   ": Pod default/p1: spec.containers[0].resources.requests.cpu: "
-                                   "invalid quantity \"abc\""),
-            std::string::npos)
+  EXPECT_NE(
+      LoadError({file}).find(file + ": Pod default/p1: spec.containers[0].resources.requests.cpu: "
+                                    "invalid quantity \"abc\""),
+      std::string::npos)
       << LoadError({file});
 }
 
@@ -291,7 +291,8 @@ TEST(LoadManifestsTest, SameNameInOtherNamespaceIsNotADuplicate) {
   other.replace(other.find("namespace: default"), 18, "namespace: other");
   std::string other_pg = kPodGroup;
   other_pg.replace(other_pg.find("namespace: default"), 18, "namespace: other");
-  const std::string a = dir.Write("a.yaml", Docs({kQueues, kPodGroup, PodYaml("p"), other_pg, other}));
+  const std::string a =
+      dir.Write("a.yaml", Docs({kQueues, kPodGroup, PodYaml("p"), other_pg, other}));
   EXPECT_EQ(LoadError({a}), "");
 }
 
@@ -325,15 +326,17 @@ TEST(LoadManifestsTest, PodGroupInNonLeafQueue) {
   pg.replace(pg.find("queue: q1"), 9, "queue: dept");
   const std::string file = dir.Write("c.yaml", Docs({kQueues, pg}));
   const std::string err = LoadError({file});
-  EXPECT_NE(err.find(file + ": PodGroup default/pg: spec.queue: queue \"dept\" is not a leaf queue"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find(file + ": PodGroup default/pg: spec.queue: queue \"dept\" is not a leaf queue"),
+      std::string::npos)
       << err;
 }
 
 TEST(LoadManifestsTest, QueueParentNotFound) {
   TempDir dir;
-  const std::string file = dir.Write(
-      "q.yaml", "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q1}\n"
+  const std::string file =
+      dir.Write("q.yaml",
+                "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q1}\n"
                 "spec: {parentQueue: ghost}\n");
   const std::string err = LoadError({file});
   EXPECT_NE(err.find(file + ": Queue q1: spec.parentQueue: queue \"ghost\" not found"),
@@ -359,8 +362,9 @@ TEST(LoadManifestsTest, QueueParentCycle) {
 
 TEST(LoadManifestsTest, QueueSelfParentIsACycle) {
   TempDir dir;
-  const std::string file = dir.Write(
-      "q.yaml", "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\n"
+  const std::string file =
+      dir.Write("q.yaml",
+                "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: a}\n"
                 "spec: {parentQueue: a}\n");
   EXPECT_NE(LoadError({file}).find("Queue a: spec.parentQueue: the queue hierarchy has a cycle"),
             std::string::npos)
@@ -369,9 +373,8 @@ TEST(LoadManifestsTest, QueueSelfParentIsACycle) {
 
 TEST(LoadManifestsTest, ErrorMessageJoinsErrorsWithNewlines) {
   TempDir dir;
-  const std::string file =
-      dir.Write("c.yaml", Docs({PodYaml("p1", "", "requests: {cpu: abc}"),
-                                PodYaml("p2", "", "requests: {cpu: xyz}")}));
+  const std::string file = dir.Write("c.yaml", Docs({PodYaml("p1", "", "requests: {cpu: abc}"),
+                                                     PodYaml("p2", "", "requests: {cpu: xyz}")}));
   const std::string err = LoadError({file});
   const size_t nl = err.find('\n');
   ASSERT_NE(nl, std::string::npos) << err;
@@ -405,8 +408,8 @@ const PodObject& OnlyPod(const ClusterState& state) {
 }
 
 TEST(DecodeTest, LimitsDefaultRequests) {
-  const ClusterState state = DecodeOk(
-      PodYaml("p1", "", "limits: {cpu: '2', memory: 1Gi, nvidia.com/gpu: '1', example.com/foo: '3'}"));
+  const ClusterState state = DecodeOk(PodYaml(
+      "p1", "", "limits: {cpu: '2', memory: 1Gi, nvidia.com/gpu: '1', example.com/foo: '3'}"));
   const Resources& r = OnlyPod(state).request;
   EXPECT_EQ(r.milli_cpu, 2000);
   EXPECT_EQ(r.memory, int64_t{1} << 30);
@@ -415,15 +418,16 @@ TEST(DecodeTest, LimitsDefaultRequests) {
 }
 
 TEST(DecodeTest, ExplicitRequestWinsOverLimit) {
-  const ClusterState state = DecodeOk(
-      PodYaml("p1", "", "requests: {cpu: 500m}, limits: {cpu: '2', memory: 2Gi}"));
+  const ClusterState state =
+      DecodeOk(PodYaml("p1", "", "requests: {cpu: 500m}, limits: {cpu: '2', memory: 2Gi}"));
   const Resources& r = OnlyPod(state).request;
   EXPECT_EQ(r.milli_cpu, 500);
   EXPECT_EQ(r.memory, int64_t{2} << 30);
 }
 
 TEST(DecodeTest, ExplicitZeroRequestIsNotDefaultedFromLimit) {
-  const ClusterState state = DecodeOk(PodYaml("p1", "", "requests: {cpu: '0'}, limits: {cpu: '2'}"));
+  const ClusterState state =
+      DecodeOk(PodYaml("p1", "", "requests: {cpu: '0'}, limits: {cpu: '2'}"));
   EXPECT_EQ(OnlyPod(state).request.milli_cpu, 0);
 }
 
@@ -447,8 +451,8 @@ spec:
 TEST(DecodeTest, InitContainersTakeMaxOfSumAndLargestInit) {
   const ClusterState state = DecodeOk(kInitPod);
   const Resources& r = OnlyPod(state).request;
-  EXPECT_EQ(r.milli_cpu, 3000);                  // init 3 > containers 1 + 1
-  EXPECT_EQ(r.memory, int64_t{4} << 30);         // init 4Gi > containers 2Gi
+  EXPECT_EQ(r.milli_cpu, 3000);           // init 3 > containers 1 + 1
+  EXPECT_EQ(r.memory, int64_t{4} << 30);  // init 4Gi > containers 2Gi
   EXPECT_EQ(r.pods, 1);
 }
 
@@ -569,7 +573,7 @@ TEST(DecodeTest, QueueQuotaUnits) {
   ASSERT_EQ(state.queues.size(), 1u);
   const QueueObject& q = state.queues[0];
   EXPECT_TRUE(q.has_resources);
-  EXPECT_EQ(q.gpu.quota, 500);           // 0.5 GPU -> 500 milli-GPU
+  EXPECT_EQ(q.gpu.quota, 500);  // 0.5 GPU -> 500 milli-GPU
   EXPECT_EQ(q.gpu.weight_milli, 2000);
   EXPECT_EQ(q.cpu.quota, 1500);          // already millicores
   EXPECT_EQ(q.memory.quota, 100000000);  // 100 MB -> bytes
@@ -610,8 +614,8 @@ TEST(DecodeTest, GpuFractionInMilli) {
 }
 
 TEST(DecodeTest, PodDefaults) {
-  const ClusterState state =
-      DecodeOk("apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\nspec: {containers: [{name: c}]}\n");
+  const ClusterState state = DecodeOk(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p1}\nspec: {containers: [{name: c}]}\n");
   const PodObject& p = OnlyPod(state);
   EXPECT_EQ(p.meta.ns, "default");
   EXPECT_EQ(p.meta.uid, "default/p1");

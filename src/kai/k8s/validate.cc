@@ -17,8 +17,8 @@ void CheckDuplicates(const std::vector<T>& objects, std::vector<std::string>& er
     const std::string key = o.meta.ns + "/" + o.meta.name;
     auto [it, inserted] = seen.emplace(key, &o.meta);
     if (!inserted) {
-      errors.push_back(o.meta.source + ": " + o.meta.Ref() + ": metadata.name: duplicate name (also in " +
-                       it->second->source + ")");
+      errors.push_back(o.meta.source + ": " + o.meta.Ref() +
+                       ": metadata.name: duplicate name (also in " + it->second->source + ")");
     }
   }
 }
@@ -85,6 +85,22 @@ std::string QuotaText(const std::string& resource, int64_t v) {
   return FormatBytes(v);
 }
 
+void CheckBindRequests(const ClusterState& s, std::vector<std::string>& errors) {
+  std::set<std::string> pods, nodes;
+  for (const auto& p : s.pods) pods.insert(p.meta.ns + "/" + p.meta.name);
+  for (const auto& n : s.nodes) nodes.insert(n.meta.name);
+  for (const auto& b : s.bind_requests) {
+    if (!b.pod_name.empty() && !pods.count(b.meta.ns + "/" + b.pod_name)) {
+      errors.push_back(b.meta.source + ": " + b.meta.Ref() + ": spec.podName: pod " + b.meta.ns +
+                       "/" + b.pod_name + " not found");
+    }
+    if (!b.selected_node.empty() && !nodes.count(b.selected_node)) {
+      errors.push_back(b.meta.source + ": " + b.meta.Ref() + ": spec.selectedNode: node \"" +
+                       b.selected_node + "\" not found");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> QuotaWarnings(const ClusterState& s) {
@@ -126,6 +142,7 @@ std::vector<std::string> ValidateCluster(const ClusterState& s) {
   CheckQueueTree(s, errors);
   CheckPodGroups(s, errors);
   CheckPods(s, errors);
+  CheckBindRequests(s, errors);
   return errors;
 }
 

@@ -1,5 +1,7 @@
 #include "kai/resource/resources.h"
 
+#include <climits>
+#include <cstdint>
 #include <deque>
 #include <unordered_map>
 
@@ -34,6 +36,20 @@ void CombineScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
   }
 }
 
+// Saturating arithmetic: amounts are capped at load time (2^50), so saturation only guards
+// against pathological inputs (thousands of maximal pods on one node).
+int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
+int64_t SatSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
 }  // namespace
 
 ResourceId InternResource(std::string_view name) {
@@ -62,9 +78,7 @@ std::string_view CoreResourceName(CoreResource r) {
   return "?";
 }
 
-int64_t Resources::Get(CoreResource r) const {
-  return const_cast<Resources*>(this)->Mutable(r);
-}
+int64_t Resources::Get(CoreResource r) const { return const_cast<Resources*>(this)->Mutable(r); }
 
 int64_t& Resources::Mutable(CoreResource r) {
   switch (r) {
@@ -102,20 +116,20 @@ void Resources::SetScalar(ResourceId id, int64_t amount) {
 }
 
 Resources& Resources::operator+=(const Resources& o) {
-  milli_cpu += o.milli_cpu;
-  memory += o.memory;
-  milli_gpu += o.milli_gpu;
-  pods += o.pods;
-  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, [](int64_t x, int64_t y) { return x + y; });
+  milli_cpu = SatAdd(milli_cpu, o.milli_cpu);
+  memory = SatAdd(memory, o.memory);
+  milli_gpu = SatAdd(milli_gpu, o.milli_gpu);
+  pods = SatAdd(pods, o.pods);
+  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, SatAdd);
   return *this;
 }
 
 Resources& Resources::operator-=(const Resources& o) {
-  milli_cpu -= o.milli_cpu;
-  memory -= o.memory;
-  milli_gpu -= o.milli_gpu;
-  pods -= o.pods;
-  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, [](int64_t x, int64_t y) { return x - y; });
+  milli_cpu = SatSub(milli_cpu, o.milli_cpu);
+  memory = SatSub(memory, o.memory);
+  milli_gpu = SatSub(milli_gpu, o.milli_gpu);
+  pods = SatSub(pods, o.pods);
+  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, SatSub);
   return *this;
 }
 
@@ -189,7 +203,8 @@ std::string FormatScalar(ResourceId, int64_t amount) { return std::to_string(amo
 std::string ToString(const Resources& r) {
   std::string s = "cpu=" + FormatMilli(r.milli_cpu) + " memory=" + std::to_string(r.memory) +
                   " gpu=" + FormatMilli(r.milli_gpu) + " pods=" + std::to_string(r.pods);
-  for (const auto& [id, amount] : r.scalars) s += " " + ResourceName(id) + "=" + std::to_string(amount);
+  for (const auto& [id, amount] : r.scalars)
+    s += " " + ResourceName(id) + "=" + std::to_string(amount);
   return s;
 }
 

@@ -76,9 +76,9 @@ std::string FormatRfc3339(UnixSeconds t) {
   const unsigned m = mp < 10 ? mp + 3 : mp - 9;
   const int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2);
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y),
-                m, d, static_cast<long long>(secs / 3600), static_cast<long long>(secs / 60 % 60),
-                static_cast<long long>(secs % 60));
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ",
+                static_cast<long long>(y), m, d, static_cast<long long>(secs / 3600),
+                static_cast<long long>(secs / 60 % 60), static_cast<long long>(secs % 60));
   return buf;
 }
 
@@ -106,17 +106,24 @@ std::optional<int64_t> ParseGoDuration(std::string_view s) {
     while (pos < s.size() && std::isalpha(static_cast<unsigned char>(s[pos]))) ++pos;
     const std::string_view unit = s.substr(ustart, pos - ustart);
     double scale;
-    if (unit == "h") scale = 3600;
-    else if (unit == "m") scale = 60;
-    else if (unit == "s") scale = 1;
-    else if (unit == "ms") scale = 1e-3;
-    else if (unit == "us" || unit == "µs") scale = 1e-6;
-    else if (unit == "ns") scale = 1e-9;
-    else return std::nullopt;
+    if (unit == "h")
+      scale = 3600;
+    else if (unit == "m")
+      scale = 60;
+    else if (unit == "s")
+      scale = 1;
+    else if (unit == "ms")
+      scale = 1e-3;
+    else if (unit == "us" || unit == "µs")
+      scale = 1e-6;
+    else if (unit == "ns")
+      scale = 1e-9;
+    else
+      return std::nullopt;
     total += value * scale;
     any = true;
   }
-  if (!any) return std::nullopt;
+  if (!any || !(total < 9.2e18)) return std::nullopt;  // also rejects NaN and overflow
   const auto secs = static_cast<int64_t>(total);
   return negative ? -secs : secs;
 }
