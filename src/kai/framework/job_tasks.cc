@@ -21,8 +21,8 @@ std::vector<PodId> TasksToAllocate(const Session& s, JobId j, bool real) {
   return pending;
 }
 
-Resources TasksToAllocateRequest(const Session& s, JobId j) {
-  return s.SumRequests(TasksToAllocate(s, j));
+Resources TasksToAllocateRequest(const Session& s, JobId j, bool real) {
+  return s.SumRequests(TasksToAllocate(s, j, real));
 }
 
 }  // namespace kai

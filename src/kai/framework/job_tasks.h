@@ -12,6 +12,6 @@ namespace kai {
 // that a victim can be re-placed.
 std::vector<PodId> TasksToAllocate(const Session& session, JobId job, bool real = true);
 // Sum of the requests of TasksToAllocate (what queue order and capacity checks charge).
-Resources TasksToAllocateRequest(const Session& session, JobId job);
+Resources TasksToAllocateRequest(const Session& session, JobId job, bool real = true);
 
 }  // namespace kai

@@ -1,5 +1,8 @@
 #include "kai/actions/common/disruptive.h"
 
+#include <cstdlib>
+#include <iostream>
+
 namespace kai::actions {
 namespace {
 
@@ -22,11 +25,17 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
-    if (!spec.eligible(s, job)) continue;
+    static const bool debug = std::getenv("KAI_DEBUG") != nullptr;
+    if (!spec.eligible(s, job)) {
+      if (debug) std::cerr << spec.action << ": " << s.snap().jobs[job].name << " not eligible\n";
+      continue;
+    }
     const std::vector<JobId> candidates = Candidates(s, job, spec);
+    if (debug) std::cerr << spec.action << ": " << s.snap().jobs[job].name << " candidates " << candidates.size() << "\n";
     if (candidates.empty()) continue;
     Statement stmt(s);
     SolveResult result = SolveJob(s, stmt, job, candidates, spec.solver);
+    if (debug) std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried << " pruned=" << result.scenarios_pruned << "\n";
     if (!result.solved) continue;
     ExplainEvictions(s, job, result, spec.action, spec.rule);
     stmt.Commit();

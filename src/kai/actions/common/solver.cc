@@ -1,6 +1,8 @@
 #include "kai/actions/common/solver.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <set>
 
 #include "kai/actions/common/job_queue.h"
@@ -158,6 +160,7 @@ class Search {
       const JobId j = order.Pop();
       if (j == kNone) break;
       const std::vector<PodId> tasks = TasksToAllocate(s_, j, /*real=*/false);
+      if (std::getenv("KAI_DEBUG")) std::cerr << "    sim job " << s_.snap().jobs[j].name << " tasks " << tasks.size() << "\n";
       if (tasks.empty()) {
         if (j == job_) return false;
         continue;

@@ -146,8 +146,9 @@ int CompareQueues(const Session& s, QueueId qa, JobId ja, QueueId qb, JobId jb) 
   const Snapshot& snap = s.snap();
   const SnapQueue& a = snap.queues[qa];
   const SnapQueue& b = snap.queues[qb];
-  const Resources ra = QueueView(TasksToAllocateRequest(s, ja));
-  const Resources rb = QueueView(TasksToAllocateRequest(s, jb));
+  // KAI sizes the job with virtually evicted pods counted as pending (isRealAllocation=false).
+  const Resources ra = QueueView(TasksToAllocateRequest(s, ja, false));
+  const Resources rb = QueueView(TasksToAllocateRequest(s, jb, false));
   if (int c = Prefer(!OverFairShare(a), !OverFairShare(b))) return c;
   if (int c = Prefer(WithinDeserved(a, ra), WithinDeserved(b, rb))) return c;
   if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;

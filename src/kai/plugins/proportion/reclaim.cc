@@ -9,6 +9,8 @@
 //    (GuaranteeDeservedQuota); and after the move no reclaiming queue may end more saturated than
 //    a sibling it took from (saturation multiplier m).
 #include <algorithm>
+#include <cstdlib>
+#include <iostream>
 #include <limits>
 #include <map>
 #include <set>
@@ -105,8 +107,13 @@ class Validator {
   bool Run() {
     reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
     request_ = Of(sc_.preemptor_request);
-    if (!TakeFromVictims()) return false;
-    return ReclaimersWithinBounds();
+    if (!TakeFromVictims()) {
+      if (std::getenv("KAI_DEBUG")) std::cerr << "  validator: strategy rejected\n";
+      return false;
+    }
+    const bool ok = ReclaimersWithinBounds();
+    if (!ok && std::getenv("KAI_DEBUG")) std::cerr << "  validator: saturation rejected\n";
+    return ok;
   }
 
  private:
