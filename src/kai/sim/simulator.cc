@@ -86,6 +86,11 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
           Recreate(pod);
         }
         break;
+      case PodStatus::kPipelined:
+        // Pipelined placements are never persisted; a pod that was moved (evicted, then
+        // pipelined elsewhere) is recreated by its owner.
+        Recreate(pod);
+        break;
       default:
         break;
     }

@@ -79,6 +79,7 @@ bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
 }
 
 bool JobQueue::JobFirst(JobId a, JobId b) const {
+  if (job_first_) return job_first_(a, b);
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
 }
 

@@ -4,6 +4,7 @@
 // level the child queues are compared by the session's queue order, each child represented by the
 // job it would yield next. Every pop descends from the roots, so the order reflects allocations
 // made since the previous pop.
+#include <functional>
 #include <vector>
 
 #include "kai/framework/session.h"
@@ -24,6 +25,8 @@ class JobQueue {
   // A queue over the given jobs only. `reverse` pops in victim order: the queue that would be
   // served last and, inside it, the job that would be scheduled last, first.
   JobQueue(const Session& session, const std::vector<JobId>& jobs, bool reverse);
+  // Replaces the order of jobs inside a leaf queue (true when the first goes first).
+  void SetJobOrder(std::function<bool(JobId, JobId)> first) { job_first_ = std::move(first); }
   bool Empty() const;
   // Removes and returns the next job, or kNone.
   JobId Pop();
@@ -42,6 +45,7 @@ class JobQueue {
 
   const Session& session_;
   bool reverse_ = false;
+  std::function<bool(JobId, JobId)> job_first_;
   std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id, unordered; front found on demand
   std::vector<std::pair<JobId, Reason>> skipped_;
   size_t size_ = 0;

@@ -23,40 +23,46 @@ std::vector<PodId> EvictablePods(const Session& s, JobId job) {
   return out;
 }
 
-VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs) : session_(s) {
-  JobQueue q(s, jobs, /*reverse=*/true);
-  while (!q.Empty()) {
-    const JobId j = q.Pop();
-    if (j == kNone) break;
+VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
+    : session_(s), queue_(s, jobs, /*reverse=*/true) {
+  for (JobId j : jobs) {
     std::vector<PodId> pods = EvictablePods(s, j);
     // Reverse task order: the pod that would be scheduled last is evicted first.
     std::sort(pods.begin(), pods.end(), [&](PodId a, PodId b) { return s.TaskBefore(b, a); });
-    order_.push_back(j);
-    remaining_.push_back(std::move(pods));
+    remaining_[j] = std::move(pods);
   }
+  queue_.SetJobOrder([this](JobId a, JobId b) { return VictimFirst(a, b); });
 }
 
-bool VictimQueue::Empty() const {
-  for (size_t i = next_; i < order_.size(); ++i) {
-    if (!remaining_[i].empty()) return false;
-  }
-  return true;
+int VictimQueue::GangState(JobId j) const {
+  const int count = static_cast<int>(remaining_.at(j).size());
+  const int min = session_.snap().jobs[j].MinAvailable();
+  return count < min ? 0 : (count == min ? 1 : 2);
+}
+
+bool VictimQueue::VictimFirst(JobId a, JobId b) const {
+  const SnapJob& ja = session_.snap().jobs[a];
+  const SnapJob& jb = session_.snap().jobs[b];
+  if (ja.priority != jb.priority) return ja.priority < jb.priority;
+  const int ga = GangState(a), gb = GangState(b);
+  if (ga != gb) return ga > gb;
+  if (ja.creation != jb.creation) return ja.creation > jb.creation;
+  return ja.uid > jb.uid;
 }
 
 EvictionUnit VictimQueue::Next() {
-  while (next_ < order_.size() && remaining_[next_].empty()) ++next_;
   EvictionUnit unit;
-  if (next_ >= order_.size()) return unit;
-  unit.job = order_[next_];
-  auto& pods = remaining_[next_];
+  unit.job = queue_.Pop();
+  if (unit.job == kNone) return unit;
+  auto& pods = remaining_[unit.job];
   const int min = session_.snap().jobs[unit.job].MinAvailable();
   if (static_cast<int>(pods.size()) > min) {
-    unit.pods.push_back(pods.front());  // one surplus pod; the job stays first in line
+    unit.pods.push_back(pods.front());  // one surplus pod; the rest competes again
     pods.erase(pods.begin());
+    queue_.Push(unit.job);
   } else {
     unit.pods = std::move(pods);
     pods.clear();
-    ++next_;
   }
   return unit;
 }

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include <unordered_map>
+
+#include "kai/actions/common/job_queue.h"
 #include "kai/framework/statement.h"
 
 namespace kai::actions {
@@ -32,17 +35,23 @@ struct EvictionUnit {
 // Pods of a job a disruptive action may evict (running, bound or binding).
 std::vector<PodId> EvictablePods(const Session& session, JobId job);
 
+// Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
+// last first). A job that still has pods after giving a unit goes back into the queue and is
+// ordered again by what it still runs, as KAI re-pushes the job's remaining tasks.
 class VictimQueue {
  public:
   VictimQueue(const Session& session, const std::vector<JobId>& jobs);
-  bool Empty() const;
+  bool Empty() const { return queue_.Empty(); }
   EvictionUnit Next();
 
  private:
+  // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.
+  bool VictimFirst(JobId a, JobId b) const;
+  int GangState(JobId j) const;
+
   const Session& session_;
-  std::vector<JobId> order_;                // victim order of jobs (computed once)
-  std::vector<std::vector<PodId>> remaining_;  // remaining pods per position in order_
-  size_t next_ = 0;
+  std::unordered_map<JobId, std::vector<PodId>> remaining_;
+  JobQueue queue_;
 };
 
 struct SolveResult {
