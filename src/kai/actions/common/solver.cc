@@ -96,12 +96,17 @@ class Search {
  private:
   // Node-local first: for each growing scenario, try the victims on one node of the newest
   // victim; then (second pass) whole accumulated scenarios across nodes.
+  // Node-local first: for each growing scenario and each node of the newest victim, try only the
+  // victim units that run on that node (a unit is never split: a gang leaves whole). Then, in a
+  // second pass, whole accumulated scenarios across nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
     VictimQueue victims(s_, candidates);
+    std::vector<EvictionUnit> units;
     std::vector<PodId> accumulated;
     while (!victims.Empty()) {
       if (result_.scenarios_tried >= cfg_.max_scenarios) return false;
-      EvictionUnit unit = victims.Next();
+      units.push_back(victims.Next());
+      const EvictionUnit& unit = units.back();
       accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
       if (!EnoughGpus(accumulated)) {
         ++result_.scenarios_pruned;
@@ -109,7 +114,7 @@ class Search {
       }
       if (node_local) {
         for (NodeId node : NodesOf(unit.pods)) {
-          if (TryScenario(OnNode(accumulated, node))) return true;
+          if (TryScenario(UnitsOnNode(units, node))) return true;
         }
       } else if (TryScenario(accumulated)) {
         return true;
@@ -133,10 +138,12 @@ class Search {
     return nodes;
   }
 
-  std::vector<PodId> OnNode(const std::vector<PodId>& pods, NodeId node) const {
+  std::vector<PodId> UnitsOnNode(const std::vector<EvictionUnit>& units, NodeId node) const {
     std::vector<PodId> out;
-    for (PodId p : pods) {
-      if (s_.snap().pods[p].node == node) out.push_back(p);
+    for (const EvictionUnit& u : units) {
+      const bool here = std::any_of(u.pods.begin(), u.pods.end(),
+                                    [&](PodId p) { return s_.snap().pods[p].node == node; });
+      if (here) out.insert(out.end(), u.pods.begin(), u.pods.end());
     }
     return out;
   }
