@@ -35,7 +35,7 @@ std::vector<PluginInfo> BuildPlugins() {
       {"dynamicresources", 700, {}, NoArgs(MakePending)},
       {"minruntime", 600,
        {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime", "reclaimResolveMethod"},
-       NoArgs(MakePending)},
+       MakeMinRuntime},
       {"topology", 500, {}, NoArgs(MakePending)},
       {"snapshot", 400, {}, NoArgs(MakePending)},
       {"sg-nodelocalgreedy", 360, {}, NoArgs(MakePending)},

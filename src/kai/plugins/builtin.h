@@ -17,6 +17,7 @@ std::unique_ptr<Plugin> MakeNominatedNode();
 std::unique_ptr<Plugin> MakePredicates();
 Result<std::unique_ptr<Plugin>> MakeNodePlacement(const PluginArguments& args);
 Result<std::unique_ptr<Plugin>> MakeProportion(const PluginArguments& args);
+Result<std::unique_ptr<Plugin>> MakeMinRuntime(const PluginArguments& args);
 // GPU order for shared GPUs: pack (prefer the fullest shared GPU) or spread.
 std::unique_ptr<Plugin> MakeGpuOrder(bool pack);
 std::unique_ptr<Plugin> MakeGpuSharingOrder();

@@ -87,6 +87,10 @@ void WritePod(W& w, const PodReport& p) {
   w.StartArray();
   for (const auto& r : p.reasons) WriteReason(w, r);
   w.EndArray();
+  if (!p.eviction.empty()) {
+    w.Key("evictedBy");
+    w.String(p.eviction.c_str());
+  }
   w.EndObject();
 }
 
@@ -178,8 +182,8 @@ void WriteTable(const std::vector<CycleReport>& cycles, std::ostream& out) {
         << Pad("NODE", 12) << "REASON\n";
     for (const auto& p : c.pods) {
       out << Pad(p.ns + "/" + p.name, 34) << Pad(p.pod_group, 20) << Pad(p.queue, 14)
-          << Pad(p.status, 12) << Pad(p.node.empty() ? "-" : p.node, 12) << JoinReasons(p.reasons)
-          << "\n";
+          << Pad(p.status, 12) << Pad(p.node.empty() ? "-" : p.node, 12)
+          << (p.eviction.empty() ? JoinReasons(p.reasons) : p.eviction) << "\n";
     }
     out << "\n" << Pad("NODE", 16) << Pad("IDLE GPUS", 12) << "RELEASING GPUS\n";
     for (const auto& n : c.nodes) {

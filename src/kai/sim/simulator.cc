@@ -33,6 +33,7 @@ PodReport ReportPod(const Session& s, PodId id) {
   if (pod.node != kNone) r.node = s.snap().nodes[pod.node].name;
   r.gpu_groups = pod.gpu_groups;
   if (pod.status == PodStatus::kPending) r.reasons = PendingReasons(s, pod);
+  r.eviction = s.EvictionReason(id);
   return r;
 }
 

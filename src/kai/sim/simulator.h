@@ -20,6 +20,7 @@ struct PodReport {
   std::string ns, name, pod_group, queue, status, node;
   std::vector<std::string> gpu_groups;
   std::vector<Reason> reasons;
+  std::string eviction;  // why the pod was evicted this cycle (action, beneficiary, rule)
 };
 
 struct NodeReport {

@@ -1,0 +1,128 @@
+// minruntime: a workload that started recently is protected from preemption and reclaim for the
+// queue's preemptMinRuntime / reclaimMinRuntime (kai-semantics.md §2.11). Values are inherited
+// down the queue tree; the plugin arguments give the defaults. For reclaim the value is resolved
+// from the victim's queue (`queue`) or from the victim-side child of the lowest common ancestor
+// of the two queues (`lca`, the default). A protected gang is never a victim; a protected elastic
+// job may lose pods above its minimum only.
+#include <map>
+
+#include "kai/framework/session.h"
+#include "kai/plugins/builtin.h"
+#include "kai/util/time.h"
+
+namespace kai::plugins {
+namespace {
+
+struct MinRuntimeArgs {
+  int64_t preempt = 0;
+  int64_t reclaim = 0;
+  bool lca = true;
+};
+
+using QueueRuntime = std::optional<int64_t> QueueObject::*;
+
+// First value set from `q` upward, else the default.
+int64_t Resolve(const Snapshot& snap, QueueId q, QueueRuntime field, int64_t fallback) {
+  for (; q != kNone; q = snap.queues[q].parent) {
+    if (const auto& v = snap.queues[q].obj->*field) return *v;
+  }
+  return fallback;
+}
+
+QueueId VictimSideOfLca(const Snapshot& snap, QueueId reclaimer, QueueId victim) {
+  std::vector<QueueId> up;
+  for (QueueId q = reclaimer; q != kNone; q = snap.queues[q].parent) up.push_back(q);
+  QueueId child = victim;
+  for (QueueId q = victim; q != kNone; child = q, q = snap.queues[q].parent) {
+    if (std::find(up.begin(), up.end(), q) != up.end()) return q == victim ? victim : child;
+  }
+  return victim;
+}
+
+bool IsElastic(const Session& s, JobId j) {
+  return static_cast<int>(s.snap().jobs[j].pods.size()) > s.snap().jobs[j].MinAvailable();
+}
+
+class MinRuntimePlugin : public Plugin {
+ public:
+  explicit MinRuntimePlugin(MinRuntimeArgs args) : args_(args) {}
+
+  void OnSessionOpen(Session& s) override {
+    const MinRuntimeArgs a = args_;
+    auto protected_for = [a](const Session& ss, DisruptionKind kind, JobId preemptor,
+                             JobId victim) {
+      const Snapshot& snap = ss.snap();
+      const SnapJob& v = snap.jobs[victim];
+      if (!v.last_start) return false;
+      int64_t runtime = 0;
+      if (kind == DisruptionKind::kPreempt) {
+        runtime = Resolve(snap, v.queue, &QueueObject::preempt_min_runtime, a.preempt);
+      } else {
+        const QueueId from =
+            a.lca ? VictimSideOfLca(snap, snap.jobs[preemptor].queue, v.queue) : v.queue;
+        runtime = Resolve(snap, from, &QueueObject::reclaim_min_runtime, a.reclaim);
+      }
+      return ss.now() < *v.last_start + runtime;
+    };
+    for (DisruptionKind kind : {DisruptionKind::kPreempt, DisruptionKind::kReclaim}) {
+      s.AddVictimFilter(kind, [kind, protected_for](const Session& ss, JobId p, JobId v) {
+        return !protected_for(ss, kind, p, v) || IsElastic(ss, v);
+      });
+      s.AddScenarioValidator(kind, [kind, protected_for](const Session& ss, const Scenario& sc) {
+        return KeepsProtectedGangs(
+            ss, sc, [&](JobId v) { return protected_for(ss, kind, sc.preemptor, v); });
+      });
+    }
+  }
+
+ private:
+  // A protected elastic job may lose only pods above its minimum.
+  template <class F>
+  static bool KeepsProtectedGangs(const Session& s, const Scenario& sc, F is_protected) {
+    std::map<JobId, int> evicted;
+    for (PodId p : *sc.victims) {
+      if (s.snap().pods[p].status == PodStatus::kReleasing) ++evicted[s.snap().pods[p].job];
+    }
+    for (const auto& [job, count] : evicted) {
+      if (!is_protected(job)) continue;
+      const SnapJob& j = s.snap().jobs[job];
+      // active_allocated already excludes the evicted pods inside the simulation.
+      if (j.active_allocated < j.MinAvailable()) return false;
+    }
+    return true;
+  }
+
+  MinRuntimeArgs args_;
+};
+
+Result<int64_t> DurationArg(const PluginArguments& args, const std::string& key) {
+  auto it = args.find(key);
+  if (it == args.end()) return int64_t{0};
+  auto d = ParseGoDuration(it->second);
+  if (!d || *d < 0)
+    return Error{"argument " + key + ": expected a duration such as 10m, got \"" + it->second +
+                 "\""};
+  return *d;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Plugin>> MakeMinRuntime(const PluginArguments& args) {
+  MinRuntimeArgs a;
+  auto preempt = DurationArg(args, "defaultPreemptMinRuntime");
+  if (!preempt.ok()) return preempt.error();
+  auto reclaim = DurationArg(args, "defaultReclaimMinRuntime");
+  if (!reclaim.ok()) return reclaim.error();
+  a.preempt = *preempt;
+  a.reclaim = *reclaim;
+  if (auto it = args.find("reclaimResolveMethod"); it != args.end()) {
+    if (it->second != "lca" && it->second != "queue") {
+      return Error{"argument reclaimResolveMethod: must be lca or queue, got \"" + it->second +
+                   "\""};
+    }
+    a.lca = it->second == "lca";
+  }
+  return std::unique_ptr<Plugin>(std::make_unique<MinRuntimePlugin>(a));
+}
+
+}  // namespace kai::plugins
