@@ -1,9 +1,8 @@
 #pragma once
 // Fair-share division of ONE resource among the sibling queues of ONE level of the queue tree
 // (KAI: pkg/scheduler/plugins/proportion/resource_division/resource_division.go). Pure and
-// deterministic: amounts are integers in the caller's units, the proportional split is exact
-// whenever KAI's split reduces to plain over-quota weights, and the result does not depend on the
-// order of the input queues.
+// deterministic: amounts are integers in the caller's units, and the result does not depend on
+// the order of the input queues.
 //
 // Outline (kai-semantics.md §3.2):
 //   1. every queue gets min(deserved, requestable) regardless of priority;
@@ -13,6 +12,12 @@
 //   3. whatever is still left goes, one floor_unit each, to the remembered remainders
 //      (largest first), bucket by bucket.
 // A queue's fair share is then the total its children divide (the caller recurses).
+//
+// Two implementations (resource_division.cc explains where they differ):
+//   DivideResource       replays KAI's float64 arithmetic, so its decisions are KAI's (the one
+//                        the scheduler uses);
+//   DivideResourceExact  computes the same algorithm in exact integer/rational arithmetic
+//                        (reference for property tests and for documenting KAI's float effects).
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -40,9 +45,18 @@ struct DivisionParams {
   double k_value = 1.0;    // time-based fair-share kValue (<= 0 => 0)
 };
 
-// Returns the fair share of every queue, in the order of `queues`.
+// Returns the fair share of every queue, in the order of `queues`, deciding as KAI's float64
+// code does: amounts are converted to KAI's units (amount / floor_unit: GPU devices, CPU
+// millicores, memory bytes), divided in double in the Go code's operation order, and each
+// final share is converted back to integer units (see resource_division.cc).
 // Preconditions: the sum of all positive weight_milli fits in int64_t; floor_unit <= 2^40.
 std::vector<int64_t> DivideResource(std::span<const DivisionQueue> queues,
                                     const DivisionParams& params);
+
+// The same division in exact arithmetic (time-based buckets excepted, which use double as KAI
+// does). Differs from DivideResource only where KAI's float64 rounding decides differently.
+// Same preconditions.
+std::vector<int64_t> DivideResourceExact(std::span<const DivisionQueue> queues,
+                                         const DivisionParams& params);
 
 }  // namespace kai::proportion
