@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "kai/resource/quantity.h"
+
 namespace kai::actions {
 namespace {
 
@@ -18,6 +20,21 @@ std::vector<JobId> Candidates(const Session& s, JobId preemptor, const Disruptiv
   return out;
 }
 
+int64_t EvictableGpus(const Session& s, const std::vector<JobId>& jobs) {
+  int64_t total = 0;
+  for (JobId j : jobs) {
+    for (PodId p : EvictablePods(s, j)) total += s.snap().pods[p].request.milli_gpu;
+  }
+  return total;
+}
+
+// Adds why the action could not help this job to the job's pending reasons.
+void Explain(Session& s, JobId job, const std::string& what) {
+  std::vector<Reason> reasons = s.JobReasons(job);
+  reasons.push_back(Reason{.kind = ReasonKind::kNoVictims, .detail = what});
+  s.SetJobReasons(job, std::move(reasons));
+}
+
 }  // namespace
 
 void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
@@ -28,15 +45,32 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     static const bool debug = std::getenv("KAI_DEBUG") != nullptr;
     if (!spec.eligible(s, job)) {
       if (debug) std::cerr << spec.action << ": " << s.snap().jobs[job].name << " not eligible\n";
+      Explain(s, job, spec.action + " not attempted: " + spec.not_eligible);
       continue;
     }
     const std::vector<JobId> candidates = Candidates(s, job, spec);
-    if (debug) std::cerr << spec.action << ": " << s.snap().jobs[job].name << " candidates " << candidates.size() << "\n";
-    if (candidates.empty()) continue;
+    if (debug) {
+      std::cerr << spec.action << ": " << s.snap().jobs[job].name << " candidates "
+                << candidates.size() << "\n";
+    }
+    if (candidates.empty()) {
+      Explain(s, job, spec.action + ": no workload qualifies as a victim (" + spec.rule + ")");
+      continue;
+    }
     Statement stmt(s);
     SolveResult result = SolveJob(s, stmt, job, candidates, spec.solver);
-    if (debug) std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried << " pruned=" << result.scenarios_pruned << "\n";
-    if (!result.solved) continue;
+    if (debug) {
+      std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried
+                << " pruned=" << result.scenarios_pruned << "\n";
+    }
+    if (!result.solved) {
+      Explain(s, job,
+              spec.action + " impossible: " + std::to_string(candidates.size()) +
+                  " candidate victim jobs hold " + FormatMilli(EvictableGpus(s, candidates)) +
+                  " GPUs; " + std::to_string(result.scenarios_tried) + " scenarios simulated, " +
+                  std::to_string(result.scenarios_pruned) + " pruned, none fit the job");
+      continue;
+    }
     ExplainEvictions(s, job, result, spec.action, spec.rule);
     stmt.Commit();
   }

@@ -24,6 +24,7 @@ class ConsolidationAction : public Action {
     DisruptiveSpec spec;
     spec.action = "consolidation";
     spec.rule = "every moved pod has a new node";
+    spec.not_eligible = "not enough free or releasing GPUs in the cluster for the job";
     spec.solver.action = "consolidation";
     spec.solver.all_victims_replaced = true;
     spec.max_victim_jobs = max_victims;

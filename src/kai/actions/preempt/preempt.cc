@@ -19,6 +19,7 @@ class PreemptAction : public Action {
     DisruptiveSpec spec;
     spec.action = "preempt";
     spec.rule = "same queue, strictly lower priority";
+    spec.not_eligible = "a non-preemptible job over its queue's quota does not preempt";
     spec.solver.action = "preempt";
     spec.solver.validators = DisruptionKind::kPreempt;
     spec.queue_options.skip_within_preemption_delay = true;
