@@ -4,16 +4,16 @@
 #include <iostream>
 #include <sstream>
 
-#include <cmath>
-#include <iomanip>
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/writer.h>
+#include <cmath>
+#include <iomanip>
 
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
-#include "kai/resource/quantity.h"
 #include "kai/k8s/decode.h"
+#include "kai/resource/quantity.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
 #include "kai/util/time.h"
@@ -68,16 +68,23 @@ std::string NowError(const std::string& text) {
   return "--now: expected an RFC 3339 time such as 2025-01-01T12:00:00Z, got \"" + text + "\"";
 }
 
+// Sets options.now and, with a usage file, loads it into `usage` and points options at it.
+std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::string& usage_file,
+                                             kai::sim::SimulateOptions& options,
+                                             std::optional<kai::usage::UsageStore>& usage) {
+  if (!ParseNow(now, options.now)) return NowError(now);
+  if (usage_file.empty()) return std::nullopt;
+  auto u = kai::usage::LoadUsageFile(usage_file);
+  if (!u.ok()) return u.error().message;
+  usage = std::move(u.value());
+  options.usage = &*usage;
+  return std::nullopt;
+}
+
 int RunSimulate(const SimulateArgs& a) {
   kai::sim::SimulateOptions options;
-  if (!ParseNow(a.now, options.now)) return Fail(NowError(a.now));
   std::optional<kai::usage::UsageStore> usage;
-  if (!a.usage_file.empty()) {
-    auto u = kai::usage::LoadUsageFile(a.usage_file);
-    if (!u.ok()) return Fail(u.error().message);
-    usage = std::move(u.value());
-    options.usage = &*usage;
-  }
+  if (auto err = ReadClockAndUsage(a.now, a.usage_file, options, usage)) return Fail(*err);
   if (a.cycles < 1) return Fail("--cycles: must be at least 1");
   options.cycles = a.cycles;
   for (const auto& pg : SplitCommas(a.no_recreate)) options.no_recreate.insert(pg);
@@ -119,18 +126,19 @@ void PrintQueuesTable(const std::vector<kai::QueueExplanation>& queues) {
   std::cout << std::left << std::setw(22) << "QUEUE" << std::setw(6) << "PRIO" << std::setw(16)
             << "RESOURCE" << std::setw(12) << "QUOTA" << std::setw(12) << "LIMIT" << std::setw(8)
             << "WEIGHT" << std::setw(14) << "REQUESTED" << std::setw(14) << "ALLOCATED"
-            << std::setw(14) << "FAIR SHARE" << std::setw(6) << "SAT" << "HOW\n";
+            << std::setw(14) << "FAIR SHARE" << std::setw(6) << "SAT"
+            << "HOW\n";
   for (const auto& q : queues) {
     for (size_t i = 0; i < q.resources.size(); ++i) {
       const auto& e = q.resources[i];
       const std::string name = i == 0 ? std::string(q.depth * 2, ' ') + q.name : "";
-      std::cout << std::setw(22) << name << std::setw(6) << (i == 0 ? std::to_string(q.priority) : "")
-                << std::setw(16) << e.resource << std::setw(12) << Amount(kRes[i], e.quota)
-                << std::setw(12) << Amount(kRes[i], e.limit) << std::setw(8)
-                << kai::FormatMilli(e.weight_milli) << std::setw(14) << Amount(kRes[i], e.requested)
-                << std::setw(14) << Amount(kRes[i], e.allocated) << std::setw(14)
-                << Amount(kRes[i], e.fair_share) << std::setw(6) << Saturation(e.saturation)
-                << e.Summary() << "\n";
+      std::cout << std::setw(22) << name << std::setw(6)
+                << (i == 0 ? std::to_string(q.priority) : "") << std::setw(16) << e.resource
+                << std::setw(12) << Amount(kRes[i], e.quota) << std::setw(12)
+                << Amount(kRes[i], e.limit) << std::setw(8) << kai::FormatMilli(e.weight_milli)
+                << std::setw(14) << Amount(kRes[i], e.requested) << std::setw(14)
+                << Amount(kRes[i], e.allocated) << std::setw(14) << Amount(kRes[i], e.fair_share)
+                << std::setw(6) << Saturation(e.saturation) << e.Summary() << "\n";
     }
   }
 }
@@ -156,12 +164,15 @@ void PrintQueuesJson(const std::vector<kai::QueueExplanation>& queues) {
     for (const auto& e : q.resources) {
       w.Key(e.resource.c_str());
       w.StartObject();
-      const std::pair<const char*, int64_t> fields[] = {
-          {"quota", e.quota},         {"limit", e.limit},
-          {"overQuotaWeightMilli", e.weight_milli}, {"requested", e.requested},
-          {"allocated", e.allocated}, {"fairShare", e.fair_share},
-          {"levelTotal", e.level_total}, {"deservedPart", e.deserved_part},
-          {"surplusPart", e.surplus_part}};
+      const std::pair<const char*, int64_t> fields[] = {{"quota", e.quota},
+                                                        {"limit", e.limit},
+                                                        {"overQuotaWeightMilli", e.weight_milli},
+                                                        {"requested", e.requested},
+                                                        {"allocated", e.allocated},
+                                                        {"fairShare", e.fair_share},
+                                                        {"levelTotal", e.level_total},
+                                                        {"deservedPart", e.deserved_part},
+                                                        {"surplusPart", e.surplus_part}};
       for (const auto& [k, v] : fields) {
         w.Key(k);
         w.Int64(v);
@@ -192,19 +203,14 @@ void PrintQueuesJson(const std::vector<kai::QueueExplanation>& queues) {
 
 int RunQueues(const QueuesArgs& a) {
   kai::sim::SimulateOptions options;
-  if (!ParseNow(a.now, options.now)) return Fail(NowError(a.now));
   std::optional<kai::usage::UsageStore> usage;
-  if (!a.usage_file.empty()) {
-    auto u = kai::usage::LoadUsageFile(a.usage_file);
-    if (!u.ok()) return Fail(u.error().message);
-    usage = std::move(u.value());
-    options.usage = &*usage;
-  }
+  if (auto err = ReadClockAndUsage(a.now, a.usage_file, options, usage)) return Fail(*err);
   auto world = kai::LoadManifests(a.files);
   if (!world.ok()) return Fail(world.error().message);
   auto config = kai::ConfigFromShard(world->shard);
   if (!config.ok()) return Fail(config.error().message);
-  if (!config->Plugin("proportion")) return Fail("the proportion plugin is disabled: no fair share");
+  if (!config->Plugin("proportion"))
+    return Fail("the proportion plugin is disabled: no fair share");
   kai::Session session(kai::sim::BuildSimSnapshot(world.value(), options), config.value());
   if (auto opened = session.OpenPlugins(); !opened.ok()) return Fail(opened.error().message);
   const auto queues = kai::ExplainQueues(session.snap());

@@ -40,8 +40,8 @@ QueueResourceExplanation ExplainResource(const Snapshot& snap, const SnapQueue& 
   e.usage = q.usage[ri];
   const std::vector<QueueId>& siblings =
       q.parent == kNone ? snap.root_queues : snap.queues[q.parent].children;
-  e.level_total = q.parent == kNone ? snap.fair_share_capacity.Get(r)
-                                    : snap.queues[q.parent].fair_share.Get(r);
+  e.level_total =
+      q.parent == kNone ? snap.fair_share_capacity.Get(r) : snap.queues[q.parent].fair_share.Get(r);
   int64_t given = 0;
   for (QueueId s : siblings) given += snap.queues[s].fair_share.Get(r);
   const int64_t requestable = e.limit >= 0 ? std::min(e.requested, e.limit) : e.requested;
@@ -87,11 +87,16 @@ std::string QueueResourceExplanation::Summary() const {
   std::string s = Amount(r, fair_share) + " = " + Amount(r, deserved_part) + " deserved + " +
                   Amount(r, surplus_part) + " surplus";
   s += " (of " + Amount(r, level_total) + " at this level; ";
-  if (capped_by == "request") s += "all it requested";
-  else if (capped_by == "limit") s += "capped by its limit";
-  else if (capped_by == "no-weight") s += "overQuotaWeight 0: no surplus";
-  else if (capped_by == "nothing-left") s += "nothing left to share";
-  else s += "its weighted part of the surplus";
+  if (capped_by == "request")
+    s += "all it requested";
+  else if (capped_by == "limit")
+    s += "capped by its limit";
+  else if (capped_by == "no-weight")
+    s += "overQuotaWeight 0: no surplus";
+  else if (capped_by == "nothing-left")
+    s += "nothing left to share";
+  else
+    s += "its weighted part of the surplus";
   return s + ")";
 }
 

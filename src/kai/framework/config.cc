@@ -35,7 +35,8 @@ std::vector<Entry> DefaultPlugins(const std::string& gpu, const std::string& cpu
   return out;
 }
 
-std::optional<std::string> ApplyPluginSettings(const ShardObject& shard, std::vector<Entry>& entries) {
+std::optional<std::string> ApplyPluginSettings(const ShardObject& shard,
+                                               std::vector<Entry>& entries) {
   for (const PluginSetting& ps : shard.plugins) {
     const std::string field = "spec.plugins." + ps.name;
     const PluginInfo* info = FindPlugin(ps.name);
@@ -85,12 +86,15 @@ std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& 
       err = ParseInt(value, c.queue_depth_per_action);
     } else if (key == "default-staleness-grace-period") {
       auto d = ParseGoDuration(value);
-      if (d) c.default_staleness_grace_seconds = *d;
-      else err = "expected a duration such as 60s";
+      if (d)
+        c.default_staleness_grace_seconds = *d;
+      else
+        err = "expected a duration such as 60s";
     } else {
       err = "unknown scheduler argument";
     }
-    if (err) return ShardField(shard, "spec.args." + key) + ": " + *err + " (got \"" + value + "\")";
+    if (err)
+      return ShardField(shard, "spec.args." + key) + ": " + *err + " (got \"" + value + "\")";
   }
   return std::nullopt;
 }
@@ -104,20 +108,23 @@ struct ActionEntry {
 std::optional<std::string> ApplyActions(const std::optional<ShardObject>& shard,
                                         SchedulerConfig& c) {
   std::vector<ActionEntry> entries;
-  for (const ActionInfo& a : AllActions()) entries.push_back({std::string(a.name), true, a.default_priority});
+  for (const ActionInfo& a : AllActions())
+    entries.push_back({std::string(a.name), true, a.default_priority});
   if (shard) {
     for (const ActionSetting& as : shard->actions) {
       auto it = std::find_if(entries.begin(), entries.end(),
                              [&](const ActionEntry& e) { return e.name == as.name; });
       if (it == entries.end()) {
-        return ShardField(*shard, "spec.actions." + as.name) + ": unknown action \"" + as.name + "\"";
+        return ShardField(*shard, "spec.actions." + as.name) + ": unknown action \"" + as.name +
+               "\"";
       }
       if (as.enabled) it->enabled = *as.enabled;
       if (as.priority) it->priority = *as.priority;
     }
   }
-  std::stable_sort(entries.begin(), entries.end(),
-                   [](const ActionEntry& a, const ActionEntry& b) { return a.priority > b.priority; });
+  std::stable_sort(entries.begin(), entries.end(), [](const ActionEntry& a, const ActionEntry& b) {
+    return a.priority > b.priority;
+  });
   const bool spread = c.placement_gpu == "spread" || c.placement_cpu == "spread";
   for (const ActionEntry& e : entries) {
     if (!e.enabled) continue;
@@ -166,7 +173,8 @@ Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard)
   return c;
 }
 
-Result<SchedulerConfig> WithActions(SchedulerConfig config, const std::vector<std::string>& actions) {
+Result<SchedulerConfig> WithActions(SchedulerConfig config,
+                                    const std::vector<std::string>& actions) {
   for (const auto& a : actions) {
     if (!FindAction(a)) return Error{"--actions: unknown action \"" + a + "\""};
   }

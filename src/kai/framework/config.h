@@ -36,6 +36,7 @@ struct SchedulerConfig {
 Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard);
 
 // Replaces the action list (kai simulate --actions); unknown names are errors.
-Result<SchedulerConfig> WithActions(SchedulerConfig config, const std::vector<std::string>& actions);
+Result<SchedulerConfig> WithActions(SchedulerConfig config,
+                                    const std::vector<std::string>& actions);
 
 }  // namespace kai

@@ -18,7 +18,8 @@ std::vector<PluginInfo> BuildPlugins() {
   using namespace plugins;
   return {
       {"predicates", 1900, {}, NoArgs(MakePredicates)},
-      {"proportion", 1800,
+      {"proportion",
+       1800,
        {"kValue", "relcaimerSaturationMultiplier", "reclaimerUtilizationMultiplier",
         "queuePriorityInQuotaReclaim"},
        MakeProportion},
@@ -33,7 +34,8 @@ std::vector<PluginInfo> BuildPlugins() {
       {"taskorder", 900, {}, NoArgs(MakeTaskOrder)},
       {"nominatednode", 800, {}, NoArgs(MakeNominatedNode)},
       {"dynamicresources", 700, {}, NoArgs(MakePending)},
-      {"minruntime", 600,
+      {"minruntime",
+       600,
        {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime", "reclaimResolveMethod"},
        MakeMinRuntime},
       {"topology", 500, {}, NoArgs(MakePending)},
@@ -72,13 +74,15 @@ const std::vector<ActionInfo>& AllActions() {
 
 const PluginInfo* FindPlugin(std::string_view name) {
   const auto& all = AllPlugins();
-  auto it = std::find_if(all.begin(), all.end(), [&](const PluginInfo& p) { return p.name == name; });
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const PluginInfo& p) { return p.name == name; });
   return it == all.end() ? nullptr : &*it;
 }
 
 const ActionInfo* FindAction(std::string_view name) {
   const auto& all = AllActions();
-  auto it = std::find_if(all.begin(), all.end(), [&](const ActionInfo& a) { return a.name == name; });
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const ActionInfo& a) { return a.name == name; });
   return it == all.end() ? nullptr : &*it;
 }
 

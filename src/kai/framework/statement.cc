@@ -88,7 +88,8 @@ const std::vector<PodId> Statement::AllocatedPods() const {
 bool Statement::HasPipelined(JobId job) const {
   for (const Op& op : ops_) {
     const SnapPod& p = session_.snap().pods[op.pod];
-    if (op.kind == Kind::kPipeline && p.job == job && p.status == PodStatus::kPipelined) return true;
+    if (op.kind == Kind::kPipeline && p.job == job && p.status == PodStatus::kPipelined)
+      return true;
   }
   return false;
 }

@@ -190,13 +190,15 @@ void WriteTable(const std::vector<CycleReport>& cycles, std::ostream& out) {
       out << Pad(n.name, 16) << Pad(FormatMilli(n.idle_milli_gpus), 12)
           << FormatMilli(n.releasing_milli_gpus) << "\n";
     }
-    out << "\n" << Pad("QUEUE", 16) << Pad("PARENT", 12) << Pad("GPU ALLOCATED", 15)
+    out << "\n"
+        << Pad("QUEUE", 16) << Pad("PARENT", 12) << Pad("GPU ALLOCATED", 15)
         << Pad("GPU FAIR SHARE", 16) << "GPU QUOTA/LIMIT\n";
     for (const auto& q : c.queues) {
       auto fmt = [](int64_t v) { return v < 0 ? std::string("unlimited") : FormatMilli(v); };
       out << Pad(q.name, 16) << Pad(q.parent.empty() ? "-" : q.parent, 12)
-          << Pad(FormatMilli(q.allocated.milli_gpu), 15) << Pad(FormatMilli(q.fair_share.milli_gpu), 16)
-          << fmt(q.gpu.quota) << "/" << fmt(q.gpu.limit) << "\n";
+          << Pad(FormatMilli(q.allocated.milli_gpu), 15)
+          << Pad(FormatMilli(q.fair_share.milli_gpu), 16) << fmt(q.gpu.quota) << "/"
+          << fmt(q.gpu.limit) << "\n";
     }
     out << "\n";
   }

@@ -50,7 +50,13 @@ CycleReport Report(const Session& s, int cycle) {
   for (const SnapQueue& q : s.snap().queues) {
     QueueReport qr{std::string(q.name),
                    q.parent == kNone ? "" : std::string(s.snap().queues[q.parent].name),
-                   q.allocated, q.fair_share, q.requested, q.gpu, q.cpu, q.memory, q.priority};
+                   q.allocated,
+                   q.fair_share,
+                   q.requested,
+                   q.gpu,
+                   q.cpu,
+                   q.memory,
+                   q.priority};
     rep.queues.push_back(std::move(qr));
   }
   return rep;

@@ -98,7 +98,8 @@ void BuildQueues(const ClusterState& state, Snapshot& snap) {
   }
   for (QueueId id = 0; id < static_cast<QueueId>(snap.queues.size()); ++id) {
     SnapQueue& q = snap.queues[id];
-    auto it = q.obj->parent.empty() ? snap.queue_by_name.end() : snap.queue_by_name.find(q.obj->parent);
+    auto it =
+        q.obj->parent.empty() ? snap.queue_by_name.end() : snap.queue_by_name.find(q.obj->parent);
     if (it == snap.queue_by_name.end()) {
       snap.root_queues.push_back(id);
     } else {

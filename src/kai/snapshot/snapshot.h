@@ -65,7 +65,7 @@ struct SnapPod {
   int role_rank = 2;  // 0: kubeflow master/launcher, 1: ray head, 2: others
   UnixSeconds creation = 0;
   std::vector<std::string> gpu_groups;
-  bool kai_scheduled = false;  // scheduled by kai (else a foreign pod occupying its node)
+  bool kai_scheduled = false;      // scheduled by kai (else a foreign pod occupying its node)
   bool virtually_evicted = false;  // evicted by an uncommitted Statement (a simulation)
 };
 

@@ -110,8 +110,10 @@ Result<UsageStore> LoadUsageFile(const std::string& path) {
     UsageStore store;
     UsageParams params;
     if (const YAML::Node p = doc["usageParams"]) {
-      if (p["halfLifePeriod"]) params.half_life_seconds = ReadDuration(p, "halfLifePeriod", path + ": usageParams");
-      if (p["windowSize"]) params.window_seconds = ReadDuration(p, "windowSize", path + ": usageParams");
+      if (p["halfLifePeriod"])
+        params.half_life_seconds = ReadDuration(p, "halfLifePeriod", path + ": usageParams");
+      if (p["windowSize"])
+        params.window_seconds = ReadDuration(p, "windowSize", path + ": usageParams");
     }
     store.set_params(params);
     const YAML::Node cap = doc["capacity"];

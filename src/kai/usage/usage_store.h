@@ -20,8 +20,8 @@ namespace kai::usage {
 using QueueUsage = std::array<double, 3>;
 
 struct UsageParams {
-  int64_t half_life_seconds = 0;              // 0: no decay
-  int64_t window_seconds = 7 * 24 * 3600;     // KAI's default window: one week
+  int64_t half_life_seconds = 0;           // 0: no decay
+  int64_t window_seconds = 7 * 24 * 3600;  // KAI's default window: one week
 };
 
 struct Interval {

@@ -13,9 +13,8 @@ std::vector<Reason> FailureReasons(const Session& s, JobId j, const PlacementRes
   const SnapJob& job = s.snap().jobs[j];
   std::vector<Reason> reasons;
   if (job.MinAvailable() > 1 && job.active_allocated < job.MinAvailable()) {
-    reasons.push_back(Reason{.kind = ReasonKind::kGang,
-                             .placed = job.active_allocated,
-                             .required = job.MinAvailable()});
+    reasons.push_back(Reason{
+        .kind = ReasonKind::kGang, .placed = job.active_allocated, .required = job.MinAvailable()});
   }
   reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());
   return reasons;

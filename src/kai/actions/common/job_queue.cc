@@ -48,7 +48,8 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
       int alive = 0;
       for (PodId p : job.pods) alive += IsAlive(snap.pods[p].status);
       skipped_.push_back(
-          {j, Reason{.kind = ReasonKind::kNotReady, .placed = alive, .required = job.MinAvailable()}});
+          {j,
+           Reason{.kind = ReasonKind::kNotReady, .placed = alive, .required = job.MinAvailable()}});
       continue;
     }
     leaf_jobs_[job.queue].push_back(j);

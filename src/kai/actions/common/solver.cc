@@ -67,15 +67,15 @@ EvictionUnit VictimQueue::Next() {
   return unit;
 }
 
-namespace {
-
-int64_t FreeGpus(const Session& s) {
+int64_t FreeOrReleasingGpus(const Session& s) {
   int64_t free = 0;
   for (const SnapNode& n : s.snap().nodes) {
     if (n.unusable_reason.empty()) free += n.idle.milli_gpu + n.releasing.milli_gpu;
   }
   return free;
 }
+
+namespace {
 
 class Search {
  public:
@@ -86,7 +86,7 @@ class Search {
     tasks_ = TasksToAllocate(s_, job_, /*real=*/false);
     if (tasks_.empty()) return result_;
     request_ = s_.SumRequests(tasks_);
-    free_gpus_ = FreeGpus(s_);
+    free_gpus_ = FreeOrReleasingGpus(s_);
     s_.StartSolution();
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
     RunGenerator(candidates, /*node_local=*/false);
@@ -173,7 +173,8 @@ class Search {
       const JobId j = order.Pop();
       if (j == kNone) break;
       const std::vector<PodId> tasks = TasksToAllocate(s_, j, /*real=*/false);
-      if (std::getenv("KAI_DEBUG")) std::cerr << "    sim job " << s_.snap().jobs[j].name << " tasks " << tasks.size() << "\n";
+      if (std::getenv("KAI_DEBUG"))
+        std::cerr << "    sim job " << s_.snap().jobs[j].name << " tasks " << tasks.size() << "\n";
       if (tasks.empty()) {
         if (j == job_) return false;
         continue;

@@ -32,6 +32,9 @@ struct EvictionUnit {
   std::vector<PodId> pods;
 };
 
+// GPUs free or being freed on usable nodes (milli-GPU).
+int64_t FreeOrReleasingGpus(const Session& session);
+
 // Pods of a job a disruptive action may evict (running, bound or binding).
 std::vector<PodId> EvictablePods(const Session& session, JobId job);
 

@@ -8,14 +8,6 @@
 namespace kai::actions {
 namespace {
 
-int64_t AllocatableGpus(const Session& s) {
-  int64_t free = 0;
-  for (const SnapNode& n : s.snap().nodes) {
-    if (n.unusable_reason.empty()) free += n.idle.milli_gpu + n.releasing.milli_gpu;
-  }
-  return free;
-}
-
 class ConsolidationAction : public Action {
  public:
   void Execute(Session& s) override {
@@ -31,7 +23,7 @@ class ConsolidationAction : public Action {
     spec.queue_options.skip_non_preemptible = true;
     spec.queue_options.skip_within_preemption_delay = true;
     spec.eligible = [](const Session& ss, JobId job) {
-      return AllocatableGpus(ss) >= TasksToAllocateRequest(ss, job).milli_gpu;
+      return FreeOrReleasingGpus(ss) >= TasksToAllocateRequest(ss, job).milli_gpu;
     };
     spec.candidate = [](const Session&, JobId, JobId) { return true; };
     RunDisruptive(s, spec);

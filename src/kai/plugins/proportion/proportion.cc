@@ -71,9 +71,9 @@ void DivideLevel(Snapshot& snap, const std::vector<QueueId>& level, const Resour
       input.push_back(DivisionQueue{quota.quota, quota.limit, quota.weight_milli, q.priority,
                                     q.requested.Get(r), q.usage[ri], q.creation, q.name});
     }
-    const auto shares =
-        DivideResource(input, DivisionParams{total.Get(r), FloorUnit(r), k_value});
-    for (size_t i = 0; i < level.size(); ++i) snap.queues[level[i]].fair_share.Mutable(r) = shares[i];
+    const auto shares = DivideResource(input, DivisionParams{total.Get(r), FloorUnit(r), k_value});
+    for (size_t i = 0; i < level.size(); ++i)
+      snap.queues[level[i]].fair_share.Mutable(r) = shares[i];
   }
   for (QueueId id : level) {
     const SnapQueue& q = snap.queues[id];
@@ -93,8 +93,9 @@ double DominantShare(const Snapshot& snap, const SnapQueue& q, const Resources& 
     const int64_t used = q.allocated.Get(r) + extra.Get(r);
     int64_t allocatable = AllocatableShare(q, r);
     if (allocatable < 0) allocatable = total.Get(r);
-    const double s = allocatable == 0 ? KaiUnits(r, used) * 1000
-                                      : static_cast<double>(used) / static_cast<double>(allocatable);
+    const double s = allocatable == 0
+                         ? KaiUnits(r, used) * 1000
+                         : static_cast<double>(used) / static_cast<double>(allocatable);
     share = std::max(share, s);
   }
   return share;
@@ -161,7 +162,8 @@ int CompareQueues(const Session& s, QueueId qa, JobId ja, QueueId qb, JobId jb) 
 
 class ProportionPlugin : public Plugin {
  public:
-  ProportionPlugin(double k_value, double multiplier) : k_value_(k_value), multiplier_(multiplier) {}
+  ProportionPlugin(double k_value, double multiplier)
+      : k_value_(k_value), multiplier_(multiplier) {}
 
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
@@ -274,7 +276,8 @@ namespace kai::plugins {
 namespace {
 
 // Reads a numeric argument; `fallback` when absent.
-Result<double> NumberArgument(const PluginArguments& args, const std::string& key, double fallback) {
+Result<double> NumberArgument(const PluginArguments& args, const std::string& key,
+                              double fallback) {
   auto it = args.find(key);
   if (it == args.end()) return fallback;
   double v = 0;
