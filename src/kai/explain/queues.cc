@@ -18,12 +18,13 @@ std::string Amount(CoreResource r, int64_t v) {
 
 std::string CappedBy(const QueueQuota& q, int64_t requested, int64_t fs, int64_t deserved_part,
                      int64_t level_total, int64_t level_given) {
-  const int64_t requestable = q.limit >= 0 ? std::min(requested, q.limit) : requested;
   if (fs >= requested) return "request";
   if (q.limit >= 0 && fs >= q.limit) return "limit";
   if (q.weight_milli <= 0 && fs <= deserved_part) return "no-weight";
-  if (level_given >= level_total) return fs >= requestable ? "request" : "nothing-left";
-  return "proportional-share";
+  // The level was shared out: the queue got its weighted part of the surplus, or none was left.
+  if (level_given >= level_total) return fs > deserved_part ? "proportional-share" : "nothing-left";
+  // Surplus left undivided: time-based usage brought the queue's over-quota weight to zero.
+  return "usage";
 }
 
 QueueResourceExplanation ExplainResource(const Snapshot& snap, const SnapQueue& q, CoreResource r,
@@ -87,16 +88,16 @@ std::string QueueResourceExplanation::Summary() const {
   std::string s = Amount(r, fair_share) + " = " + Amount(r, deserved_part) + " deserved + " +
                   Amount(r, surplus_part) + " surplus";
   s += " (of " + Amount(r, level_total) + " at this level; ";
-  if (capped_by == "request")
-    s += "all it requested";
-  else if (capped_by == "limit")
-    s += "capped by its limit";
-  else if (capped_by == "no-weight")
-    s += "overQuotaWeight 0: no surplus";
-  else if (capped_by == "nothing-left")
-    s += "nothing left to share";
-  else
-    s += "its weighted part of the surplus";
+  static const std::pair<const char*, const char*> kWhy[] = {
+      {"request", "all it requested"},
+      {"limit", "capped by its limit"},
+      {"no-weight", "overQuotaWeight 0: no surplus"},
+      {"nothing-left", "nothing left to share"},
+      {"usage", "its past usage leaves it no surplus now"},
+      {"proportional-share", "its weighted part of the surplus"}};
+  for (const auto& [key, text] : kWhy) {
+    if (capped_by == key) s += text;
+  }
   return s + ")";
 }
 

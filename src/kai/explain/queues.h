@@ -17,7 +17,7 @@ struct QueueResourceExplanation {
   int64_t surplus_part = 0;   // fair share above the deserved part
   double saturation = 0;      // allocated / fair share (infinity when fair share is 0 and used)
   double usage = 0;           // time-based fair share usage
-  std::string capped_by;      // request, limit, no-weight, proportional-share, nothing-left
+  std::string capped_by;      // request, limit, no-weight, proportional-share, nothing-left, usage
   std::string Summary() const;
 };
 

@@ -24,6 +24,9 @@ inline constexpr std::string_view kNodeGpuCount = "nvidia.com/gpu.count";
 inline constexpr std::string_view kKubeflowJobRole = "training.kubeflow.org/job-role";
 inline constexpr std::string_view kRayNodeType = "ray.io/node-type";
 
+// Label app=<this> marks the binder's GPU reservation pods (KAI IsKaiUtilityPod).
+inline constexpr std::string_view kReservationAppLabel = "kai-resource-reservation";
+
 inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
 inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
 

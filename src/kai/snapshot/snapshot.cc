@@ -161,6 +161,9 @@ void BuildPods(const ClusterState& state, Snapshot& snap,
     sp.creation = p.meta.creation.value_or(0);
     sp.gpu_groups = p.gpu_groups;
     sp.kai_scheduled = p.scheduler_name == keys::kSchedulerName;
+    if (auto app = p.meta.labels.find("app"); app != p.meta.labels.end()) {
+      sp.kai_utility = app->second == keys::kReservationAppLabel;
+    }
     sp.status = DerivePodStatus(p, bind != binds.end(), snap.now);
     std::string_view node_name = p.node_name;
     if (sp.status == PodStatus::kBinding) {

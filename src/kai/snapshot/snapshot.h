@@ -66,7 +66,8 @@ struct SnapPod {
   UnixSeconds creation = 0;
   std::vector<std::string> gpu_groups;
   bool kai_scheduled = false;      // scheduled by kai (else a foreign pod occupying its node)
-  bool virtually_evicted = false;  // evicted by an uncommitted Statement (a simulation)
+  bool virtually_evicted = false;
+  bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)  // evicted by an uncommitted Statement (a simulation)
 };
 
 struct SnapJob {

@@ -244,7 +244,8 @@ Resources FairShareCapacity(const Snapshot& snap) {
     if (!n.unusable_reason.empty()) continue;
     total += QueueView(n.allocatable);
     for (PodId p : n.pods) {
-      if (!snap.pods[p].kai_scheduled) total -= QueueView(snap.pods[p].request);
+      const SnapPod& pod = snap.pods[p];
+      if (!pod.kai_scheduled && !pod.kai_utility) total -= QueueView(pod.request);
     }
   }
   return total;

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Turns Google Benchmark JSON (kai_bench --benchmark_format=json) into the kai-vs-KAI table.
+
+KAI's figures: 4-vCPU runner, Go, medians of 2026-06-19 (issue "Scale"); KAI's in-process action
+benchmarks include about 100 ms of test harness. A ratio is KAI's time divided by kai's, both
+measured as wall time of the same shape (kai: median of repetitions in this run).
+"""
+import json
+import sys
+
+# benchmark name prefix -> (shape, KAI's published figure in ms or None)
+KAI_MS = [
+    ("BM_AllocateLargeCluster_Action", "Allocate Large (100 nodes x 8 GPUs, 500 jobs): action", 107.0),
+    ("BM_AllocateLargeCluster_Snapshot", "Allocate Large: snapshot build", None),
+    ("BM_AllocateLargeCluster_SessionOpen", "Allocate Large: session open (plugins, fair share)", None),
+    ("BM_AllocateLargeCluster", "Allocate Large: snapshot + session + action", 207.0),
+    ("BM_AllocateSmall", "Allocate Small (10 nodes, 50 jobs)", None),
+    ("BM_FairShare1000Queues", "Fair share, 1,000 queues in 3 levels", None),
+    ("BM_ManyQueuesAllocate", "ManyQueues allocate (50 nodes, 200 jobs, 20 queues)", 138.0),
+    ("BM_ManyQueuesCycle", "ManyQueues full cycle", None),
+    ("BM_ReclaimLargeJobs/1000", "ReclaimLargeJobs 1,000 nodes", 6080.0),
+    ("BM_ReclaimLargeJobs", "ReclaimLargeJobs", None),
+    ("BM_ReclaimUnschedulableDistributedJob/100", "ReclaimUnschedulableDistributedJob 100 nodes", 50800.0),
+    ("BM_ReclaimUnschedulableDistributedJob", "ReclaimUnschedulableDistributedJob", None),
+    ("BM_ReclaimManySingleGPUJobs/100", "ReclaimManySingleGPUJobs 100 nodes", 3490.0),
+    ("BM_ReclaimManySingleGPUJobs/500", "ReclaimManySingleGPUJobs 500 nodes", 165600.0),
+    ("BM_Consolidation", "Consolidation", None),
+    ("BM_Preempt", "Preempt", None),
+]
+
+UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1000.0}
+
+
+def lookup(name):
+    for prefix, shape, kai in KAI_MS:
+        if name.startswith(prefix):
+            return shape, kai
+    return name, None
+
+
+def main(path):
+    data = json.load(open(path))
+    rows = []
+    for b in data["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b["run_name"] if "run_name" in b else b["name"]
+        ms = b["real_time"] * UNIT_MS[b.get("time_unit", "ns")]
+        shape, kai = lookup(name)
+        ratio = f"{kai / ms:,.0f}x" if kai and ms > 0 else "-"
+        rows.append((name, shape, ms, kai, ratio))
+    print(f"{'benchmark':48s} {'kai ms (median)':>16s} {'KAI ms':>10s} {'KAI/kai':>10s}  shape")
+    for name, shape, ms, kai, ratio in rows:
+        kai_s = f"{kai:,.0f}" if kai else "-"
+        print(f"{name:48s} {ms:16.3f} {kai_s:>10s} {ratio:>10s}  {shape}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
