@@ -63,7 +63,22 @@ void Session::PrepareScores(PodId pod) const {
   for (const auto& f : pre_score_) f(*this, pod);
 }
 
+void Session::ScoreNodes(PodId pod, std::span<double> out) const {
+  std::fill(out.begin(), out.end(), 0.0);
+  for (const auto& f : node_scores_) f(*this, pod, out);
+  if (!node_score_.empty()) {
+    for (size_t n = 0; n < out.size(); ++n) {
+      for (const auto& f : node_score_) out[n] += f(*this, pod, static_cast<NodeId>(n));
+    }
+  }
+}
+
 double Session::NodeScore(PodId pod, NodeId node) const {
+  if (!node_scores_.empty()) {
+    std::vector<double> all(snap_.nodes.size());
+    ScoreNodes(pod, all);
+    return all[node];
+  }
   double score = 0;
   for (const auto& f : node_score_) score += f(*this, pod, node);
   return score;

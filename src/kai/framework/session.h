@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, 
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
 // that ties between equal formulas resolve the same way.
 using NodeScoreFn = std::function<double(const Session&, PodId, NodeId)>;
+// Batched: adds this scorer's score of every node to out[node].
+using NodeScoresFn = std::function<void(const Session&, PodId, std::span<double> out)>;
 // Called once per task before its nodes are scored (e.g. to compute min/max over nodes).
 using PreScoreFn = std::function<void(const Session&, PodId)>;
 // All predicates must pass; the first failure is reported.
@@ -75,6 +78,7 @@ class Session {
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
   void AddNodeScore(NodeScoreFn f) { node_score_.push_back(std::move(f)); }
+  void AddNodeScores(NodeScoresFn f) { node_scores_.push_back(std::move(f)); }
   void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
   void AddPredicate(PredicateFn f) { predicates_.push_back(std::move(f)); }
   void SetJobCapacity(JobCapacityFn f) {
@@ -99,6 +103,7 @@ class Session {
   bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   void PrepareScores(PodId pod) const;
   double NodeScore(PodId pod, NodeId node) const;
+  void ScoreNodes(PodId pod, std::span<double> out) const;
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
   std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
   bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
@@ -136,6 +141,7 @@ class Session {
   std::vector<TaskOrderFn> task_order_;
   std::vector<QueueOrderFn> queue_order_;
   std::vector<NodeScoreFn> node_score_;
+  std::vector<NodeScoresFn> node_scores_;
   std::vector<PreScoreFn> pre_score_;
   std::vector<PredicateFn> predicates_;
   JobCapacityFn job_capacity_;

@@ -78,22 +78,6 @@ std::string_view CoreResourceName(CoreResource r) {
   return "?";
 }
 
-int64_t Resources::Get(CoreResource r) const { return const_cast<Resources*>(this)->Mutable(r); }
-
-int64_t& Resources::Mutable(CoreResource r) {
-  switch (r) {
-    case CoreResource::kCpu:
-      return milli_cpu;
-    case CoreResource::kMemory:
-      return memory;
-    case CoreResource::kGpu:
-      return milli_gpu;
-    case CoreResource::kPods:
-      break;
-  }
-  return pods;
-}
-
 int64_t Resources::Scalar(ResourceId id) const {
   for (const auto& [sid, amount] : scalars) {
     if (sid == id) return amount;

@@ -31,8 +31,30 @@ struct Resources {
   // Sorted by id; zero amounts are not stored.
   std::vector<std::pair<ResourceId, int64_t>> scalars;
 
-  int64_t Get(CoreResource r) const;
-  int64_t& Mutable(CoreResource r);
+  int64_t Get(CoreResource r) const {
+    switch (r) {
+      case CoreResource::kCpu:
+        return milli_cpu;
+      case CoreResource::kMemory:
+        return memory;
+      case CoreResource::kGpu:
+        return milli_gpu;
+      default:
+        return pods;
+    }
+  }
+  int64_t& Mutable(CoreResource r) {
+    switch (r) {
+      case CoreResource::kCpu:
+        return milli_cpu;
+      case CoreResource::kMemory:
+        return memory;
+      case CoreResource::kGpu:
+        return milli_gpu;
+      default:
+        return pods;
+    }
+  }
   int64_t Scalar(ResourceId id) const;
   void SetScalar(ResourceId id, int64_t amount);
 
@@ -40,7 +62,9 @@ struct Resources {
   Resources& operator-=(const Resources& o);
   bool IsZero() const;
   // True when no core resource and no scalar is requested (a best-effort pod, `pods` aside).
-  bool IsBestEffort() const { return milli_cpu == 0 && memory == 0 && milli_gpu == 0 && scalars.empty(); }
+  bool IsBestEffort() const {
+    return milli_cpu == 0 && memory == 0 && milli_gpu == 0 && scalars.empty();
+  }
   friend bool operator==(const Resources&, const Resources&) = default;
 };
 
@@ -59,7 +83,8 @@ struct Shortage {
 };
 
 // Returns true when `need` fits in `have` on every resource; otherwise fills the first shortage in
-// the fixed order gpu, cpu, memory, pods, scalars (GPU first: it is the scarce one users ask about).
+// the fixed order gpu, cpu, memory, pods, scalars (GPU first: it is the scarce one users ask
+// about).
 bool FitsIn(const Resources& need, const Resources& have, Shortage* shortage = nullptr);
 
 // Exact human forms: cpu and gpu as decimals ("1.5"), memory with a binary or decimal suffix

@@ -296,6 +296,12 @@ Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now) {
   std::map<std::string, JobId, std::less<>> job_by_key;
   BuildJobs(state, snap, job_by_key);
   BuildPods(state, snap, job_by_key);
+  std::vector<int32_t> order(snap.nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::sort(order.begin(), order.end(),
+            [&](int32_t a, int32_t b) { return snap.nodes[a].name < snap.nodes[b].name; });
+  snap.node_name_rank.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) snap.node_name_rank[order[i]] = static_cast<int32_t>(i);
   return snap;
 }
 

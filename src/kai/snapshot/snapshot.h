@@ -65,9 +65,10 @@ struct SnapPod {
   int role_rank = 2;  // 0: kubeflow master/launcher, 1: ray head, 2: others
   UnixSeconds creation = 0;
   std::vector<std::string> gpu_groups;
-  bool kai_scheduled = false;      // scheduled by kai (else a foreign pod occupying its node)
+  bool kai_scheduled = false;  // scheduled by kai (else a foreign pod occupying its node)
   bool virtually_evicted = false;
-  bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)  // evicted by an uncommitted Statement (a simulation)
+  bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)  //
+                             // evicted by an uncommitted Statement (a simulation)
 };
 
 struct SnapJob {
@@ -117,6 +118,7 @@ struct Snapshot {
   std::vector<QueueId> root_queues;
   std::unordered_map<std::string_view, NodeId> node_by_name;
   std::unordered_map<std::string_view, QueueId> queue_by_name;
+  std::vector<int32_t> node_name_rank;  // position of each node in name order (tie-breaks)
 
   // Allocatable resources of usable nodes.
   Resources TotalCapacity() const;

@@ -55,12 +55,15 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     leaf_jobs_[job.queue].push_back(j);
     ++size_;
   }
+  auto after = [&](JobId a, JobId b) { return s.JobBefore(b, a); };
+  for (auto& jobs : leaf_jobs_) std::make_heap(jobs.begin(), jobs.end(), after);
   if (options.max_depth >= 0) {
     for (auto& jobs : leaf_jobs_) {
       if (static_cast<int64_t>(jobs.size()) <= options.max_depth) continue;
       std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return s.JobBefore(a, b); });
       size_ -= jobs.size() - options.max_depth;
       jobs.resize(options.max_depth);
+      std::make_heap(jobs.begin(), jobs.end(), after);
     }
   }
 }
@@ -72,6 +75,15 @@ JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool revers
     if (q == kNone) continue;
     leaf_jobs_[q].push_back(j);
     ++size_;
+  }
+  for (auto& v : leaf_jobs_)
+    std::make_heap(v.begin(), v.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
+}
+
+void JobQueue::SetJobOrder(std::function<bool(JobId, JobId)> first) {
+  job_first_ = std::move(first);
+  for (auto& v : leaf_jobs_) {
+    std::make_heap(v.begin(), v.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
   }
 }
 
@@ -89,8 +101,7 @@ bool JobQueue::Empty() const { return size_ == 0; }
 JobId JobQueue::LeafFront(QueueId leaf) const {
   const auto& jobs = leaf_jobs_[leaf];
   if (jobs.empty()) return kNone;
-  return *std::min_element(jobs.begin(), jobs.end(),
-                           [&](JobId a, JobId b) { return JobFirst(a, b); });
+  return jobs.front();
 }
 
 std::pair<JobId, QueueId> JobQueue::BestOf(const std::vector<QueueId>& queues) const {
@@ -117,13 +128,17 @@ JobId JobQueue::Pop() {
   if (size_ == 0) return kNone;
   auto [job, leaf] = BestOf(session_.snap().root_queues);
   if (job == kNone) return kNone;
-  std::erase(leaf_jobs_[leaf], job);
+  auto& jobs = leaf_jobs_[leaf];
+  std::pop_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
+  jobs.pop_back();
   --size_;
   return job;
 }
 
 void JobQueue::Push(JobId job) {
-  leaf_jobs_[session_.snap().jobs[job].queue].push_back(job);
+  auto& jobs = leaf_jobs_[session_.snap().jobs[job].queue];
+  jobs.push_back(job);
+  std::push_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
   ++size_;
 }
 

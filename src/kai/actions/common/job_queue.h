@@ -26,7 +26,7 @@ class JobQueue {
   // served last and, inside it, the job that would be scheduled last, first.
   JobQueue(const Session& session, const std::vector<JobId>& jobs, bool reverse);
   // Replaces the order of jobs inside a leaf queue (true when the first goes first).
-  void SetJobOrder(std::function<bool(JobId, JobId)> first) { job_first_ = std::move(first); }
+  void SetJobOrder(std::function<bool(JobId, JobId)> first);
   bool Empty() const;
   // Removes and returns the next job, or kNone.
   JobId Pop();

@@ -35,13 +35,31 @@ NodeVerdict CheckNode(const Session& s, PodId pod, NodeId node) {
 
 namespace {
 
+struct Cand {
+  double score;
+  int32_t rank;
+  NodeId id;
+};
+
 bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
                std::vector<NodeVerdict>& verdicts) {
-  for (NodeId node : OrderedNodes(s, pod)) {
+  s.PrepareScores(pod);
+  static thread_local std::vector<Cand> cands;
+  static thread_local std::vector<double> scores;
+  cands.clear();
+  const auto n = static_cast<NodeId>(s.snap().nodes.size());
+  scores.resize(n);
+  s.ScoreNodes(pod, scores);
+  for (NodeId id = 0; id < n; ++id) cands.push_back({scores[id], s.snap().node_name_rank[id], id});
+  auto worse = [](const Cand& a, const Cand& b) {
+    if (a.score != b.score) return a.score < b.score;
+    return a.rank > b.rank;
+  };
+  auto try_node = [&](NodeId node) {
     NodeVerdict v = CheckNode(s, pod, node);
     if (!v.Fits()) {
       verdicts.push_back(std::move(v));
-      continue;
+      return false;
     }
     if (!pipeline_only && plugins::FitsIdle(s.snap().pods[pod], s.snap().nodes[node])) {
       stmt.Allocate(pod, node);
@@ -49,6 +67,19 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
       stmt.Pipeline(pod, node);
     }
     return true;
+  };
+  if (cands.empty()) return false;
+  // Usually the best node takes the task: find it in one pass, order the rest only if needed.
+  auto best = std::max_element(cands.begin(), cands.end(), worse);
+  if (try_node(best->id)) return true;
+  std::iter_swap(best, cands.end() - 1);
+  cands.pop_back();
+  std::make_heap(cands.begin(), cands.end(), worse);
+  while (!cands.empty()) {
+    std::pop_heap(cands.begin(), cands.end(), worse);
+    const NodeId node = cands.back().id;
+    cands.pop_back();
+    if (try_node(node)) return true;
   }
   return false;
 }

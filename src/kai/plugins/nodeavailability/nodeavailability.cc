@@ -9,8 +9,12 @@ namespace {
 class NodeAvailabilityPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScore([](const Session& ss, PodId pod, NodeId node) {
-      return FitsIdle(ss.snap().pods[pod], ss.snap().nodes[node]) ? scores::kAvailability : 0.0;
+    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
+      const SnapPod& p = ss.snap().pods[pod];
+      const auto& nodes = ss.snap().nodes;
+      for (size_t n = 0; n < out.size(); ++n) {
+        if (FitsIdle(p, nodes[n])) out[n] += scores::kAvailability;
+      }
     });
   }
 };

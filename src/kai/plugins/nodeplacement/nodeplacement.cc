@@ -27,9 +27,24 @@ class NodePlacementPlugin : public Plugin {
       : gpu_spread_(gpu_spread), cpu_spread_(cpu_spread) {}
 
   void OnSessionOpen(Session& s) override {
-    s.AddPreScore([this](const Session& ss, PodId pod) { PrepareRange(ss, pod); });
-    s.AddNodeScore([this](const Session& ss, PodId pod, NodeId node) {
-      return Score(ss.snap().pods[pod], ss.snap().nodes[node]);
+    s.AddNodeScores([this](const Session& ss, PodId pod, std::span<double> out) {
+      PrepareRange(ss, pod);
+      const SnapPod& p = ss.snap().pods[pod];
+      const CoreResource r = PlacementResource(p);
+      const bool spread = Spread(r);
+      const auto& nodes = ss.snap().nodes;
+      for (size_t n = 0; n < out.size(); ++n) {
+        const SnapNode& node = nodes[n];
+        const double capacity = static_cast<double>(node.allocatable.Get(r));
+        if (capacity == 0) continue;
+        const double free = Free(node, r);
+        if (spread) {
+          out[n] += free / capacity;
+        } else if (max_ != 0) {
+          out[n] += min_ == max_ ? scores::kMaxHighDensity
+                                 : scores::kMaxHighDensity * (1 - (free - min_) / (max_ - min_));
+        }
+      }
     });
   }
 

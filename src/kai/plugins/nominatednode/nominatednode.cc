@@ -9,10 +9,11 @@ namespace {
 class NominatedNodePlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScore([](const Session& ss, PodId pod, NodeId node) {
+    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
       const std::string& nominated = ss.snap().pods[pod].obj->nominated_node;
-      return !nominated.empty() && nominated == ss.snap().nodes[node].name ? scores::kNominatedNode
-                                                                          : 0.0;
+      if (nominated.empty()) return;
+      auto it = ss.snap().node_by_name.find(nominated);
+      if (it != ss.snap().node_by_name.end()) out[it->second] += scores::kNominatedNode;
     });
   }
 };

@@ -56,7 +56,8 @@ bool MatchesRequirement(const SelectorRequirement& req, const Labels& labels) {
   if (req.op == "Exists") return has;
   if (req.op == "DoesNotExist") return !has;
   if (req.op == "In") return has && std::find(vals.begin(), vals.end(), it->second) != vals.end();
-  if (req.op == "NotIn") return !has || std::find(vals.begin(), vals.end(), it->second) == vals.end();
+  if (req.op == "NotIn")
+    return !has || std::find(vals.begin(), vals.end(), it->second) == vals.end();
   if (req.op == "Gt" || req.op == "Lt") {
     int64_t have = 0, want = 0;
     if (!has || vals.size() != 1 || !ParseInt(it->second, have) || !ParseInt(vals[0], want)) {
@@ -75,13 +76,15 @@ bool MatchesNodeSelector(const Labels& selector, const NodeObject& node) {
   return true;
 }
 
-bool MatchesRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms, const NodeObject& node) {
+bool MatchesRequiredNodeAffinity(const std::vector<NodeSelectorTerm>& terms,
+                                 const NodeObject& node) {
   if (terms.empty()) return true;
   const Labels fields = {{"metadata.name", node.meta.name}};
   for (const NodeSelectorTerm& term : terms) {
     if (term.match_expressions.empty() && term.match_fields.empty()) continue;  // matches nothing
-    const bool exprs = std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
-                                   [&](const auto& r) { return MatchesRequirement(r, node.meta.labels); });
+    const bool exprs =
+        std::all_of(term.match_expressions.begin(), term.match_expressions.end(),
+                    [&](const auto& r) { return MatchesRequirement(r, node.meta.labels); });
     const bool flds = std::all_of(term.match_fields.begin(), term.match_fields.end(),
                                   [&](const auto& r) { return MatchesRequirement(r, fields); });
     if (exprs && flds) return true;

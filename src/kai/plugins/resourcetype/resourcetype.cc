@@ -9,9 +9,12 @@ namespace {
 class ResourceTypePlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScore([](const Session& ss, PodId pod, NodeId node) {
-      const bool cpu_task = IsCpuOnly(ss.snap().pods[pod]);
-      return cpu_task && !IsGpuNode(ss.snap().nodes[node]) ? scores::kResourceType : 0.0;
+    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
+      if (!IsCpuOnly(ss.snap().pods[pod])) return;
+      const auto& nodes = ss.snap().nodes;
+      for (size_t n = 0; n < out.size(); ++n) {
+        if (!IsGpuNode(nodes[n])) out[n] += scores::kResourceType;
+      }
     });
   }
 };
