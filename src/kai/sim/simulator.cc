@@ -111,13 +111,32 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
 
 }  // namespace
 
+namespace {
+
+// A queue's usage from the store; a parent with no record of its own uses the sum of its
+// children's (all usages are normalised to the same cluster capacity, so they add up).
+usage::QueueUsage QueueUsageOf(Snapshot& snap, QueueId id,
+                               const std::map<std::string, usage::QueueUsage>& usage) {
+  SnapQueue& q = snap.queues[id];
+  if (auto it = usage.find(std::string(q.name)); it != usage.end()) {
+    q.usage = it->second;
+  } else {
+    q.usage = {};
+    for (QueueId c : q.children) {
+      const auto u = QueueUsageOf(snap, c, usage);
+      for (size_t i = 0; i < u.size(); ++i) q.usage[i] += u[i];
+    }
+  }
+  return q.usage;
+}
+
+}  // namespace
+
 Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options) {
   Snapshot snap = BuildSnapshot(world, options.now);
   if (options.usage && !options.usage->empty()) {
     const auto usage = options.usage->Usage(options.now, options.usage->params());
-    for (SnapQueue& q : snap.queues) {
-      if (auto it = usage.find(std::string(q.name)); it != usage.end()) q.usage = it->second;
-    }
+    for (QueueId root : snap.root_queues) QueueUsageOf(snap, root, usage);
   }
   return snap;
 }
