@@ -162,8 +162,8 @@ int CompareQueues(const Session& s, QueueId qa, JobId ja, QueueId qb, JobId jb) 
 
 class ProportionPlugin : public Plugin {
  public:
-  ProportionPlugin(double k_value, double multiplier)
-      : k_value_(k_value), multiplier_(multiplier) {}
+  ProportionPlugin(double k_value, double multiplier, bool priority_in_quota)
+      : k_value_(k_value), multiplier_(multiplier), priority_in_quota_(priority_in_quota) {}
 
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
@@ -172,7 +172,7 @@ class ProportionPlugin : public Plugin {
       const SnapJob& job = ss.snap().jobs[j];
       return CheckQueueCapacity(ss.snap(), job.queue, job.preemptible, request);
     });
-    RegisterReclaimHooks(s, multiplier_);
+    RegisterReclaimHooks(s, multiplier_, priority_in_quota_);
     s.AddAllocateHandler([](Session& ss, PodId p) { Account(ss, p, +1); });
     s.AddDeallocateHandler([](Session& ss, PodId p) { Account(ss, p, -1); });
   }
@@ -196,6 +196,7 @@ class ProportionPlugin : public Plugin {
 
   double k_value_;
   double multiplier_;
+  bool priority_in_quota_;
 };
 
 std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
@@ -302,8 +303,16 @@ Result<std::unique_ptr<Plugin>> MakeProportion(const PluginArguments& args) {
     multiplier = NumberArgument(args, "reclaimerUtilizationMultiplier", 1.0);
     if (!multiplier.ok()) return multiplier.error();
   }
+  bool priority_in_quota = false;
+  if (auto it = args.find("queuePriorityInQuotaReclaim"); it != args.end()) {
+    if (it->second != "true" && it->second != "false") {
+      return Error{"argument queuePriorityInQuotaReclaim: expected true or false, got \"" +
+                   it->second + "\""};
+    }
+    priority_in_quota = it->second == "true";
+  }
   return std::unique_ptr<Plugin>(std::make_unique<proportion::ProportionPlugin>(
-      std::max(0.0, *k_value), std::max(1.0, *multiplier)));
+      std::max(0.0, *k_value), std::max(1.0, *multiplier), priority_in_quota));
 }
 
 }  // namespace kai::plugins

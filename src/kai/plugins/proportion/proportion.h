@@ -27,6 +27,7 @@ std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, boo
                                          const Resources& request);
 
 // Registers CanReclaim, the reclaim victim filter and the reclaim scenario validator.
-void RegisterReclaimHooks(Session& session, double saturation_multiplier);
+// `priority_in_quota`: queuePriorityInQuotaReclaim (alpha in KAI 0.18, default off).
+void RegisterReclaimHooks(Session& session, double saturation_multiplier, bool priority_in_quota);
 
 }  // namespace kai::plugins::proportion

@@ -32,8 +32,14 @@ struct Frozen {
 
 struct ReclaimState {
   double multiplier = 1.0;
+  bool priority_in_quota = false;  // queuePriorityInQuotaReclaim
   Frozen frozen;
 };
+
+// queuePriorityInQuotaReclaim: a strictly higher-priority queue that stays within its own deserved
+// quota may take in-quota preemptible resources of a lower-priority sibling.
+bool PriorityInQuota(const ReclaimState& st, const SnapQueue& reclaimer, const Amounts& allocated,
+                     const Amounts& request, const SnapQueue& victim);
 
 std::vector<QueueId> PathFromRoot(const Snapshot& snap, QueueId q) {
   std::vector<QueueId> path;
@@ -79,6 +85,12 @@ bool AboveDeserved(const SnapQueue& q, const Amounts& remaining) {
     if (d >= 0 && remaining[i] > d) return true;
   }
   return false;
+}
+
+bool PriorityInQuota(const ReclaimState& st, const SnapQueue& reclaimer, const Amounts& allocated,
+                     const Amounts& request, const SnapQueue& victim) {
+  return st.priority_in_quota && reclaimer.priority > victim.priority &&
+         AllocatedPlusWithinDeserved(reclaimer, allocated, request);
 }
 
 bool DeservedReclaimCandidate(const SnapQueue& victim, const Amounts& req) {
@@ -177,6 +189,7 @@ class Validator {
     const SnapQueue& victim = snap_.queues[victim_level];
     if (AboveAllocatableShare(victim, remaining)) return true;  // MaintainFairShare
     const SnapQueue& reclaimer = snap_.queues[reclaimer_level];
+    if (PriorityInQuota(st_, reclaimer, Allocated(reclaimer_level), request_, victim)) return true;
     return AllocatedPlusWithinDeserved(reclaimer, Allocated(reclaimer_level), request_) &&
            AboveDeserved(victim, remaining);  // GuaranteeDeservedQuota
   }
@@ -241,13 +254,14 @@ bool CanReclaim(const Session& s, JobId j) {
   return AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), req);
 }
 
-bool VictimFilter(const Session& s, JobId reclaimer, JobId victim) {
+bool VictimFilter(const Session& s, const ReclaimState& st, JobId reclaimer, JobId victim) {
   const Snapshot& snap = s.snap();
   const auto [rl, vl] = Leveled(snap, snap.jobs[reclaimer].queue, snap.jobs[victim].queue);
   if (rl == kNone || vl == kNone) return true;
   const Amounts req = Of(TasksToAllocateRequest(s, reclaimer));
   const SnapQueue& rq = snap.queues[rl];
   const SnapQueue& vq = snap.queues[vl];
+  if (PriorityInQuota(st, rq, Of(rq.allocated), req, vq)) return true;
   if (!AllocatedPlusWithinDeserved(rq, Of(rq.allocated), req)) {
     return AboveAllocatableShare(vq, Of(vq.allocated));
   }
@@ -256,11 +270,14 @@ bool VictimFilter(const Session& s, JobId reclaimer, JobId victim) {
 
 }  // namespace
 
-void RegisterReclaimHooks(Session& s, double multiplier) {
+void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota) {
   auto state = std::make_shared<ReclaimState>();
   state->multiplier = multiplier < 1 ? 1 : multiplier;
+  state->priority_in_quota = priority_in_quota;
   s.SetCanReclaim(CanReclaim);
-  s.AddVictimFilter(DisruptionKind::kReclaim, VictimFilter);
+  s.AddVictimFilter(DisruptionKind::kReclaim, [state](const Session& ss, JobId r, JobId v) {
+    return VictimFilter(ss, *state, r, v);
+  });
   s.AddSolutionStart([state](Session& ss) {
     state->frozen.allocated.clear();
     state->frozen.allocated_np.clear();
