@@ -31,6 +31,11 @@ void Statement::Pipeline(PodId pod, NodeId node) {
 
 void Statement::Evict(PodId pod) {
   SnapPod& p = session_.snap().pods[pod];
+  if (p.status == PodStatus::kPipelined) {
+    // A pipelined pod holds no resources yet: evicting it only drops its reservation.
+    Record(Kind::kEvict, pod, PodStatus::kPending, kNone);
+    return;
+  }
   Record(Kind::kEvict, pod, PodStatus::kReleasing, p.node);
   p.virtually_evicted = true;
 }

@@ -19,7 +19,8 @@ class Statement {
   void Allocate(PodId pod, NodeId node);
   // Places a pod on resources of `node` that are being released (status Pipelined).
   void Pipeline(PodId pod, NodeId node);
-  // Evicts a running pod (status Releasing; its resources become releasing on its node).
+  // Evicts a running pod (status Releasing; its resources become releasing on its node). A
+  // Pipelined pod only loses its reservation (Pending again).
   void Evict(PodId pod);
 
   size_t Checkpoint() const { return ops_.size(); }

@@ -93,6 +93,10 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
           Recreate(pod);
         }
         break;
+      case PodStatus::kPending:
+        // A running pod that ends the cycle Pending was moved and then evicted: recreate it.
+        if (!pod.node_name.empty()) Recreate(pod);
+        break;
       case PodStatus::kPipelined:
         // Pipelined placements are never persisted; a pod that was moved (evicted, then
         // pipelined elsewhere) is recreated by its owner.

@@ -15,10 +15,8 @@ std::vector<PodId> EvictablePods(const Session& s, JobId job) {
   std::vector<PodId> out;
   for (PodId p : s.snap().jobs[job].pods) {
     const PodStatus st = s.snap().pods[p].status;
-    if (st == PodStatus::kRunning || st == PodStatus::kBound || st == PodStatus::kBinding ||
-        st == PodStatus::kAllocated) {
-      out.push_back(p);
-    }
+    // Every active-allocated pod, Pipelined ones included, as KAI's GetTasksToEvict takes them.
+    if (IsActiveAllocated(st)) out.push_back(p);
   }
   return out;
 }
@@ -87,6 +85,19 @@ class Search {
     if (tasks_.empty()) return result_;
     request_ = s_.SumRequests(tasks_);
     free_gpus_ = FreeOrReleasingGpus(s_);
+    min_task_gpu_ = 0;
+    for (PodId t : tasks_) {
+      const int64_t g = s_.snap().pods[t].request.milli_gpu;
+      if (g > 0 && (min_task_gpu_ == 0 || g < min_task_gpu_)) min_task_gpu_ = g;
+    }
+    base_.assign(s_.snap().nodes.size(), 0);
+    base_slots_ = 0;
+    for (size_t n = 0; n < base_.size(); ++n) {
+      const SnapNode& node = s_.snap().nodes[n];
+      if (!node.unusable_reason.empty()) continue;
+      base_[n] = std::max<int64_t>(0, node.idle.milli_gpu + node.releasing.milli_gpu);
+      if (min_task_gpu_ > 0) base_slots_ += base_[n] / min_task_gpu_;
+    }
     s_.StartSolution();
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
     RunGenerator(candidates, /*node_local=*/false);
@@ -103,24 +114,65 @@ class Search {
     VictimQueue victims(s_, candidates);
     std::vector<EvictionUnit> units;
     std::vector<PodId> accumulated;
+    std::vector<int64_t> acc_extra(s_.snap().nodes.size(), 0);
+    int64_t acc_slots = base_slots_, acc_gpus = 0;
+    int64_t gpu_tasks = 0;
+    for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
     while (!victims.Empty()) {
       if (result_.scenarios_tried >= cfg_.max_scenarios) return false;
       units.push_back(victims.Next());
       const EvictionUnit& unit = units.back();
       accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
-      if (!EnoughGpus(accumulated)) {
+      for (PodId p : unit.pods) {
+        const SnapPod& pod = s_.snap().pods[p];
+        acc_gpus += pod.request.milli_gpu;
+        if (min_task_gpu_ == 0 || pod.node == kNone ||
+            !s_.snap().nodes[pod.node].unusable_reason.empty()) {
+          continue;
+        }
+        const int64_t before = (base_[pod.node] + acc_extra[pod.node]) / min_task_gpu_;
+        acc_extra[pod.node] += pod.request.milli_gpu;
+        acc_slots += (base_[pod.node] + acc_extra[pod.node]) / min_task_gpu_ - before;
+      }
+      if (free_gpus_ + acc_gpus < request_.milli_gpu ||
+          (min_task_gpu_ > 0 && acc_slots < gpu_tasks)) {
         ++result_.scenarios_pruned;
         continue;
       }
       if (node_local) {
         for (NodeId node : NodesOf(unit.pods)) {
-          if (TryScenario(UnitsOnNode(units, node))) return true;
+          const std::vector<PodId> local = UnitsOnNode(units, node);
+          if (!EnoughSlots(local)) {
+            ++result_.scenarios_pruned;
+            continue;
+          }
+          if (TryScenario(local)) return true;
         }
       } else if (TryScenario(accumulated)) {
         return true;
       }
     }
     return false;
+  }
+
+  // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
+  // on each node (re-placing victims only takes space away).
+  bool EnoughSlots(const std::vector<PodId>& victims) {
+    if (!EnoughGpus(victims)) return false;
+    if (min_task_gpu_ == 0) return true;
+    extra_.clear();
+    for (PodId p : victims) {
+      const SnapPod& pod = s_.snap().pods[p];
+      if (pod.node == kNone || !s_.snap().nodes[pod.node].unusable_reason.empty()) continue;
+      extra_[pod.node] += pod.request.milli_gpu;
+    }
+    int64_t slots = base_slots_;
+    for (const auto& [n, e] : extra_) {
+      slots += (base_[n] + e) / min_task_gpu_ - base_[n] / min_task_gpu_;
+    }
+    int64_t gpu_tasks = 0;
+    for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
+    return slots >= gpu_tasks;
   }
 
   bool EnoughGpus(const std::vector<PodId>& victims) const {
@@ -219,6 +271,10 @@ class Search {
   std::vector<PodId> tasks_;
   Resources request_;
   int64_t free_gpus_ = 0;
+  int64_t min_task_gpu_ = 0;
+  std::vector<int64_t> base_;
+  int64_t base_slots_ = 0;
+  std::unordered_map<NodeId, int64_t> extra_;
   std::set<std::vector<PodId>> tried_;
   SolveResult result_;
 };

@@ -35,7 +35,7 @@ struct EvictionUnit {
 // GPUs free or being freed on usable nodes (milli-GPU).
 int64_t FreeOrReleasingGpus(const Session& session);
 
-// Pods of a job a disruptive action may evict (running, bound or binding).
+// Pods of a job a disruptive action may evict: every active-allocated pod.
 std::vector<PodId> EvictablePods(const Session& session, JobId job);
 
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
