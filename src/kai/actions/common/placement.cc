@@ -41,8 +41,20 @@ struct Cand {
   NodeId id;
 };
 
+// True when some node has the resources (idle + releasing) for the pod: a cheap necessary check
+// that lets simulations fail without scoring every node.
+bool AnyNodeHasRoom(const Session& s, PodId pod) {
+  const SnapPod& p = s.snap().pods[pod];
+  for (const SnapNode& node : s.snap().nodes) {
+    if (plugins::FitsIdleOrReleasing(p, node)) return true;
+  }
+  return false;
+}
+
+// `verdicts` may be null (simulations): no explanation is collected then.
 bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
-               std::vector<NodeVerdict>& verdicts) {
+               std::vector<NodeVerdict>* verdicts) {
+  if (!verdicts && !AnyNodeHasRoom(s, pod)) return false;
   s.PrepareScores(pod);
   static thread_local std::vector<Cand> cands;
   static thread_local std::vector<double> scores;
@@ -58,7 +70,7 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
   auto try_node = [&](NodeId node) {
     NodeVerdict v = CheckNode(s, pod, node);
     if (!v.Fits()) {
-      verdicts.push_back(std::move(v));
+      if (verdicts) verdicts->push_back(std::move(v));
       return false;
     }
     if (!pipeline_only && plugins::FitsIdle(s.snap().pods[pod], s.snap().nodes[node])) {
@@ -91,7 +103,8 @@ PlacementResult PlaceTasks(Session& s, Statement& stmt, const std::vector<PodId>
   PlacementResult result;
   for (PodId pod : tasks) {
     std::vector<NodeVerdict> verdicts;
-    if (!PlaceTask(s, stmt, pod, pipeline_only, verdicts)) {
+    // Simulations (pipeline only) need no explanation of a failure.
+    if (!PlaceTask(s, stmt, pod, pipeline_only, pipeline_only ? nullptr : &verdicts)) {
       result.failed_task = pod;
       result.reasons = SummariseVerdicts(verdicts);
       if (s.snap().nodes.empty()) result.reasons.push_back(Reason{.kind = ReasonKind::kNoNodes});

@@ -34,6 +34,9 @@ struct ReclaimState {
   double multiplier = 1.0;
   bool priority_in_quota = false;  // queuePriorityInQuotaReclaim
   Frozen frozen;
+  // The reclaimer's request while its victims are filtered (cleared when a solution starts).
+  JobId cached_job = kNone;
+  Amounts cached_request{};
 };
 
 // queuePriorityInQuotaReclaim: a strictly higher-priority queue that stays within its own deserved
@@ -254,11 +257,15 @@ bool CanReclaim(const Session& s, JobId j) {
   return AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), req);
 }
 
-bool VictimFilter(const Session& s, const ReclaimState& st, JobId reclaimer, JobId victim) {
+bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId victim) {
   const Snapshot& snap = s.snap();
   const auto [rl, vl] = Leveled(snap, snap.jobs[reclaimer].queue, snap.jobs[victim].queue);
   if (rl == kNone || vl == kNone) return true;
-  const Amounts req = Of(TasksToAllocateRequest(s, reclaimer));
+  if (st.cached_job != reclaimer) {
+    st.cached_job = reclaimer;
+    st.cached_request = Of(TasksToAllocateRequest(s, reclaimer));
+  }
+  const Amounts req = st.cached_request;
   const SnapQueue& rq = snap.queues[rl];
   const SnapQueue& vq = snap.queues[vl];
   if (PriorityInQuota(st, rq, Of(rq.allocated), req, vq)) return true;
@@ -279,6 +286,7 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
     return VictimFilter(ss, *state, r, v);
   });
   s.AddSolutionStart([state](Session& ss) {
+    state->cached_job = kNone;
     state->frozen.allocated.clear();
     state->frozen.allocated_np.clear();
     for (const SnapQueue& q : ss.snap().queues) {
