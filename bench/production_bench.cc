@@ -1,0 +1,194 @@
+// KAI issue #315's production cluster (bench/production_shape.h): 4,000 nodes (100 x 8 GPUs, the
+// rest CPU-only), 140,000 pods (one DaemonSet pod per node, 784 one-GPU pods, ~135k CPU pods of
+// KAI jobs in ~78k PodGroups, 5 % of them Succeeded, 12 pending GPU pods: a 6 x 4-GPU Deployment
+// and two gangs), 20 queues. KAI: 2.2 s of snapshot analysis, then 176-290 ms of actions.
+//
+//   BM_ProductionSnapshotBuild        BuildSnapshot from the ClusterState (kai's only build path:
+//                                     every cycle is a "first build"). KAI: 2.2 s.
+//   BM_ProductionSnapshotAfterChurn   1 % of the pods (1,400 Running CPU pods) flip Running <->
+//                                     Succeeded in the ClusterState, then BuildSnapshot. kai has no
+//                                     incremental snapshot yet: this is a full rebuild too.
+//   BM_ProductionSessionOpen          Session + OpenPlugins (fair share over 20 queues).
+//   BM_ProductionActions              the five default actions (allocate, consolidation, reclaim,
+//                                     preempt, stalegangeviction); per-action ms as counters.
+//                                     KAI: 176-290 ms.
+//   BM_ProductionFullCycle            snapshot + session + plugins + five actions + teardown.
+//   BM_ProductionCycleAfterChurn      churn + the full cycle: the "incremental + cycle" figure.
+// Phase benchmarks time their region with a steady clock (UseManualTime).
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kai/framework/config.h"
+#include "kai/framework/plugin.h"
+#include "kai/framework/session.h"
+#include "kai/snapshot/snapshot.h"
+#include "production_shape.h"
+
+namespace kai::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+struct Fixture {
+  ProductionShape shape;
+  ClusterState state;  // mutated by the churn benchmarks, restored when they end
+  SchedulerConfig config;
+  std::vector<size_t> churn;  // pod indices flipped by the churn benchmarks
+  bool flipped = false;
+};
+
+Fixture& GetFixture() {
+  static Fixture* f = [] {
+    auto* fx = new Fixture;
+    fx->state = BuildProduction(fx->shape);
+    fx->config = ConfigFromShard(std::nullopt).value();
+    fx->churn = ChurnPods(fx->state, fx->shape, fx->shape.pods / 100);
+    return fx;
+  }();
+  return *f;
+}
+
+// Flips the churn pods Running <-> Succeeded (1 % of the pods change every call).
+void Churn(Fixture& f) {
+  f.flipped = !f.flipped;
+  for (size_t i : f.churn) f.state.pods[i].phase = f.flipped ? "Succeeded" : "Running";
+}
+
+void Restore(Fixture& f) {
+  if (f.flipped) Churn(f);
+}
+
+void ShapeCounters(benchmark::State& state, const Fixture& f) {
+  state.counters["nodes"] = static_cast<double>(f.state.nodes.size());
+  state.counters["pods"] = static_cast<double>(f.state.pods.size());
+  state.counters["podgroups"] = static_cast<double>(f.state.pod_groups.size());
+}
+
+void CountersOf(benchmark::State& state, const SessionCounters& c) {
+  state.counters["binds"] = c.binds;
+  state.counters["pipelines"] = c.pipelines;
+  state.counters["evictions"] = c.evictions;
+}
+
+constexpr std::array<const char*, 5> kDefaultActions = {"allocate", "consolidation", "reclaim",
+                                                        "preempt", "stalegangeviction"};
+
+void BM_ProductionSnapshotBuild(benchmark::State& state) {
+  Fixture& f = GetFixture();
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    Snapshot snap = BuildSnapshot(f.state, f.shape.now);
+    const auto t1 = Clock::now();
+    benchmark::DoNotOptimize(snap.pods.data());
+    state.SetIterationTime(Seconds(t0, t1));
+  }
+  ShapeCounters(state, f);
+}
+
+void BM_ProductionSnapshotAfterChurn(benchmark::State& state) {
+  Fixture& f = GetFixture();
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    Churn(f);
+    Snapshot snap = BuildSnapshot(f.state, f.shape.now);
+    const auto t1 = Clock::now();
+    benchmark::DoNotOptimize(snap.pods.data());
+    state.SetIterationTime(Seconds(t0, t1));
+  }
+  Restore(f);
+  ShapeCounters(state, f);
+  state.counters["changed_pods"] = static_cast<double>(f.churn.size());
+}
+
+void BM_ProductionSessionOpen(benchmark::State& state) {
+  Fixture& f = GetFixture();
+  for (auto _ : state) {
+    Snapshot snap = BuildSnapshot(f.state, f.shape.now);
+    SchedulerConfig config = f.config;
+    const auto t0 = Clock::now();
+    Session s(std::move(snap), std::move(config));
+    const bool ok = s.OpenPlugins().ok();
+    const auto t1 = Clock::now();
+    if (!ok) {
+      state.SkipWithError("OpenPlugins failed");
+      break;
+    }
+    state.SetIterationTime(Seconds(t0, t1));
+  }
+  ShapeCounters(state, f);
+}
+
+void BM_ProductionActions(benchmark::State& state) {
+  Fixture& f = GetFixture();
+  std::array<double, kDefaultActions.size()> per_action{};
+  std::vector<const ActionInfo*> actions;
+  for (const char* name : kDefaultActions) actions.push_back(FindAction(name));
+  SessionCounters last;
+  for (auto _ : state) {
+    Session s(BuildSnapshot(f.state, f.shape.now), f.config);
+    if (!s.OpenPlugins().ok()) {
+      state.SkipWithError("OpenPlugins failed");
+      break;
+    }
+    double total = 0;
+    for (size_t a = 0; a < actions.size(); ++a) {
+      auto action = actions[a]->make();
+      const auto t0 = Clock::now();
+      action->Execute(s);
+      const auto t1 = Clock::now();
+      per_action[a] += Seconds(t0, t1);
+      total += Seconds(t0, t1);
+    }
+    state.SetIterationTime(total);
+    last = s.counters();
+  }
+  ShapeCounters(state, f);
+  const double n = static_cast<double>(state.iterations());
+  for (size_t a = 0; a < actions.size(); ++a) {
+    state.counters[std::string(kDefaultActions[a]) + "_ms"] = n > 0 ? per_action[a] * 1e3 / n : 0;
+  }
+  CountersOf(state, last);
+}
+
+// Snapshot + session + plugins + the five actions; `churn` flips 1 % of the pods first.
+void RunCycle(benchmark::State& state, bool churn) {
+  Fixture& f = GetFixture();
+  std::vector<const ActionInfo*> actions;
+  for (const char* name : kDefaultActions) actions.push_back(FindAction(name));
+  SessionCounters last;
+  for (auto _ : state) {
+    if (churn) Churn(f);
+    Session s(BuildSnapshot(f.state, f.shape.now), f.config);
+    if (!s.OpenPlugins().ok()) {
+      state.SkipWithError("OpenPlugins failed");
+      break;
+    }
+    for (const ActionInfo* a : actions) a->make()->Execute(s);
+    last = s.counters();
+  }
+  Restore(f);
+  ShapeCounters(state, f);
+  CountersOf(state, last);
+}
+
+void BM_ProductionFullCycle(benchmark::State& state) { RunCycle(state, false); }
+void BM_ProductionCycleAfterChurn(benchmark::State& state) { RunCycle(state, true); }
+
+BENCHMARK(BM_ProductionSnapshotBuild)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_ProductionSnapshotAfterChurn)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_ProductionSessionOpen)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(10);
+BENCHMARK(BM_ProductionActions)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_ProductionFullCycle)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ProductionCycleAfterChurn)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace kai::bench
