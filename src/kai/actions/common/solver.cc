@@ -98,6 +98,7 @@ class Search {
       base_[n] = std::max<int64_t>(0, node.idle.milli_gpu + node.releasing.milli_gpu);
       if (min_task_gpu_ > 0) base_slots_ += base_[n] / min_task_gpu_;
     }
+    MarkUsefulNodes();
     s_.StartSolution();
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
     RunGenerator(candidates, /*node_local=*/false);
@@ -120,7 +121,9 @@ class Search {
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
     while (!victims.Empty()) {
       if (result_.scenarios_tried >= cfg_.max_scenarios) return false;
-      units.push_back(victims.Next());
+      EvictionUnit next = victims.Next();
+      if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) continue;
+      units.push_back(std::move(next));
       const EvictionUnit& unit = units.back();
       accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
       for (PodId p : unit.pods) {
@@ -157,6 +160,29 @@ class Search {
 
   // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
   // on each node (re-placing victims only takes space away).
+  // A node is useful when one of the preemptor's tasks could run there once emptied.
+  void MarkUsefulNodes() {
+    const auto n = s_.snap().nodes.size();
+    useful_.assign(n, false);
+    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
+      for (PodId t : tasks_) {
+        if (FitsIn(s_.snap().pods[t].request, s_.snap().nodes[id].allocatable) &&
+            s_.CheckPredicates(t, id).Fits()) {
+          useful_[id] = true;
+          break;
+        }
+      }
+    }
+  }
+
+  bool OnUsefulNode(const std::vector<PodId>& pods) const {
+    for (PodId p : pods) {
+      const NodeId n = s_.snap().pods[p].node;
+      if (n != kNone && useful_[n]) return true;
+    }
+    return false;
+  }
+
   bool EnoughSlots(const std::vector<PodId>& victims) {
     if (!EnoughGpus(victims)) return false;
     if (min_task_gpu_ == 0) return true;
@@ -275,6 +301,7 @@ class Search {
   std::vector<int64_t> base_;
   int64_t base_slots_ = 0;
   std::unordered_map<NodeId, int64_t> extra_;
+  std::vector<bool> useful_;
   std::set<std::vector<PodId>> tried_;
   SolveResult result_;
 };

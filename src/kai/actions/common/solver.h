@@ -22,6 +22,10 @@ struct SolverConfig {
   std::string action;             // reclaim, preempt, consolidation (for explanations)
   std::optional<DisruptionKind> validators;  // which session validators apply
   bool all_victims_replaced = false;         // consolidation: no victim may end evicted
+  // Skip victims running only on nodes where none of the preemptor's tasks could ever run
+  // (resources or predicates): evicting them cannot make room. Off for consolidation, where
+  // such evictions can still open a new home for a moved pod.
+  bool skip_useless_victims = true;
   int64_t max_scenarios = 100000;            // bound on simulations per job
 };
 

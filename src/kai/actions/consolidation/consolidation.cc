@@ -19,6 +19,7 @@ class ConsolidationAction : public Action {
     spec.not_eligible = "not enough free or releasing GPUs in the cluster for the job";
     spec.solver.action = "consolidation";
     spec.solver.all_victims_replaced = true;
+    spec.solver.skip_useless_victims = false;
     spec.max_victim_jobs = max_victims;
     spec.queue_options.skip_non_preemptible = true;
     spec.queue_options.skip_within_preemption_delay = true;
