@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <unordered_map>
 
 #include "kai/k8s/keys.h"
 
@@ -14,11 +15,23 @@ struct BindInfo {
   const BindRequestObject* obj;
 };
 
-std::map<std::string, BindInfo, std::less<>> LiveBindRequests(const ClusterState& state) {
-  std::map<std::string, BindInfo, std::less<>> out;
+// Objects are looked up by (namespace, name) without building key strings.
+using NsName = std::pair<std::string_view, std::string_view>;
+struct NsNameHash {
+  size_t operator()(const NsName& k) const {
+    const size_t a = std::hash<std::string_view>()(k.first);
+    return a ^
+           (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+  }
+};
+template <class V>
+using NsNameMap = std::unordered_map<NsName, V, NsNameHash>;
+
+NsNameMap<BindInfo> LiveBindRequests(const ClusterState& state) {
+  NsNameMap<BindInfo> out;
   for (const auto& b : state.bind_requests) {
     if (b.phase == "Failed") continue;  // KAI: a failed request with no backoff limit is final
-    out[b.meta.ns + "/" + b.pod_name] = BindInfo{b.selected_node, &b};
+    out[{b.meta.ns, b.pod_name}] = BindInfo{b.selected_node, &b};
   }
   return out;
 }
@@ -118,8 +131,9 @@ int JobPriority(const ClusterState& state, const PodGroupObject& pg) {
   return global ? global->value : keys::kDefaultJobPriority;
 }
 
-void BuildJobs(const ClusterState& state, Snapshot& snap,
-               std::map<std::string, JobId, std::less<>>& job_by_key) {
+void BuildJobs(const ClusterState& state, Snapshot& snap, NsNameMap<JobId>& job_by_key) {
+  snap.jobs.reserve(state.pod_groups.size());
+  job_by_key.reserve(state.pod_groups.size());
   for (const auto& pg : state.pod_groups) {
     SnapJob j;
     j.obj = &pg;
@@ -140,18 +154,16 @@ void BuildJobs(const ClusterState& state, Snapshot& snap,
     j.creation = pg.meta.creation.value_or(0);
     j.last_start = pg.last_start;
     j.stale_since = pg.stale_since;
-    job_by_key[pg.meta.ns + "/" + pg.meta.name] = static_cast<JobId>(snap.jobs.size());
+    job_by_key[{pg.meta.ns, pg.meta.name}] = static_cast<JobId>(snap.jobs.size());
     snap.jobs.push_back(std::move(j));
   }
 }
 
-void BuildPods(const ClusterState& state, Snapshot& snap,
-               const std::map<std::string, JobId, std::less<>>& job_by_key) {
+void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>& job_by_key) {
   const auto binds = LiveBindRequests(state);
   snap.pods.reserve(state.pods.size());
   for (const auto& p : state.pods) {
-    const std::string key = p.meta.ns + "/" + p.meta.name;
-    auto bind = binds.find(key);
+    auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
     SnapPod sp;
     sp.obj = &p;
     sp.ns = p.meta.ns;
@@ -178,7 +190,7 @@ void BuildPods(const ClusterState& state, Snapshot& snap,
     FillTaskOrderKeys(p, sp);
     const auto pid = static_cast<PodId>(snap.pods.size());
     if (!p.pod_group.empty() && sp.kai_scheduled) {
-      if (auto j = job_by_key.find(p.meta.ns + "/" + p.pod_group); j != job_by_key.end()) {
+      if (auto j = job_by_key.find({p.meta.ns, p.pod_group}); j != job_by_key.end()) {
         sp.job = j->second;
         snap.jobs[j->second].pods.push_back(pid);
         if (IsActiveAllocated(sp.status)) ++snap.jobs[j->second].active_allocated;
@@ -293,7 +305,7 @@ Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now) {
   snap.now = now;
   BuildNodes(state, snap);
   BuildQueues(state, snap);
-  std::map<std::string, JobId, std::less<>> job_by_key;
+  NsNameMap<JobId> job_by_key;
   BuildJobs(state, snap, job_by_key);
   BuildPods(state, snap, job_by_key);
   std::vector<int32_t> order(snap.nodes.size());
