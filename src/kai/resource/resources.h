@@ -31,18 +31,7 @@ struct Resources {
   // Sorted by id; zero amounts are not stored.
   std::vector<std::pair<ResourceId, int64_t>> scalars;
 
-  int64_t Get(CoreResource r) const {
-    switch (r) {
-      case CoreResource::kCpu:
-        return milli_cpu;
-      case CoreResource::kMemory:
-        return memory;
-      case CoreResource::kGpu:
-        return milli_gpu;
-      default:
-        return pods;
-    }
-  }
+  int64_t Get(CoreResource r) const { return const_cast<Resources*>(this)->Mutable(r); }
   int64_t& Mutable(CoreResource r) {
     switch (r) {
       case CoreResource::kCpu:
