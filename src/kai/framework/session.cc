@@ -8,7 +8,6 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
     : snap_(std::move(snapshot)),
       config_(std::move(config)),
       job_reasons_(snap_.jobs.size()),
-      pod_reasons_(snap_.pods.size()),
       eviction_reasons_(snap_.pods.size()) {}
 
 Session::~Session() = default;
@@ -66,22 +65,6 @@ void Session::PrepareScores(PodId pod) const {
 void Session::ScoreNodes(PodId pod, std::span<double> out) const {
   std::fill(out.begin(), out.end(), 0.0);
   for (const auto& f : node_scores_) f(*this, pod, out);
-  if (!node_score_.empty()) {
-    for (size_t n = 0; n < out.size(); ++n) {
-      for (const auto& f : node_score_) out[n] += f(*this, pod, static_cast<NodeId>(n));
-    }
-  }
-}
-
-double Session::NodeScore(PodId pod, NodeId node) const {
-  if (!node_scores_.empty()) {
-    std::vector<double> all(snap_.nodes.size());
-    ScoreNodes(pod, all);
-    return all[node];
-  }
-  double score = 0;
-  for (const auto& f : node_score_) score += f(*this, pod, node);
-  return score;
 }
 
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
@@ -147,12 +130,6 @@ void Session::SetJobReasons(JobId job, std::vector<Reason> reasons) {
 }
 
 const std::vector<Reason>& Session::JobReasons(JobId job) const { return job_reasons_[job]; }
-
-void Session::SetPodReasons(PodId pod, std::vector<Reason> reasons) {
-  pod_reasons_[pod] = std::move(reasons);
-}
-
-const std::vector<Reason>& Session::PodReasons(PodId pod) const { return pod_reasons_[pod]; }
 
 Resources Session::SumRequests(const std::vector<PodId>& pods) const {
   Resources total;

@@ -22,9 +22,8 @@ using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
 // Compares two queues, each with the job that would be scheduled next from it.
 using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
-// that ties between equal formulas resolve the same way.
-using NodeScoreFn = std::function<double(const Session&, PodId, NodeId)>;
-// Batched: adds this scorer's score of every node to out[node].
+// that ties between equal formulas resolve the same way. A scorer adds its score of every node to
+// out[node] in one call.
 using NodeScoresFn = std::function<void(const Session&, PodId, std::span<double> out)>;
 // Called once per task before its nodes are scored (e.g. to compute min/max over nodes).
 using PreScoreFn = std::function<void(const Session&, PodId)>;
@@ -77,7 +76,6 @@ class Session {
   void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
-  void AddNodeScore(NodeScoreFn f) { node_score_.push_back(std::move(f)); }
   void AddNodeScores(NodeScoresFn f) { node_scores_.push_back(std::move(f)); }
   void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
   void AddPredicate(PredicateFn f) { predicates_.push_back(std::move(f)); }
@@ -102,7 +100,6 @@ class Session {
   bool TaskBefore(PodId a, PodId b) const;
   bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   void PrepareScores(PodId pod) const;
-  double NodeScore(PodId pod, NodeId node) const;
   void ScoreNodes(PodId pod, std::span<double> out) const;
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
   std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
@@ -112,8 +109,6 @@ class Session {
   void StartSolution() {
     for (auto& f : on_solution_start_) f(*this);
   }
-  bool HasPredicatesPlugin() const { return has_predicates_plugin_; }
-  void SetHasPredicatesPlugin() { has_predicates_plugin_ = true; }
 
   // Moves a pod to a status and node, keeping node accounting and firing events. Used by
   // Statement; anything else should go through a Statement.
@@ -124,11 +119,9 @@ class Session {
   const SessionCounters& counters() const { return counters_; }
   void SetJobReasons(JobId job, std::vector<Reason> reasons);
   const std::vector<Reason>& JobReasons(JobId job) const;
-  void SetPodReasons(PodId pod, std::vector<Reason> reasons);
   // Why a pod was evicted (action, beneficiary, rule), for explanations.
   void SetEvictionReason(PodId pod, std::string why);
   const std::string& EvictionReason(PodId pod) const;
-  const std::vector<Reason>& PodReasons(PodId pod) const;
 
   // Requested resources of a set of pods, and of a job's pending pods.
   Resources SumRequests(const std::vector<PodId>& pods) const;
@@ -140,7 +133,6 @@ class Session {
   std::vector<JobOrderFn> job_order_;
   std::vector<TaskOrderFn> task_order_;
   std::vector<QueueOrderFn> queue_order_;
-  std::vector<NodeScoreFn> node_score_;
   std::vector<NodeScoresFn> node_scores_;
   std::vector<PreScoreFn> pre_score_;
   std::vector<PredicateFn> predicates_;
@@ -151,10 +143,8 @@ class Session {
   std::vector<SolutionStartFn> on_solution_start_;
   std::vector<PodEventFn> on_allocate_;
   std::vector<PodEventFn> on_deallocate_;
-  bool has_predicates_plugin_ = false;
   SessionCounters counters_;
   std::vector<std::vector<Reason>> job_reasons_;
-  std::vector<std::vector<Reason>> pod_reasons_;
   std::vector<std::string> eviction_reasons_;
 };
 

@@ -226,10 +226,12 @@ std::string_view PodStatusName(PodStatus s) {
   return kNames[static_cast<int>(s)];
 }
 
-bool IsActiveAllocated(PodStatus s) {
-  return s == PodStatus::kAllocated || s == PodStatus::kPipelined || s == PodStatus::kBinding ||
-         s == PodStatus::kBound || s == PodStatus::kRunning;
+bool IsAllocated(PodStatus s) {
+  return s == PodStatus::kAllocated || s == PodStatus::kBinding || s == PodStatus::kBound ||
+         s == PodStatus::kRunning;
 }
+
+bool IsActiveAllocated(PodStatus s) { return IsAllocated(s) || s == PodStatus::kPipelined; }
 
 bool IsActiveUsed(PodStatus s) {
   return IsActiveAllocated(s) || s == PodStatus::kReleasing || s == PodStatus::kStuckInReleasing;

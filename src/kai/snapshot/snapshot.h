@@ -36,6 +36,7 @@ enum class PodStatus : uint8_t {
 };
 std::string_view PodStatusName(PodStatus s);
 // KAI's status groups (pod_status.go).
+bool IsAllocated(PodStatus s);        // Allocated, Binding, Bound, Running (holds resources now)
 bool IsActiveAllocated(PodStatus s);  // Allocated, Pipelined, Binding, Bound, Running
 bool IsActiveUsed(PodStatus s);       // ActiveAllocated + Releasing, StuckInReleasing
 bool IsAlive(PodStatus s);            // ActiveAllocated + Pending + Gated

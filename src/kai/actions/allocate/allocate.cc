@@ -60,11 +60,7 @@ class AllocateAction : public Action {
 
   static bool HasAllocated(const Session& s, JobId j) {
     for (PodId p : s.snap().jobs[j].pods) {
-      const PodStatus st = s.snap().pods[p].status;
-      if (st == PodStatus::kAllocated || st == PodStatus::kBinding || st == PodStatus::kBound ||
-          st == PodStatus::kRunning) {
-        return true;
-      }
+      if (IsAllocated(s.snap().pods[p].status)) return true;
     }
     return false;
   }

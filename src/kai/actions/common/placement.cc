@@ -6,22 +6,6 @@
 
 namespace kai::actions {
 
-std::vector<NodeId> OrderedNodes(const Session& s, PodId pod) {
-  s.PrepareScores(pod);
-  const auto n = static_cast<NodeId>(s.snap().nodes.size());
-  std::vector<std::pair<double, NodeId>> scored;
-  scored.reserve(n);
-  for (NodeId id = 0; id < n; ++id) scored.emplace_back(s.NodeScore(pod, id), id);
-  std::sort(scored.begin(), scored.end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return s.snap().nodes[a.second].name < s.snap().nodes[b.second].name;
-  });
-  std::vector<NodeId> out;
-  out.reserve(n);
-  for (const auto& [score, id] : scored) out.push_back(id);
-  return out;
-}
-
 NodeVerdict CheckNode(const Session& s, PodId pod, NodeId node) {
   NodeVerdict v;
   if (!plugins::FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[node], &v.shortage)) {

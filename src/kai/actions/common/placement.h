@@ -19,9 +19,6 @@ struct PlacementResult {
 PlacementResult PlaceTasks(Session& session, Statement& stmt, const std::vector<PodId>& tasks,
                            bool pipeline_only);
 
-// Nodes ordered for one task: score descending, then node name.
-std::vector<NodeId> OrderedNodes(const Session& session, PodId pod);
-
 // The verdict for one pod on one node: resources (idle+releasing) first, then the predicates.
 NodeVerdict CheckNode(const Session& session, PodId pod, NodeId node);
 

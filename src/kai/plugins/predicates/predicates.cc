@@ -41,10 +41,7 @@ NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
 
 class PredicatesPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& s) override {
-    s.SetHasPredicatesPlugin();
-    s.AddPredicate(Check);
-  }
+  void OnSessionOpen(Session& s) override { s.AddPredicate(Check); }
 };
 
 }  // namespace

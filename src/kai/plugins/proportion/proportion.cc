@@ -15,11 +15,6 @@ using kai::proportion::DivideResource;
 using kai::proportion::DivisionParams;
 using kai::proportion::DivisionQueue;
 
-bool CountsAsAllocated(PodStatus s) {
-  return s == PodStatus::kAllocated || s == PodStatus::kBinding || s == PodStatus::kBound ||
-         s == PodStatus::kRunning;
-}
-
 // Only cpu, memory and gpu take part in queue accounting.
 Resources QueueView(const Resources& r) {
   Resources out;
@@ -43,7 +38,7 @@ void AccumulateUsage(Snapshot& snap) {
     for (PodId p : job.pods) {
       const SnapPod& pod = snap.pods[p];
       const Resources r = QueueView(pod.request);
-      if (CountsAsAllocated(pod.status)) {
+      if (IsAllocated(pod.status)) {
         ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) {
           q.allocated += r;
           q.requested += r;
