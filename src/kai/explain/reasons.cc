@@ -62,6 +62,8 @@ std::string Reason::KindName() const {
       return "PreemptionDelayNotElapsed";
     case ReasonKind::kNoVictims:
       return "NoVictims";
+    case ReasonKind::kTopology:
+      return "Topology";
   }
   return "Unknown";
 }
@@ -86,7 +88,8 @@ std::string NodesMessage(const Reason& r) {
     case FitCode::kTooManyPods:
       return "pod limit reached on " + NodeCount(r.nodes);
     case FitCode::kPodAffinity:
-      return "pod affinity/anti-affinity not satisfied on " + NodeCount(r.nodes);
+      return "pod affinity/anti-affinity not satisfied on " + NodeCount(r.nodes) + " (" + r.detail +
+             ")";
     case FitCode::kGpuSharingUnsupported:
       return "GPU request type not served by " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kOverQueueLimit:
@@ -97,6 +100,33 @@ std::string NodesMessage(const Reason& r) {
       break;
   }
   return "fits on " + NodeCount(r.nodes);
+}
+
+std::string Amount(const Reason& r, int64_t amount) {
+  return FormatResourceAmount(r.resource, amount) + " " + r.resource;
+}
+
+std::string ScopeFree(const Reason& r) {
+  return Amount(r, r.scope_free) + " free in " + (r.scope == "cluster" ? "the cluster" : r.scope);
+}
+
+// "16 nvidia.com/gpu free in k8s.io/block b1, no k8s.io/rack can hold the 8 pods (best: rack1, room
+// for 6)".
+std::string TopologyMessage(const Reason& r) {
+  const std::string head = "topology " + r.topology + ": ";
+  if (r.level.empty() && r.scope.empty()) return head + r.detail;
+  if (r.level.empty()) {
+    return head + "not enough resources in " + r.scope + ": " + Amount(r, r.requested) +
+           " requested, " + ScopeFree(r);
+  }
+  std::string no_domain =
+      r.required > 0
+          ? "no " + r.level + " can hold the " + std::to_string(r.required) +
+                " pods (best: " + r.domain + ", room for " + std::to_string(r.placed) + ")"
+          : "no " + r.level + " has " + Amount(r, r.requested) + " free (best: " + r.domain + ", " +
+                FormatResourceAmount(r.resource, r.available) + ")";
+  if (r.domain.empty()) no_domain = "no " + r.level + " holds a pod of the group";
+  return head + ScopeFree(r) + ", " + no_domain;
 }
 
 }  // namespace
@@ -127,6 +157,8 @@ std::string Reason::Message() const {
       return "preemption delay has not elapsed: may not evict other workloads yet";
     case ReasonKind::kNoVictims:
       return detail;
+    case ReasonKind::kTopology:
+      return TopologyMessage(*this);
   }
   return detail;
 }

@@ -11,14 +11,14 @@ namespace kai {
 
 enum class FitCode : uint8_t {
   kFits,
-  kInsufficientResources,   // resources short on the node (even counting releasing ones)
-  kNodeUnusable,            // NotReady, unschedulable, pressure
+  kInsufficientResources,  // resources short on the node (even counting releasing ones)
+  kNodeUnusable,           // NotReady, unschedulable, pressure
   kNodeSelectorMismatch,
   kNodeAffinityMismatch,
   kTaintNotTolerated,
   kTooManyPods,
   kPodAffinity,
-  kGpuSharingUnsupported,   // fractional/MIG request the node cannot serve
+  kGpuSharingUnsupported,  // fractional/MIG request the node cannot serve
   kOverQueueLimit,
   kNonPreemptibleOverQuota,
 };
@@ -31,15 +31,16 @@ struct NodeVerdict {
 };
 
 enum class ReasonKind : uint8_t {
-  kGang,                 // gang could not be completed: pods that fit / minMember
-  kNodes,                // per-node verdicts summarised (code, count, shortage)
-  kOverLimit,            // queue limit would be exceeded
+  kGang,       // gang could not be completed: pods that fit / minMember
+  kNodes,      // per-node verdicts summarised (code, count, shortage)
+  kOverLimit,  // queue limit would be exceeded
   kNonPreemptibleOverQuota,
   kQueueMissing,
-  kNotReady,             // fewer live pods than minMember
+  kNotReady,  // fewer live pods than minMember
   kNoNodes,
-  kPreemptionDelay,      // may not trigger evictions yet
-  kNoVictims,            // a disruptive action found no scenario
+  kPreemptionDelay,  // may not trigger evictions yet
+  kNoVictims,        // a disruptive action found no scenario
+  kTopology,         // a topology constraint could not be met
 };
 
 struct Reason {
@@ -50,8 +51,14 @@ struct Reason {
   int nodes = 0;                  // number of nodes with this verdict
   int64_t short_by = 0;           // smallest shortage among those nodes, in kai units
   int64_t requested = 0, available = 0;  // quota reasons
-  int placed = 0, required = 0;   // kGang, kNotReady
+  int placed = 0, required = 0;  // kGang, kNotReady; kTopology: pods the best domain holds / pods
   std::string detail;
+  // kTopology: the topology; the level no domain of which could hold the group (empty when the
+  // search scope itself could not); the best domain at that level (free `available` of
+  // `resource`, or room for `placed` pods); the scope searched ("block b1", "cluster") with its
+  // free amount of `resource`. `detail` alone: a configuration error (unknown topology or level).
+  std::string topology, level, domain, scope;
+  int64_t scope_free = 0;
   std::string Message() const;
   std::string KindName() const;
 };

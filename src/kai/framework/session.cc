@@ -1,6 +1,7 @@
 #include "kai/framework/session.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace kai {
 
@@ -8,7 +9,11 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
     : snap_(std::move(snapshot)),
       config_(std::move(config)),
       job_reasons_(snap_.jobs.size()),
-      eviction_reasons_(snap_.pods.size()) {}
+      eviction_reasons_(snap_.pods.size()) {
+  all_nodes_.resize(snap_.nodes.size());
+  std::iota(all_nodes_.begin(), all_nodes_.end(), NodeId{0});
+  candidates_ = all_nodes_;
+}
 
 Session::~Session() = default;
 
@@ -81,6 +86,7 @@ std::optional<Reason> Session::CheckJobCapacity(JobId job, const Resources& requ
 }
 
 void Session::MovePod(PodId id, PodStatus status, NodeId node) {
+  ++placement_version_;
   SnapPod& pod = snap_.pods[id];
   const bool was_allocated = IsActiveAllocated(pod.status);
   if (pod.node != kNone && IsActiveUsed(pod.status)) {
@@ -103,6 +109,18 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node) {
   } else if (was_allocated && !is_allocated) {
     for (auto& f : on_deallocate_) f(*this, id);
   }
+}
+
+NodeSubsets Session::SubsetNodes(const TaskGroup& group, std::span<const NodeId> nodes) {
+  NodeSubsets result;
+  result.sets.emplace_back(nodes.begin(), nodes.end());
+  for (const auto& f : subset_nodes_) {
+    NodeSubsets next;
+    next.reasons = std::move(result.reasons);
+    for (const NodeSet& set : result.sets) f(*this, group, set, next);
+    result = std::move(next);
+  }
+  return result;
 }
 
 bool Session::VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const {

@@ -22,8 +22,9 @@ using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
 // Compares two queues, each with the job that would be scheduled next from it.
 using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
-// that ties between equal formulas resolve the same way. A scorer adds its score of every node to
-// out[node] in one call.
+// that ties between equal formulas resolve the same way. A scorer adds its score of every
+// candidate node (CandidateNodes()) to out[node] in one call; a score of -infinity drops the node
+// from the candidates (KAI drops a node whose scoring fails).
 using NodeScoresFn = std::function<void(const Session&, PodId, std::span<double> out)>;
 // Called once per task before its nodes are scored (e.g. to compute min/max over nodes).
 using PreScoreFn = std::function<void(const Session&, PodId)>;
@@ -50,6 +51,28 @@ using ScenarioValidatorFn = std::function<bool(const Session&, const Scenario&)>
 using CanReclaimFn = std::function<bool(const Session&, JobId)>;
 // Called when a disruptive action starts solving for one job (e.g. to freeze queue state).
 using SolutionStartFn = std::function<void(Session&)>;
+
+// Tasks of one job placed together: the whole job (sub_group 0, its root) or one SubGroup.
+struct TaskGroup {
+  JobId job = kNone;
+  int32_t sub_group = 0;
+  std::span<const PodId> tasks;
+};
+using NodeSet = std::vector<NodeId>;
+// The node sets a task group may be placed on, in the order to try them, and why sets were
+// ruled out (for the job's pending reasons).
+struct NodeSubsets {
+  std::vector<NodeSet> sets;
+  std::vector<Reason> reasons;
+};
+// Splits `nodes` into the sets a task group may use (e.g. topology domains), appending them to
+// out.sets in the order to try them; appending none means the group cannot be placed on `nodes`.
+// Registrations chain: each splits every set the previous ones produced (KAI's SubsetNodesFn);
+// with none registered the group gets `nodes` itself.
+using SubsetNodesFn = std::function<void(Session&, const TaskGroup&, std::span<const NodeId> nodes,
+                                         NodeSubsets& out)>;
+// Called when an attempt to place a job's tasks starts: every handler, in registration order.
+using JobAttemptFn = std::function<void(Session&, JobId)>;
 
 enum class DisruptionKind : uint8_t { kReclaim, kPreempt };
 
@@ -92,6 +115,8 @@ class Session {
     if (!can_reclaim_) can_reclaim_ = std::move(f);
   }
   void AddSolutionStart(SolutionStartFn f) { on_solution_start_.push_back(std::move(f)); }
+  void AddSubsetNodes(SubsetNodesFn f) { subset_nodes_.push_back(std::move(f)); }
+  void AddJobAttempt(JobAttemptFn f) { on_job_attempt_.push_back(std::move(f)); }
   void AddAllocateHandler(PodEventFn f) { on_allocate_.push_back(std::move(f)); }
   void AddDeallocateHandler(PodEventFn f) { on_deallocate_.push_back(std::move(f)); }
 
@@ -109,10 +134,24 @@ class Session {
   void StartSolution() {
     for (auto& f : on_solution_start_) f(*this);
   }
+  void StartJobAttempt(JobId job) {
+    for (auto& f : on_job_attempt_) f(*this, job);
+  }
+  NodeSubsets SubsetNodes(const TaskGroup& group, std::span<const NodeId> nodes);
+
+  // Every node id, in id order.
+  std::span<const NodeId> AllNodes() const { return all_nodes_; }
+  // The node set the task being placed may use (all nodes unless a SubsetNodes hook narrowed
+  // it). Scorers only need to score these; binpack normalises over them (KAI scores the node
+  // set it is given).
+  std::span<const NodeId> CandidateNodes() const { return candidates_; }
+  void SetCandidateNodes(std::span<const NodeId> nodes) { candidates_ = nodes; }
 
   // Moves a pod to a status and node, keeping node accounting and firing events. Used by
   // Statement; anything else should go through a Statement.
   void MovePod(PodId pod, PodStatus status, NodeId node);
+  // Changes with every MovePod: state derived from pod placement can be cached against it.
+  uint64_t PlacementVersion() const { return placement_version_; }
 
   // Outcomes, for output and explanations.
   SessionCounters& counters() { return counters_; }
@@ -141,9 +180,14 @@ class Session {
   std::vector<ScenarioValidatorFn> validators_[2];
   CanReclaimFn can_reclaim_;
   std::vector<SolutionStartFn> on_solution_start_;
+  std::vector<SubsetNodesFn> subset_nodes_;
+  std::vector<JobAttemptFn> on_job_attempt_;
+  std::vector<NodeId> all_nodes_;
+  std::span<const NodeId> candidates_;
   std::vector<PodEventFn> on_allocate_;
   std::vector<PodEventFn> on_deallocate_;
   SessionCounters counters_;
+  uint64_t placement_version_ = 0;
   std::vector<std::vector<Reason>> job_reasons_;
   std::vector<std::string> eviction_reasons_;
 };

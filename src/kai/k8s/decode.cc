@@ -244,6 +244,7 @@ std::vector<SelectorRequirement> Requirements(const YAML::Node& n, std::string_v
 
 LabelSelector DecodeLabelSelector(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
   LabelSelector s;
+  s.matches_nothing = !n.IsDefined() || n.IsNull();
   if (!IsMapOrAbsent(n, path, ctx)) return s;
   s.match_labels = StringMap(n["matchLabels"], Join(path, "matchLabels"), ctx);
   s.match_expressions = Requirements(n["matchExpressions"], Join(path, "matchExpressions"), ctx);
@@ -261,6 +262,15 @@ std::vector<PodAffinityTerm> PodAffinityTerms(const YAML::Node& n, std::string_v
     PodAffinityTerm t;
     t.selector = DecodeLabelSelector(terms[i]["labelSelector"], Join(tp, "labelSelector"), ctx);
     t.namespaces = StringList(terms[i]["namespaces"], Join(tp, "namespaces"), ctx);
+    const YAML::Node ns_sel = terms[i]["namespaceSelector"];
+    if (ns_sel.IsDefined() && !ns_sel.IsNull()) {
+      const std::string nsp = Join(tp, "namespaceSelector");
+      if (IsMapOrAbsent(ns_sel, nsp, ctx)) {
+        // Namespace labels are not part of what kai reads, so only {} can be evaluated.
+        if (ns_sel.size() != 0) ctx.Fail(nsp, "only {} (every namespace) is supported");
+        t.all_namespaces = true;
+      }
+    }
     t.topology_key = Str(terms[i], "topologyKey", tp, ctx).value_or("");
     if (t.topology_key.empty()) ctx.Fail(Join(tp, "topologyKey"), "missing");
     out.push_back(std::move(t));

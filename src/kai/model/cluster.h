@@ -49,11 +49,13 @@ struct NodeSelectorTerm {
 struct LabelSelector {
   Labels match_labels;
   std::vector<SelectorRequirement> match_expressions;
+  bool matches_nothing = false;  // an absent selector (Kubernetes: nil selects no object)
 };
 
 struct PodAffinityTerm {
   LabelSelector selector;
-  std::vector<std::string> namespaces;
+  std::vector<std::string> namespaces;  // empty: the namespace of the pod stating the term
+  bool all_namespaces = false;          // namespaceSelector: {} (every namespace)
   std::string topology_key;
 };
 

@@ -120,6 +120,7 @@ struct Snapshot {
   std::unordered_map<std::string_view, NodeId> node_by_name;
   std::unordered_map<std::string_view, QueueId> queue_by_name;
   std::vector<int32_t> node_name_rank;  // position of each node in name order (tie-breaks)
+  std::vector<const TopologyObject*> topologies;
 
   // Allocatable resources of usable nodes.
   Resources TotalCapacity() const;

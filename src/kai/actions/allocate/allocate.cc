@@ -13,8 +13,9 @@ std::vector<Reason> FailureReasons(const Session& s, JobId j, const PlacementRes
   const SnapJob& job = s.snap().jobs[j];
   std::vector<Reason> reasons;
   if (job.MinAvailable() > 1 && job.active_allocated < job.MinAvailable()) {
-    reasons.push_back(Reason{
-        .kind = ReasonKind::kGang, .placed = job.active_allocated, .required = job.MinAvailable()});
+    reasons.push_back(Reason{.kind = ReasonKind::kGang,
+                             .placed = job.active_allocated + r.placed,
+                             .required = job.MinAvailable()});
   }
   reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());
   return reasons;
@@ -44,7 +45,7 @@ class AllocateAction : public Action {
     SnapJob& job = s.snap().jobs[j];
     const bool had_allocated = HasAllocated(s, j);
     Statement stmt(s);
-    PlacementResult placed = PlaceTasks(s, stmt, tasks, /*pipeline_only=*/false);
+    PlacementResult placed = PlaceJob(s, stmt, j, tasks, /*pipeline_only=*/false);
     if (!placed.ok) {
       s.SetJobReasons(j, FailureReasons(s, j, placed));
       stmt.Discard();

@@ -1,6 +1,7 @@
 #include "kai/actions/common/placement.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "kai/plugins/scores.h"
 
@@ -29,8 +30,8 @@ struct Cand {
 // that lets simulations fail without scoring every node.
 bool AnyNodeHasRoom(const Session& s, PodId pod) {
   const SnapPod& p = s.snap().pods[pod];
-  for (const SnapNode& node : s.snap().nodes) {
-    if (plugins::FitsIdleOrReleasing(p, node)) return true;
+  for (NodeId n : s.CandidateNodes()) {
+    if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[n])) return true;
   }
   return false;
 }
@@ -43,10 +44,12 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
   static thread_local std::vector<Cand> cands;
   static thread_local std::vector<double> scores;
   cands.clear();
-  const auto n = static_cast<NodeId>(s.snap().nodes.size());
-  scores.resize(n);
+  scores.resize(s.snap().nodes.size());
   s.ScoreNodes(pod, scores);
-  for (NodeId id = 0; id < n; ++id) cands.push_back({scores[id], s.snap().node_name_rank[id], id});
+  for (NodeId id : s.CandidateNodes()) {
+    if (scores[id] == -std::numeric_limits<double>::infinity()) continue;  // vetoed by a scorer
+    cands.push_back({scores[id], s.snap().node_name_rank[id], id});
+  }
   auto worse = [](const Cand& a, const Cand& b) {
     if (a.score != b.score) return a.score < b.score;
     return a.rank > b.rank;
@@ -82,7 +85,7 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
 
 }  // namespace
 
-PlacementResult PlaceTasks(Session& s, Statement& stmt, const std::vector<PodId>& tasks,
+PlacementResult PlaceTasks(Session& s, Statement& stmt, std::span<const PodId> tasks,
                            bool pipeline_only) {
   PlacementResult result;
   for (PodId pod : tasks) {
@@ -98,6 +101,60 @@ PlacementResult PlaceTasks(Session& s, Statement& stmt, const std::vector<PodId>
   }
   result.ok = true;
   return result;
+}
+
+namespace {
+
+// Restores the session's candidate nodes when a node set attempt ends.
+class CandidateScope {
+ public:
+  CandidateScope(Session& s, std::span<const NodeId> nodes) : s_(s), saved_(s.CandidateNodes()) {
+    s_.SetCandidateNodes(nodes);
+  }
+  ~CandidateScope() { s_.SetCandidateNodes(saved_); }
+  CandidateScope(const CandidateScope&) = delete;
+  CandidateScope& operator=(const CandidateScope&) = delete;
+
+ private:
+  Session& s_;
+  std::span<const NodeId> saved_;
+};
+
+// Tries the node sets of one task group in order (KAI allocateSubGroupSet): each attempt starts
+// from a checkpoint and is rolled back when a task finds no node in the set. A failure keeps the
+// reasons of the first set tried (the best-fitting one) after the hooks' own reasons.
+PlacementResult PlaceGroup(Session& s, Statement& stmt, const TaskGroup& group,
+                           std::span<const NodeId> nodes, bool pipeline_only) {
+  NodeSubsets subsets = s.SubsetNodes(group, nodes);
+  PlacementResult result;
+  result.reasons = std::move(subsets.reasons);
+  bool first = true;
+  for (const NodeSet& set : subsets.sets) {
+    const size_t cp = stmt.Checkpoint();
+    PlacementResult attempt;
+    {
+      CandidateScope scope(s, set);
+      attempt = PlaceTasks(s, stmt, group.tasks, pipeline_only);
+    }
+    if (attempt.ok) return attempt;
+    stmt.Rollback(cp);
+    if (first) {
+      result.placed = attempt.placed;
+      result.failed_task = attempt.failed_task;
+      result.reasons.insert(result.reasons.end(), attempt.reasons.begin(), attempt.reasons.end());
+      first = false;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+PlacementResult PlaceJob(Session& s, Statement& stmt, JobId job, std::span<const PodId> tasks,
+                         bool pipeline_only) {
+  s.StartJobAttempt(job);
+  const TaskGroup root{.job = job, .sub_group = 0, .tasks = tasks};
+  return PlaceGroup(s, stmt, root, s.AllNodes(), pipeline_only);
 }
 
 bool ShouldPipelineJob(const Session& s, JobId j) {

@@ -2,6 +2,7 @@
 // Placing the tasks of one job inside a Statement (KAI actions/common/allocate.go): score and sort
 // nodes per task, take the first node that fits idle+releasing resources and passes the
 // predicates; allocate on idle resources, else pipeline onto releasing ones.
+#include <span>
 #include <vector>
 
 #include "kai/framework/statement.h"
@@ -15,9 +16,17 @@ struct PlacementResult {
   std::vector<Reason> reasons;  // why it found none
 };
 
-// Places `tasks` in order; stops at the first task with no node (the caller rolls back).
-PlacementResult PlaceTasks(Session& session, Statement& stmt, const std::vector<PodId>& tasks,
+// Places `tasks` in order on the session's candidate nodes; stops at the first task with no node
+// (the caller rolls back).
+PlacementResult PlaceTasks(Session& session, Statement& stmt, std::span<const PodId> tasks,
                            bool pipeline_only);
+
+// Places a job's tasks for this step (KAI AllocateJob after the capacity check): the SubsetNodes
+// hooks split the nodes into sets (topology domains) tried in order, each from a checkpoint. On
+// failure every placement of this call is rolled back; `placed` counts the tasks the first set
+// took before its failing task.
+PlacementResult PlaceJob(Session& session, Statement& stmt, JobId job, std::span<const PodId> tasks,
+                         bool pipeline_only);
 
 // The verdict for one pod on one node: resources (idle+releasing) first, then the predicates.
 NodeVerdict CheckNode(const Session& session, PodId pod, NodeId node);

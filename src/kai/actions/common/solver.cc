@@ -262,7 +262,7 @@ class Search {
         continue;
       }
       const size_t cp = stmt_.Checkpoint();
-      if (!PlaceTasks(s_, stmt_, tasks, /*pipeline_only=*/true).ok) {
+      if (!PlaceJob(s_, stmt_, j, tasks, /*pipeline_only=*/true).ok) {
         stmt_.Rollback(cp);
         if (j == job_) return false;
       }

@@ -12,7 +12,7 @@ class NodeAvailabilityPlugin : public Plugin {
     s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
       const SnapPod& p = ss.snap().pods[pod];
       const auto& nodes = ss.snap().nodes;
-      for (size_t n = 0; n < out.size(); ++n) {
+      for (NodeId n : ss.CandidateNodes()) {
         if (FitsIdle(p, nodes[n])) out[n] += scores::kAvailability;
       }
     });

@@ -1,6 +1,6 @@
 // nodeplacement: binpack or spread, per resource. GPU tasks are placed by free GPUs, CPU-only
 // tasks by free CPU (KAI pkg/scheduler/plugins/nodeplacement).
-//   binpack: 9 * (1 - (free - min) / (max - min)) with min/max of free over all candidate nodes
+//   binpack: 9 * (1 - (free - min) / (max - min)) with min/max of free over the candidate nodes
 //            that have the resource (9 when min == max; 0 when the node lacks it or max == 0);
 //   spread:  free / capacity.
 // free = idle + releasing. Scores are doubles, as in KAI, so equal scores tie the same way.
@@ -33,7 +33,7 @@ class NodePlacementPlugin : public Plugin {
       const CoreResource r = PlacementResource(p);
       const bool spread = Spread(r);
       const auto& nodes = ss.snap().nodes;
-      for (size_t n = 0; n < out.size(); ++n) {
+      for (NodeId n : ss.CandidateNodes()) {
         const SnapNode& node = nodes[n];
         const double capacity = static_cast<double>(node.allocatable.Get(r));
         if (capacity == 0) continue;
@@ -56,7 +56,8 @@ class NodePlacementPlugin : public Plugin {
     min_ = std::numeric_limits<double>::max();
     max_ = 0;
     if (Spread(r)) return;
-    for (const SnapNode& n : s.snap().nodes) {
+    for (NodeId id : s.CandidateNodes()) {
+      const SnapNode& n = s.snap().nodes[id];
       if (n.allocatable.Get(r) == 0) continue;
       const double f = Free(n, r);
       min_ = std::min(min_, f);

@@ -5,6 +5,7 @@
 
 #include "kai/framework/session.h"
 #include "kai/plugins/builtin.h"
+#include "kai/plugins/podaffinity/podaffinity.h"
 
 namespace kai::plugins {
 namespace {
@@ -41,7 +42,16 @@ NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
 
 class PredicatesPlugin : public Plugin {
  public:
-  void OnSessionOpen(Session& s) override { s.AddPredicate(Check); }
+  void OnSessionOpen(Session& s) override {
+    s.AddPredicate(Check);
+    affinity_ = std::make_unique<InterPodAffinity>(s);
+    s.AddPredicate([this](const Session& ss, PodId pod, NodeId node) {
+      return affinity_->Check(ss, pod, node);
+    });
+  }
+
+ private:
+  std::unique_ptr<InterPodAffinity> affinity_;
 };
 
 }  // namespace

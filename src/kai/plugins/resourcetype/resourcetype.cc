@@ -12,7 +12,7 @@ class ResourceTypePlugin : public Plugin {
     s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
       if (!IsCpuOnly(ss.snap().pods[pod])) return;
       const auto& nodes = ss.snap().nodes;
-      for (size_t n = 0; n < out.size(); ++n) {
+      for (NodeId n : ss.CandidateNodes()) {
         if (!IsGpuNode(nodes[n])) out[n] += scores::kResourceType;
       }
     });

@@ -1,0 +1,137 @@
+#include "kai/plugins/podaffinity/podaffinity.h"
+
+#include <algorithm>
+
+#include "kai/plugins/predicates/predicates.h"
+
+namespace kai::plugins {
+namespace {
+
+bool InNamespaces(const PodAffinityTerm& term, std::string_view pod_ns, std::string_view owner_ns) {
+  if (term.all_namespaces) return true;
+  if (term.namespaces.empty()) return pod_ns == owner_ns;
+  return std::find(term.namespaces.begin(), term.namespaces.end(), pod_ns) != term.namespaces.end();
+}
+
+bool SelectorMatches(const LabelSelector& sel, const Labels& labels) {
+  if (sel.matches_nothing) return false;
+  for (const auto& [k, v] : sel.match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return std::all_of(sel.match_expressions.begin(), sel.match_expressions.end(),
+                     [&](const SelectorRequirement& r) { return MatchesRequirement(r, labels); });
+}
+
+std::optional<std::string_view> LabelOf(const SnapNode& node, std::string_view key) {
+  auto it = node.obj->meta.labels.find(key);
+  if (it == node.obj->meta.labels.end()) return std::nullopt;
+  return std::string_view(it->second);
+}
+
+template <class F>
+void ForEachPlacedPod(const Session& s, F f) {
+  for (const SnapNode& node : s.snap().nodes) {
+    for (PodId p : node.pods) f(s.snap().pods[p], node);
+  }
+}
+
+bool HasPair(const std::vector<std::pair<std::string_view, std::string_view>>& pairs,
+             const SnapNode& node) {
+  return std::any_of(pairs.begin(), pairs.end(), [&](const auto& kv) {
+    auto v = LabelOf(node, kv.first);
+    return v && *v == kv.second;
+  });
+}
+
+bool MatchesAll(const PodObject& pod, const std::vector<PodAffinityTerm>& terms,
+                std::string_view owner_ns) {
+  return std::all_of(terms.begin(), terms.end(),
+                     [&](const PodAffinityTerm& t) { return PodMatchesTerm(pod, t, owner_ns); });
+}
+
+}  // namespace
+
+bool PodMatchesTerm(const PodObject& pod, const PodAffinityTerm& term, std::string_view owner_ns) {
+  return InNamespaces(term, pod.meta.ns, owner_ns) &&
+         SelectorMatches(term.selector, pod.meta.labels);
+}
+
+InterPodAffinity::InterPodAffinity(const Session& s) {
+  for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
+    if (!s.snap().pods[p].obj->required_pod_anti_affinity.empty()) {
+      anti_affinity_pods_.push_back(p);
+    }
+  }
+}
+
+void InterPodAffinity::AddExistingAntiAffinity(const Session& s, const PodObject& pod,
+                                               PodState& st) const {
+  for (PodId e : anti_affinity_pods_) {
+    const SnapPod& other = s.snap().pods[e];
+    if (other.node == kNone || !IsActiveUsed(other.status)) continue;
+    const SnapNode& node = s.snap().nodes[other.node];
+    for (const PodAffinityTerm& t : other.obj->required_pod_anti_affinity) {
+      if (!PodMatchesTerm(pod, t, other.ns)) continue;
+      if (auto v = LabelOf(node, t.topology_key))
+        st.forbidden_by_others.emplace_back(t.topology_key, *v);
+    }
+  }
+}
+
+void InterPodAffinity::AddOwnTerms(const Session& s, const PodObject& pod, PodState& st) const {
+  const auto& affinity = pod.required_pod_affinity;
+  const auto& anti = pod.required_pod_anti_affinity;
+  if (affinity.empty() && anti.empty()) return;
+  for (const PodAffinityTerm& t : affinity) st.affinity.push_back({t.topology_key, {}});
+  st.self_match = MatchesAll(pod, affinity, pod.meta.ns);
+  ForEachPlacedPod(s, [&](const SnapPod& other, const SnapNode& node) {
+    for (const PodAffinityTerm& t : anti) {
+      if (!PodMatchesTerm(*other.obj, t, pod.meta.ns)) continue;
+      if (auto v = LabelOf(node, t.topology_key))
+        st.forbidden_by_self.emplace_back(t.topology_key, *v);
+    }
+    if (affinity.empty() || !MatchesAll(*other.obj, affinity, pod.meta.ns)) return;
+    for (AffinityTerm& term : st.affinity) {
+      if (auto v = LabelOf(node, term.key)) {
+        term.values.push_back(*v);
+        st.any_match = true;
+      }
+    }
+  });
+}
+
+const InterPodAffinity::PodState& InterPodAffinity::StateOf(const Session& s, PodId pod) {
+  if (cache_.pod == pod && cache_.version == s.PlacementVersion()) return cache_;
+  cache_ = PodState{.pod = pod, .version = s.PlacementVersion()};
+  const PodObject& obj = *s.snap().pods[pod].obj;
+  AddExistingAntiAffinity(s, obj, cache_);
+  AddOwnTerms(s, obj, cache_);
+  return cache_;
+}
+
+NodeVerdict InterPodAffinity::Check(const Session& s, PodId pod, NodeId node_id) {
+  const PodObject& obj = *s.snap().pods[pod].obj;
+  if (anti_affinity_pods_.empty() && obj.required_pod_affinity.empty() &&
+      obj.required_pod_anti_affinity.empty()) {
+    return {};
+  }
+  const PodState& st = StateOf(s, pod);
+  const SnapNode& node = s.snap().nodes[node_id];
+  if (HasPair(st.forbidden_by_others, node)) {
+    return {FitCode::kPodAffinity, {}, "existing pods' anti-affinity"};
+  }
+  if (HasPair(st.forbidden_by_self, node)) return {FitCode::kPodAffinity, {}, "anti-affinity"};
+  bool all_present = true;
+  for (const AffinityTerm& t : st.affinity) {
+    auto v = LabelOf(node, t.key);
+    if (!v) return {FitCode::kPodAffinity, {}, "affinity: node lacks " + std::string(t.key)};
+    if (std::find(t.values.begin(), t.values.end(), *v) == t.values.end()) all_present = false;
+  }
+  if (!all_present && !(!st.any_match && st.self_match)) {
+    return {FitCode::kPodAffinity, {}, "affinity"};
+  }
+  return {};
+}
+
+}  // namespace kai::plugins

@@ -1,0 +1,181 @@
+#include "kai/plugins/podaffinity/podaffinity.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "kai/framework/config.h"
+#include "kai/k8s/decode.h"
+#include "kai/sim/simulator.h"
+
+namespace kai {
+namespace {
+
+constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
+
+std::string Node(const std::string& name, const std::string& zone) {
+  return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {host: " + name +
+         ", zone: " + zone +
+         "}\nstatus:\n  allocatable: {cpu: '8', memory: 8Gi, pods: '110', nvidia.com/gpu: '2'}\n"
+         "---\n";
+}
+
+constexpr const char* kQueue = R"(apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: q}
+spec:
+  resources:
+    gpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
+    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
+---
+)";
+
+std::string Group(const std::string& name, int min_member, const std::string& ns = "default") {
+  return "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " + name +
+         ", namespace: " + ns + "}\nspec: {queue: q, minMember: " + std::to_string(min_member) +
+         "}\n---\n";
+}
+
+// A one-GPU pod of `group` with label app=<app>; `affinity` is the spec.affinity block (YAML
+// flow), `node` places it Running.
+std::string Pod(const std::string& name, const std::string& group, const std::string& app,
+                const std::string& affinity = "", const std::string& node = "",
+                const std::string& ns = "default") {
+  std::string s = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + ns +
+                  "\n  labels: {app: " + app + "}\n  annotations: {pod-group-name: " + group +
+                  "}\nspec:\n  schedulerName: kai-scheduler\n";
+  if (!node.empty()) s += "  nodeName: " + node + "\n";
+  if (!affinity.empty()) s += "  affinity: " + affinity + "\n";
+  s += "  containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi, "
+       "nvidia.com/gpu: '1'}, limits: {nvidia.com/gpu: '1'}}}]\n";
+  s += node.empty() ? "---\n" : "status: {phase: Running}\n---\n";
+  return s;
+}
+
+std::string Anti(const std::string& app, const std::string& key) {
+  return "{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: " +
+         key + ", labelSelector: {matchLabels: {app: " + app + "}}}]}}";
+}
+
+std::string Affinity(const std::string& app, const std::string& key) {
+  return "{podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: " + key +
+         ", labelSelector: {matchLabels: {app: " + app + "}}}]}}";
+}
+
+// Pod name -> "status node" after one allocate cycle.
+struct Outcome {
+  std::map<std::string, std::string> where;
+  std::map<std::string, std::vector<Reason>> reasons;
+};
+
+Outcome Allocate(const std::string& yaml) {
+  ClusterState state;
+  const auto errors = DecodeManifestText(yaml, "test.yaml", state);
+  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
+  auto config = WithActions(ConfigFromShard(std::nullopt).value(), {"allocate"}).value();
+  auto report = sim::RunCycle(state, config, sim::SimulateOptions{.now = kNow}, 1).value();
+  Outcome out;
+  for (const auto& p : report.pods) {
+    out.where[p.name] = p.status + (p.node.empty() ? "" : " " + p.node);
+    out.reasons[p.name] = p.reasons;
+  }
+  return out;
+}
+
+bool HasAffinityReason(const std::vector<Reason>& reasons) {
+  for (const Reason& r : reasons) {
+    if (r.kind == ReasonKind::kNodes && r.code == FitCode::kPodAffinity) return true;
+  }
+  return false;
+}
+
+TEST(PodAffinity, AntiAffinityAvoidsTheNodeOfAMatchingPod) {
+  const Outcome o =
+      Allocate(Node("n1", "east") + Node("n2", "east") + kQueue + Group("db", 1) + Group("web", 1) +
+               Pod("db-0", "db", "db", "", "n1") + Pod("web-0", "web", "web", Anti("db", "host")));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n2");
+}
+
+TEST(PodAffinity, ExistingPodsAntiAffinityKeepsMatchingPodsAway) {
+  // db-0 refuses pods labelled app=web on its host; binpack alone would pick n1.
+  const Outcome o =
+      Allocate(Node("n1", "east") + Node("n2", "east") + kQueue + Group("db", 1) + Group("web", 1) +
+               Pod("db-0", "db", "db", Anti("web", "host"), "n1") + Pod("web-0", "web", "web"));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n2");
+}
+
+TEST(PodAffinity, AffinityFollowsTheZoneOfAMatchingPod) {
+  // n3 (west) is the binpack choice (fullest), but the web pod must share db's zone.
+  const Outcome o = Allocate(
+      Node("n1", "east") + Node("n2", "east") + Node("n3", "west") + kQueue + Group("db", 1) +
+      Group("fill", 1) + Group("web", 1) + Pod("db-0", "db", "db", "", "n2") +
+      Pod("fill-0", "fill", "fill", "", "n3") + Pod("web-0", "web", "web", Affinity("db", "zone")));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n2");
+}
+
+TEST(PodAffinity, FirstPodOfASelfAffineGroupMayStart) {
+  const Outcome o = Allocate(Node("n1", "east") + kQueue + Group("web", 1) +
+                             Pod("web-0", "web", "web", Affinity("web", "zone")));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n1");
+}
+
+TEST(PodAffinity, UnmatchedAffinityKeepsThePodPendingWithAReason) {
+  const Outcome o = Allocate(Node("n1", "east") + kQueue + Group("web", 1) +
+                             Pod("web-0", "web", "web", Affinity("db", "zone")));
+  EXPECT_EQ(o.where.at("web-0"), "Pending");
+  EXPECT_TRUE(HasAffinityReason(o.reasons.at("web-0")));
+}
+
+TEST(PodAffinity, NodeWithoutTheTopologyKeyFailsAffinity) {
+  const Outcome o = Allocate(Node("n1", "east") + kQueue + Group("web", 1) +
+                             Pod("web-0", "web", "web", Affinity("web", "rack")));
+  EXPECT_EQ(o.where.at("web-0"), "Pending");
+}
+
+TEST(PodAffinity, GangMembersSpreadByAntiAffinityToEachOther) {
+  const Outcome o =
+      Allocate(Node("n1", "east") + Node("n2", "east") + kQueue + Group("w", 2) +
+               Pod("w-0", "w", "w", Anti("w", "host")) + Pod("w-1", "w", "w", Anti("w", "host")));
+  EXPECT_NE(o.where.at("w-0"), o.where.at("w-1"));
+  EXPECT_EQ(o.where.at("w-0").substr(0, 7), "Binding");
+  EXPECT_EQ(o.where.at("w-1").substr(0, 7), "Binding");
+}
+
+TEST(PodAffinity, GangThatCannotSpreadStaysPending) {
+  const Outcome o =
+      Allocate(Node("n1", "east") + Node("n2", "east") + kQueue + Group("w", 3) +
+               Pod("w-0", "w", "w", Anti("w", "host")) + Pod("w-1", "w", "w", Anti("w", "host")) +
+               Pod("w-2", "w", "w", Anti("w", "host")));
+  for (const char* p : {"w-0", "w-1", "w-2"}) EXPECT_EQ(o.where.at(p), "Pending") << p;
+}
+
+TEST(PodAffinity, TermsWithoutNamespacesApplyToTheirOwnNamespace) {
+  // db-0 lives in namespace other: web's anti-affinity (namespace default) does not see it.
+  const Outcome o = Allocate(Node("n1", "east") + kQueue + Group("db", 1, "other") +
+                             Group("web", 1) + Pod("db-0", "db", "db", "", "n1", "other") +
+                             Pod("web-0", "web", "web", Anti("db", "host")));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n1");
+}
+
+TEST(PodAffinity, AbsentSelectorMatchesNoPod) {
+  const std::string anti =
+      "{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: host}]}}";
+  const Outcome o = Allocate(Node("n1", "east") + kQueue + Group("db", 1) + Group("web", 1) +
+                             Pod("db-0", "db", "db", "", "n1") + Pod("web-0", "web", "web", anti));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n1");
+}
+
+TEST(PodAffinity, NamespaceSelectorOtherThanEmptyIsAnErrorNamingTheField) {
+  ClusterState state;
+  const std::string anti =
+      "{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: host, "
+      "namespaceSelector: {matchLabels: {team: a}}, labelSelector: {}}]}}";
+  const auto errors = DecodeManifestText(Pod("web-0", "web", "web", anti), "t.yaml", state);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("namespaceSelector"), std::string::npos) << errors[0];
+}
+
+}  // namespace
+}  // namespace kai

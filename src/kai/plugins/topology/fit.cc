@@ -1,0 +1,127 @@
+#include "kai/plugins/topology/fit.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace kai::plugins::topology {
+namespace {
+
+inline constexpr double kMissingResourceRatio = 1000.0;
+
+bool UsesGpu(const SnapPod& pod) {
+  return pod.request.milli_gpu > 0 || pod.obj->gpu_sharing.IsShared();
+}
+
+// KAI useRepresentorPodsAccounting: all tasks or none use GPUs, and every extended resource one
+// task asks for is asked for by all.
+bool Homogeneous(const Snapshot& snap, std::span<const PodId> tasks) {
+  size_t gpu_users = 0;
+  std::map<ResourceId, size_t> scalar_users;
+  for (PodId p : tasks) {
+    const SnapPod& pod = snap.pods[p];
+    if (UsesGpu(pod)) ++gpu_users;
+    for (const auto& [id, amount] : pod.request.scalars) {
+      if (amount > 0) ++scalar_users[id];
+    }
+  }
+  if (gpu_users != 0 && gpu_users != tasks.size()) return false;
+  return std::all_of(scalar_users.begin(), scalar_users.end(),
+                     [&](const auto& e) { return e.second == tasks.size(); });
+}
+
+// Copies of `need` that fit in `have` along one resource (need > 0).
+int64_t Copies(int64_t have, int64_t need) { return have <= 0 ? 0 : have / need; }
+
+}  // namespace
+
+Demand DemandOf(const Snapshot& snap, std::span<const PodId> tasks) {
+  Demand d;
+  for (PodId p : tasks) {
+    const Resources& r = snap.pods[p].request;
+    d.total += r;
+    d.largest = d.pods == 0 ? r : Max(d.largest, r);
+    ++d.pods;
+  }
+  d.count_pods = Homogeneous(snap, tasks);
+  return d;
+}
+
+int64_t NodeAccommodation(const Demand& demand, const SnapNode& node) {
+  const Resources& one = demand.largest;
+  if (one.IsBestEffort() && one.pods <= 1) return demand.pods;
+  Resources need = one;
+  if (node.allocatable.pods == 0) need.pods = 0;  // a node without a pod count limits nothing
+  const Resources free = node.idle + node.releasing;
+  if (!FitsIn(need, free)) return 0;
+  int64_t copies = std::numeric_limits<int64_t>::max();
+  for (CoreResource r :
+       {CoreResource::kCpu, CoreResource::kMemory, CoreResource::kGpu, CoreResource::kPods}) {
+    if (need.Get(r) > 0) copies = std::min(copies, Copies(free.Get(r), need.Get(r)));
+  }
+  for (const auto& [id, amount] : need.scalars) {
+    if (amount > 0) copies = std::min(copies, Copies(free.Scalar(id), amount));
+  }
+  return copies == std::numeric_limits<int64_t>::max() ? demand.pods : copies;
+}
+
+double DominantRatio(const Resources& request, const Resources& free) {
+  double ratio = 0;
+  auto consider = [&](int64_t want, int64_t have) {
+    if (want <= 0) return;
+    const double r =
+        have <= 0 ? kMissingResourceRatio : static_cast<double>(want) / static_cast<double>(have);
+    ratio = std::max(ratio, r);
+  };
+  consider(request.milli_cpu, free.milli_cpu);
+  consider(request.memory, free.memory);
+  consider(request.milli_gpu, free.milli_gpu);
+  for (const auto& [id, amount] : request.scalars) consider(amount, free.Scalar(id));
+  return ratio;
+}
+
+Evaluator::Evaluator(const Tree& tree, const Snapshot& snap, const Demand& demand, DomainId scope)
+    : tree_(tree), snap_(snap), demand_(demand), caps_(tree.domains.size()) {
+  Sum(scope);
+}
+
+void Evaluator::Sum(DomainId d) {
+  DomainCapacity& cap = caps_[d];
+  const Domain& dom = tree_.domains[d];
+  if (demand_.count_pods) cap.fit_pods = 0;
+  if (dom.children.empty()) {
+    for (NodeId n : dom.nodes) {
+      const SnapNode& node = snap_.nodes[n];
+      cap.free += node.idle;
+      cap.free += node.releasing;
+      if (demand_.count_pods) cap.fit_pods += NodeAccommodation(demand_, node);
+    }
+    return;
+  }
+  for (DomainId c : dom.children) {
+    Sum(c);
+    cap.free += caps_[c].free;
+    if (demand_.count_pods) cap.fit_pods += caps_[c].fit_pods;
+  }
+}
+
+bool Evaluator::Fits(DomainId d) const {
+  if (caps_[d].fit_pods >= 0) return caps_[d].fit_pods >= demand_.pods;
+  return Ratio(d) <= 1.0;
+}
+
+void SortForPacking(Tree& tree, const Evaluator& eval, DomainId scope, int max_level) {
+  std::vector<DomainId>& children = tree.domains[scope].children;
+  std::vector<std::pair<double, DomainId>> keyed;
+  keyed.reserve(children.size());
+  for (DomainId c : children) keyed.emplace_back(eval.Ratio(c), c);
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return tree.domains[a.second].id < tree.domains[b.second].id;
+  });
+  for (size_t i = 0; i < keyed.size(); ++i) children[i] = keyed[i].second;
+  if (tree.domains[scope].level == max_level) return;
+  for (DomainId c : tree.domains[scope].children) SortForPacking(tree, eval, c, max_level);
+}
+
+}  // namespace kai::plugins::topology
