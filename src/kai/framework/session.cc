@@ -137,6 +137,14 @@ bool Session::ScenarioValid(DisruptionKind k, const Scenario& scenario) const {
   return true;
 }
 
+bool Session::ScenarioPossible(DisruptionKind k, const Scenario& scenario,
+                               const Resources& min_evicted) const {
+  for (const auto& f : prechecks_[static_cast<int>(k)]) {
+    if (!f(*this, scenario, min_evicted)) return false;
+  }
+  return true;
+}
+
 void Session::SetEvictionReason(PodId pod, std::string why) {
   eviction_reasons_[pod] = std::move(why);
 }

@@ -47,6 +47,11 @@ struct Scenario {
 // Victim filters and scenario validators: all must agree (AND).
 using VictimFilterFn = std::function<bool(const Session&, JobId preemptor, JobId victim)>;
 using ScenarioValidatorFn = std::function<bool(const Session&, const Scenario&)>;
+// A necessary condition checked before a scenario is simulated: false only when the validators
+// would reject every outcome in which the victims left without a new place (evicted) request at
+// least `min_evicted` in total. All registered must agree (AND).
+using ScenarioPrecheckFn =
+    std::function<bool(const Session&, const Scenario&, const Resources& min_evicted)>;
 // Whether a job's queue may reclaim at all: the first registered decides.
 using CanReclaimFn = std::function<bool(const Session&, JobId)>;
 // Called when a disruptive action starts solving for one job (e.g. to freeze queue state).
@@ -111,6 +116,9 @@ class Session {
   void AddScenarioValidator(DisruptionKind k, ScenarioValidatorFn f) {
     validators_[static_cast<int>(k)].push_back(std::move(f));
   }
+  void AddScenarioPrecheck(DisruptionKind k, ScenarioPrecheckFn f) {
+    prechecks_[static_cast<int>(k)].push_back(std::move(f));
+  }
   void SetCanReclaim(CanReclaimFn f) {
     if (!can_reclaim_) can_reclaim_ = std::move(f);
   }
@@ -130,6 +138,8 @@ class Session {
   std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
   bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
   bool ScenarioValid(DisruptionKind k, const Scenario& scenario) const;
+  bool ScenarioPossible(DisruptionKind k, const Scenario& scenario,
+                        const Resources& min_evicted) const;
   bool CanReclaim(JobId job) const { return !can_reclaim_ || can_reclaim_(*this, job); }
   void StartSolution() {
     for (auto& f : on_solution_start_) f(*this);
@@ -178,6 +188,7 @@ class Session {
   JobCapacityFn job_capacity_;
   std::vector<VictimFilterFn> victim_filters_[2];
   std::vector<ScenarioValidatorFn> validators_[2];
+  std::vector<ScenarioPrecheckFn> prechecks_[2];
   CanReclaimFn can_reclaim_;
   std::vector<SolutionStartFn> on_solution_start_;
   std::vector<SubsetNodesFn> subset_nodes_;

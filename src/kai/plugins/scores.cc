@@ -1,5 +1,7 @@
 #include "kai/plugins/scores.h"
 
+#include <cstdint>
+
 namespace kai::plugins {
 namespace {
 
@@ -8,6 +10,13 @@ Resources Needed(const SnapPod& pod, const SnapNode& node) {
   Resources need = pod.request;
   if (node.allocatable.pods == 0) need.pods = 0;
   return need;
+}
+
+// idle + releasing of one resource, saturating as Resources' sums do.
+int64_t FreeSum(int64_t idle, int64_t releasing) {
+  int64_t sum;
+  if (__builtin_add_overflow(idle, releasing, &sum)) return releasing > 0 ? INT64_MAX : INT64_MIN;
+  return sum;
 }
 
 }  // namespace
@@ -27,6 +36,21 @@ bool FitsIdle(const SnapPod& pod, const SnapNode& node) {
 }
 
 bool FitsIdleOrReleasing(const SnapPod& pod, const SnapNode& node, Shortage* shortage) {
+  // The common answer without building the sums; the shortage is worked out only on a miss.
+  const Resources& r = pod.request;
+  const Resources& i = node.idle;
+  const Resources& l = node.releasing;
+  auto over = [](int64_t need, int64_t idle, int64_t releasing) {
+    return need > 0 && need > FreeSum(idle, releasing);
+  };
+  bool fits = !over(r.milli_gpu, i.milli_gpu, l.milli_gpu) &&
+              !over(r.milli_cpu, i.milli_cpu, l.milli_cpu) && !over(r.memory, i.memory, l.memory) &&
+              (node.allocatable.pods == 0 || !over(r.pods, i.pods, l.pods));
+  for (size_t k = 0; fits && k < r.scalars.size(); ++k) {
+    const auto& [id, amount] = r.scalars[k];
+    fits = !over(amount, i.Scalar(id), l.Scalar(id));
+  }
+  if (fits || !shortage) return fits;
   return FitsIn(Needed(pod, node), node.idle + node.releasing, shortage);
 }
 

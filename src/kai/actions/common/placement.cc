@@ -26,27 +26,41 @@ struct Cand {
   NodeId id;
 };
 
-// True when some node has the resources (idle + releasing) for the pod: a cheap necessary check
-// that lets simulations fail without scoring every node.
-bool AnyNodeHasRoom(const Session& s, PodId pod) {
+}  // namespace
+
+bool AnyNodeHasRoom(const Session& s, PodId pod, std::span<const NodeId> nodes) {
   const SnapPod& p = s.snap().pods[pod];
-  for (NodeId n : s.CandidateNodes()) {
+  for (NodeId n : nodes) {
     if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[n])) return true;
   }
   return false;
 }
 
-// `verdicts` may be null (simulations): no explanation is collected then.
+namespace {
+
+// `verdicts` may be null (simulations): no explanation is collected then, so candidate nodes
+// without the resources (idle + releasing) are left out before the best node is chosen instead of
+// being checked one by one; the choice is the same, since such a node is always refused.
 bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
                std::vector<NodeVerdict>* verdicts) {
-  if (!verdicts && !AnyNodeHasRoom(s, pod)) return false;
-  s.PrepareScores(pod);
   static thread_local std::vector<Cand> cands;
   static thread_local std::vector<double> scores;
+  static thread_local std::vector<NodeId> roomy;
+  std::span<const NodeId> nodes = s.CandidateNodes();
+  if (!verdicts) {
+    roomy.clear();
+    const SnapPod& p = s.snap().pods[pod];
+    for (NodeId id : nodes) {
+      if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[id])) roomy.push_back(id);
+    }
+    if (roomy.empty()) return false;
+    nodes = roomy;
+  }
+  s.PrepareScores(pod);
   cands.clear();
   scores.resize(s.snap().nodes.size());
   s.ScoreNodes(pod, scores);
-  for (NodeId id : s.CandidateNodes()) {
+  for (NodeId id : nodes) {
     if (scores[id] == -std::numeric_limits<double>::infinity()) continue;  // vetoed by a scorer
     cands.push_back({scores[id], s.snap().node_name_rank[id], id});
   }

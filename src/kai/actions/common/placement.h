@@ -28,6 +28,9 @@ PlacementResult PlaceTasks(Session& session, Statement& stmt, std::span<const Po
 PlacementResult PlaceJob(Session& session, Statement& stmt, JobId job, std::span<const PodId> tasks,
                          bool pipeline_only);
 
+// True when one of `nodes` has the pod's resources, idle or releasing.
+bool AnyNodeHasRoom(const Session& session, PodId pod, std::span<const NodeId> nodes);
+
 // The verdict for one pod on one node: resources (idle+releasing) first, then the predicates.
 NodeVerdict CheckNode(const Session& session, PodId pod, NodeId node);
 

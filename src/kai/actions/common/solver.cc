@@ -98,6 +98,7 @@ class Search {
       base_[n] = std::max<int64_t>(0, node.idle.milli_gpu + node.releasing.milli_gpu);
       if (min_task_gpu_ > 0) base_slots_ += base_[n] / min_task_gpu_;
     }
+    min_evicted_ = MinEvicted();
     MarkUsefulNodes();
     s_.StartSolution();
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
@@ -226,11 +227,46 @@ class Search {
     return out;
   }
 
+  // What the victims left without a place must free at least, whatever the simulation does: a
+  // placement needs free room (idle + releasing) and only evictions add to it, so on every node
+  // the tasks placed there take at most its free room now (if positive) plus what its victims
+  // release. Zero when a GPU-shared pod is involved (shared GPUs are not accounted per pod).
+  Resources MinEvicted() const {
+    Resources free;
+    for (const SnapNode& n : s_.snap().nodes) {
+      free.milli_cpu += std::max<int64_t>(0, n.idle.milli_cpu + n.releasing.milli_cpu);
+      free.memory += std::max<int64_t>(0, n.idle.memory + n.releasing.memory);
+      free.milli_gpu += std::max<int64_t>(0, n.idle.milli_gpu + n.releasing.milli_gpu);
+    }
+    Resources min;
+    if (AnyGpuShared(tasks_)) return min;
+    min.milli_cpu = std::max<int64_t>(0, request_.milli_cpu - free.milli_cpu);
+    min.memory = std::max<int64_t>(0, request_.memory - free.memory);
+    min.milli_gpu = std::max<int64_t>(0, request_.milli_gpu - free.milli_gpu);
+    return min;
+  }
+
+  bool AnyGpuShared(const std::vector<PodId>& pods) const {
+    return std::any_of(pods.begin(), pods.end(),
+                       [&](PodId p) { return s_.snap().pods[p].obj->gpu_sharing.IsShared(); });
+  }
+
+  // The validators' necessary condition, before simulating.
+  bool Possible(const std::vector<PodId>& victims) const {
+    if (!cfg_.validators || min_evicted_.IsZero() || AnyGpuShared(victims)) return true;
+    const Scenario scenario{job_, request_, &victims};
+    return s_.ScenarioPossible(*cfg_.validators, scenario, min_evicted_);
+  }
+
   bool TryScenario(const std::vector<PodId>& victims) {
     if (victims.empty()) return false;
     std::vector<PodId> key = victims;
     std::sort(key.begin(), key.end());
     if (!tried_.insert(key).second) return false;
+    if (!Possible(victims)) {
+      ++result_.scenarios_pruned;
+      return false;
+    }
     ++result_.scenarios_tried;
     const size_t cp = stmt_.Checkpoint();
     for (PodId v : victims) stmt_.Evict(v);
@@ -247,12 +283,13 @@ class Search {
       if (std::find(jobs.begin(), jobs.end(), j) == jobs.end()) jobs.push_back(j);
     }
     JobQueue order(s_, jobs, /*reverse=*/false);
+    // Requests that found no node with room. Once the victims are out, a simulation only places
+    // pods, so free room only shrinks: a later task with the same request finds none either.
+    std::vector<Resources> no_room;
     while (!order.Empty()) {
       const JobId j = order.Pop();
       if (j == kNone) break;
       const std::vector<PodId> tasks = TasksToAllocate(s_, j, /*real=*/false);
-      if (std::getenv("KAI_DEBUG"))
-        std::cerr << "    sim job " << s_.snap().jobs[j].name << " tasks " << tasks.size() << "\n";
       if (tasks.empty()) {
         if (j == job_) return false;
         continue;
@@ -261,9 +298,15 @@ class Search {
         if (j == job_) return false;
         continue;
       }
+      const Resources& first = s_.snap().pods[tasks.front()].request;
+      if (std::find(no_room.begin(), no_room.end(), first) != no_room.end()) {
+        if (j == job_) return false;
+        continue;
+      }
       const size_t cp = stmt_.Checkpoint();
       if (!PlaceJob(s_, stmt_, j, tasks, /*pipeline_only=*/true).ok) {
         stmt_.Rollback(cp);
+        if (!AnyNodeHasRoom(s_, tasks.front(), s_.AllNodes())) no_room.push_back(first);
         if (j == job_) return false;
       }
     }
@@ -300,6 +343,7 @@ class Search {
   int64_t min_task_gpu_ = 0;
   std::vector<int64_t> base_;
   int64_t base_slots_ = 0;
+  Resources min_evicted_;
   std::unordered_map<NodeId, int64_t> extra_;
   std::vector<bool> useful_;
   std::set<std::vector<PodId>> tried_;

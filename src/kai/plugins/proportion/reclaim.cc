@@ -13,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "kai/framework/job_tasks.h"
@@ -131,6 +132,32 @@ class Validator {
     return ok;
   }
 
+  // Before simulation: whatever the victims' fate, the evicted ones request at least
+  // `min_evicted` (nothing else frees room for the reclaimer). When every victim sits under one
+  // victim-level queue, the strategy is checked, before the last unit taken from that queue, on
+  // at most allocated - min_evicted + (the largest unit) remaining; staying above a share only
+  // gets harder as more is taken, so if the strategy refuses that bound it refuses every outcome.
+  bool Possible(const Amounts& min_evicted) {
+    reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
+    request_ = Of(sc_.preemptor_request);
+    if (reclaimer_queue_ == kNone) return true;
+    if (std::none_of(min_evicted.begin(), min_evicted.end(), [](int64_t v) { return v > 0; })) {
+      return true;  // the scenario may evict nothing at all
+    }
+    std::optional<std::pair<QueueId, QueueId>> levels;
+    for (QueueId leaf : VictimLeaves()) {
+      const auto level = Leveled(snap_, reclaimer_queue_, leaf);
+      if (level.first == kNone || level.second == kNone) return true;
+      if (levels && *levels != level) return true;
+      levels = level;
+    }
+    if (!levels) return true;
+    const Amounts largest = LargestJobShare();
+    Amounts bound = Allocated(levels->second);
+    for (size_t r = 0; r < 3; ++r) bound[r] += largest[r] - min_evicted[r];
+    return FitsStrategy(levels->first, levels->second, bound);
+  }
+
  private:
   Amounts Allocated(QueueId q) const { return st_.frozen.allocated[q]; }
 
@@ -158,6 +185,32 @@ class Validator {
       if (has_core) out[snap_.jobs[job].queue].push_back(core);
     }
     return out;
+  }
+
+  std::vector<QueueId> VictimLeaves() const {
+    std::vector<QueueId> leaves;
+    for (PodId p : *sc_.victims) {
+      const QueueId leaf = snap_.jobs[snap_.pods[p].job].queue;
+      if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end()) leaves.push_back(leaf);
+    }
+    return leaves;
+  }
+
+  // The most any one eviction unit can take: the largest sum of one job's victim pods.
+  Amounts LargestJobShare() const {
+    static thread_local std::vector<Amounts> per_job;
+    per_job.resize(snap_.jobs.size());
+    Amounts largest{};
+    for (PodId p : *sc_.victims) {
+      Amounts& job = per_job[snap_.pods[p].job];
+      const Amounts a = Of(snap_.pods[p].request);
+      for (size_t r = 0; r < 3; ++r) {
+        job[r] += a[r];
+        largest[r] = std::max(largest[r], job[r]);
+      }
+    }
+    for (PodId p : *sc_.victims) per_job[snap_.pods[p].job] = {};
+    return largest;
   }
 
   bool TakeFromVictims() {
@@ -297,6 +350,10 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   s.AddScenarioValidator(DisruptionKind::kReclaim, [state](const Session& ss, const Scenario& sc) {
     return Validator(ss, *state, sc).Run();
   });
+  s.AddScenarioPrecheck(DisruptionKind::kReclaim,
+                        [state](const Session& ss, const Scenario& sc, const Resources& min) {
+                          return Validator(ss, *state, sc).Possible(Of(min));
+                        });
 }
 
 }  // namespace kai::plugins::proportion
