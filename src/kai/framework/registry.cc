@@ -38,7 +38,7 @@ std::vector<PluginInfo> BuildPlugins() {
        600,
        {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime", "reclaimResolveMethod"},
        MakeMinRuntime},
-      {"topology", 500, {}, NoArgs(MakePending)},
+      {"topology", 500, {}, NoArgs(MakeTopology)},
       {"snapshot", 400, {}, NoArgs(MakePending)},
       {"sg-nodelocalgreedy", 360, {}, NoArgs(MakePending)},
       {"sg-multinodegang", 350, {}, NoArgs(MakePending)},

@@ -511,6 +511,31 @@ void DecodeNode(const YAML::Node& doc, const std::string& source, ObjectContext&
   state.nodes.push_back(std::move(node));
 }
 
+std::optional<TopologyConstraintSpec> DecodeTopologyConstraint(const YAML::Node& n,
+                                                               const std::string& path,
+                                                               ObjectContext& ctx) {
+  if (!n.IsDefined() || n.IsNull() || !IsMapOrAbsent(n, path, ctx)) return std::nullopt;
+  TopologyConstraintSpec c;
+  c.topology = Str(n, "topology", path, ctx).value_or("");
+  c.required_level = Str(n, "requiredTopologyLevel", path, ctx).value_or("");
+  c.preferred_level = Str(n, "preferredTopologyLevel", path, ctx).value_or("");
+  return c;
+}
+
+// The root constraint from the kai.scheduler/topology* annotations, which KAI's pod grouper copies
+// from a workload's top owner into spec.topologyConstraint; kai reads them on the PodGroup when
+// the spec states none.
+std::optional<TopologyConstraintSpec> AnnotatedTopologyConstraint(const ObjectMeta& meta) {
+  auto get = [&](std::string_view key) {
+    auto it = meta.annotations.find(key);
+    return it == meta.annotations.end() ? std::string() : it->second;
+  };
+  TopologyConstraintSpec c{get(keys::kTopologyAnnotation), get(keys::kTopologyRequiredAnnotation),
+                           get(keys::kTopologyPreferredAnnotation)};
+  if (c.topology.empty()) return std::nullopt;
+  return c;
+}
+
 void DecodeSubGroups(const YAML::Node& n, PodGroupObject& pg, ObjectContext& ctx) {
   if (!IsSeqOrAbsent(n, "spec.subGroups", ctx)) return;
   for (size_t i = 0; i < n.size(); ++i) {
@@ -520,6 +545,8 @@ void DecodeSubGroups(const YAML::Node& n, PodGroupObject& pg, ObjectContext& ctx
     sg.parent = Str(n[i], "parent", p, ctx).value_or("");
     if (auto v = Int(n[i], "minMember", p, ctx)) sg.min_member = static_cast<int>(*v);
     if (auto v = Int(n[i], "minSubGroup", p, ctx)) sg.min_sub_group = static_cast<int>(*v);
+    sg.topology_constraint =
+        DecodeTopologyConstraint(n[i]["topologyConstraint"], Join(p, "topologyConstraint"), ctx);
     if (sg.name.empty()) ctx.Fail(Join(p, "name"), "missing");
     pg.sub_groups.push_back(std::move(sg));
   }
@@ -562,6 +589,13 @@ void DecodePodGroup(const YAML::Node& doc, const std::string& source, ObjectCont
   }
   if (auto v = Int(spec, "minSubGroup", "spec", ctx)) pg.min_sub_group = static_cast<int>(*v);
   DecodeSubGroups(spec["subGroups"], pg, ctx);
+  pg.topology_constraint =
+      DecodeTopologyConstraint(spec["topologyConstraint"], "spec.topologyConstraint", ctx);
+  if (!pg.topology_constraint) pg.topology_constraint = AnnotatedTopologyConstraint(pg.meta);
+  // KAI reads the PodGroup-level constraint only when it names a topology.
+  if (pg.topology_constraint && pg.topology_constraint->topology.empty()) {
+    pg.topology_constraint.reset();
+  }
   pg.preemption_delay_seconds = Duration(spec, "preemptionDelay", "spec", ctx);
   pg.staleness_grace_seconds = Duration(spec, "stalenessGracePeriod", "spec", ctx);
   if (!pg.staleness_grace_seconds) {

@@ -23,6 +23,12 @@ inline constexpr std::string_view kNodeGpuMemory = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kNodeGpuCount = "nvidia.com/gpu.count";
 inline constexpr std::string_view kKubeflowJobRole = "training.kubeflow.org/job-role";
 inline constexpr std::string_view kRayNodeType = "ray.io/node-type";
+// Root topology constraint of a workload (KAI's pod grouper copies them to the PodGroup spec).
+inline constexpr std::string_view kTopologyAnnotation = "kai.scheduler/topology";
+inline constexpr std::string_view kTopologyRequiredAnnotation =
+    "kai.scheduler/topology-required-placement";
+inline constexpr std::string_view kTopologyPreferredAnnotation =
+    "kai.scheduler/topology-preferred-placement";
 
 // Label app=<this> marks the binder's GPU reservation pods (KAI IsKaiUtilityPod).
 inline constexpr std::string_view kReservationAppLabel = "kai-resource-reservation";

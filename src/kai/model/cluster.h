@@ -96,10 +96,19 @@ struct PodObject {
   std::string pod_group;                // pod-group-name annotation
 };
 
+// spec.topologyConstraint of a PodGroup or of one of its SubGroups. Levels are node labels or
+// Topology level aliases, resolved against the named Topology when the snapshot is built.
+struct TopologyConstraintSpec {
+  std::string topology;
+  std::string required_level;
+  std::string preferred_level;
+};
+
 struct SubGroupSpec {
   std::string name, parent;
   std::optional<int> min_member;
   std::optional<int> min_sub_group;
+  std::optional<TopologyConstraintSpec> topology_constraint;
 };
 
 struct PodGroupObject {
@@ -110,6 +119,7 @@ struct PodGroupObject {
   std::optional<int> min_member;
   std::optional<int> min_sub_group;
   std::vector<SubGroupSpec> sub_groups;
+  std::optional<TopologyConstraintSpec> topology_constraint;  // only when its topology is set
   std::optional<int64_t> preemption_delay_seconds;
   std::optional<int64_t> staleness_grace_seconds;
   std::optional<UnixSeconds> last_start;

@@ -21,6 +21,7 @@ Result<std::unique_ptr<Plugin>> MakeMinRuntime(const PluginArguments& args);
 // GPU order for shared GPUs: pack (prefer the fullest shared GPU) or spread.
 std::unique_ptr<Plugin> MakeGpuOrder(bool pack);
 std::unique_ptr<Plugin> MakeGpuSharingOrder();
+std::unique_ptr<Plugin> MakeTopology();
 // A KAI plugin whose behaviour kai does not model yet (see docs/deviations.md).
 std::unique_ptr<Plugin> MakePending();
 

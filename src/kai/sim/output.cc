@@ -29,6 +29,23 @@ void WriteResources(W& w, const Resources& r) {
 }
 
 template <class W>
+void WriteTopologyFields(W& w, const Reason& r) {
+  for (const auto& [key, value] : {std::pair{"topology", &r.topology}, std::pair{"level", &r.level},
+                                   std::pair{"domain", &r.domain}, std::pair{"scope", &r.scope}}) {
+    if (value->empty()) continue;
+    w.Key(key);
+    w.String(value->c_str());
+  }
+  if (r.scope.empty()) return;
+  w.Key("scopeFree");
+  w.String(FormatResourceAmount(r.resource, r.scope_free).c_str());
+  if (!r.domain.empty() && r.required == 0) {
+    w.Key("domainFree");
+    w.String(FormatResourceAmount(r.resource, r.available).c_str());
+  }
+}
+
+template <class W>
 void WriteReason(W& w, const Reason& r) {
   w.StartObject();
   w.Key("kind");
@@ -57,6 +74,7 @@ void WriteReason(W& w, const Reason& r) {
     w.Key("required");
     w.Int(r.required);
   }
+  if (r.kind == ReasonKind::kTopology) WriteTopologyFields(w, r);
   w.EndObject();
 }
 

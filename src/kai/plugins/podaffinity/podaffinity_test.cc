@@ -5,14 +5,11 @@
 #include <map>
 #include <string>
 
-#include "kai/framework/config.h"
 #include "kai/k8s/decode.h"
-#include "kai/sim/simulator.h"
+#include "kai/testing/allocate_once.h"
 
 namespace kai {
 namespace {
-
-constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
 
 std::string Node(const std::string& name, const std::string& zone) {
   return "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {host: " + name +
@@ -21,16 +18,7 @@ std::string Node(const std::string& name, const std::string& zone) {
          "---\n";
 }
 
-constexpr const char* kQueue = R"(apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: q}
-spec:
-  resources:
-    gpu: {quota: -1, limit: -1, overQuotaWeight: 1}
-    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}
-    memory: {quota: -1, limit: -1, overQuotaWeight: 1}
----
-)";
+const std::string kQueue = testutil::kUnlimitedQueue;
 
 std::string Group(const std::string& name, int min_member, const std::string& ns = "default") {
   return "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: " + name +
@@ -71,11 +59,7 @@ struct Outcome {
 };
 
 Outcome Allocate(const std::string& yaml) {
-  ClusterState state;
-  const auto errors = DecodeManifestText(yaml, "test.yaml", state);
-  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
-  auto config = WithActions(ConfigFromShard(std::nullopt).value(), {"allocate"}).value();
-  auto report = sim::RunCycle(state, config, sim::SimulateOptions{.now = kNow}, 1).value();
+  const sim::CycleReport report = testutil::AllocateOnce(yaml);
   Outcome out;
   for (const auto& p : report.pods) {
     out.where[p.name] = p.status + (p.node.empty() ? "" : " " + p.node);

@@ -6,6 +6,7 @@
 
 #include "kai/k8s/decode.h"
 #include "kai/plugins/topology/fit.h"
+#include "kai/testing/allocate_once.h"
 
 namespace kai::plugins::topology {
 namespace {
@@ -27,15 +28,6 @@ std::string Node(const std::string& name, const std::string& labels, int gpus, i
 
 // zone z1: racks r1 (n1 2 GPUs free of 4, n2 4 free) and r2 (n3 1 free of 4); zone z2: rack r1
 // (n4 4 free); n5 has no rack label.
-constexpr const char* kTopology = R"(apiVersion: kai.scheduler/v1alpha1
-kind: Topology
-metadata: {name: t}
-spec:
-  levels:
-  - {nodeLabel: zone}
-  - {nodeLabel: rack, alias: r}
----
-)";
 
 struct Fixture {
   ClusterState state;
@@ -45,10 +37,10 @@ struct Fixture {
 
 Fixture Build() {
   Fixture f;
-  const std::string yaml = std::string(kTopology) + Node("n1", "zone: z1, rack: r1", 4, 2) +
-                           Node("n2", "zone: z1, rack: r1", 4) +
-                           Node("n3", "zone: z1, rack: r2", 4, 3) +
-                           Node("n4", "zone: z2, rack: r1", 4) + Node("n5", "zone: z2", 4);
+  const std::string yaml =
+      std::string(testutil::kZoneRackTopology) + Node("n1", "zone: z1, rack: r1", 4, 2) +
+      Node("n2", "zone: z1, rack: r1", 4) + Node("n3", "zone: z1, rack: r2", 4, 3) +
+      Node("n4", "zone: z2, rack: r1", 4) + Node("n5", "zone: z2", 4);
   const auto errors = DecodeManifestText(yaml, "t.yaml", f.state);
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
   f.snap = BuildSnapshot(f.state, kNow);
