@@ -1,7 +1,9 @@
 #include "generator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <variant>
 
 #include "kai/k8s/keys.h"
@@ -49,7 +51,8 @@ std::vector<QueueSpec> QueuesUnderDefault(int leaves, double gpu_quota, double g
   std::vector<QueueSpec> out;
   out.push_back(QueueSpec{"default", "", -1, -1, -1});
   for (int i = 0; i < leaves; ++i) {
-    out.push_back(QueueSpec{"queue-" + std::to_string(i), "default", gpu_quota, gpu_limit, gpu_weight});
+    out.push_back(
+        QueueSpec{"queue-" + std::to_string(i), "default", gpu_quota, gpu_limit, gpu_weight});
   }
   return out;
 }
@@ -63,15 +66,56 @@ ClusterShape KaiAllocateShape(int nodes, int jobs) {
   s.gpus_per_pod = 1;
   const double total = nodes * 8.0;
   s.queues = {
-      {"dept-a", "", total / 2, -1, total / 2},
-      {"dept-b", "", total / 2, -1, total / 2},
-      {"queue-0", "dept-a", total / 4, -1, 1},
-      {"queue-1", "dept-a", total / 4, -1, 1},
-      {"queue-2", "dept-b", total / 4, -1, 1},
-      {"queue-3", "dept-b", total / 4, -1, 1},
+      {"dept-a", "", total / 2, -1, total / 2}, {"dept-b", "", total / 2, -1, total / 2},
+      {"queue-0", "dept-a", total / 4, -1, 1},  {"queue-1", "dept-a", total / 4, -1, 1},
+      {"queue-2", "dept-b", total / 4, -1, 1},  {"queue-3", "dept-b", total / 4, -1, 1},
   };
   return s;
 }
+
+ClusterShape KaiTopologyShape(const std::string& preferred_level) {
+  ClusterShape s;
+  s.topology_levels = {{"kai.scheduler/zone", "zone", 4},
+                       {"kai.scheduler/block", "block", 8},
+                       {"kai.scheduler/rack", "rack", 8}};
+  s.nodes_per_leaf = 2;
+  s.nodes = 4 * 8 * 8 * 2;
+  s.gpus_per_node = 8;
+  s.node_cpu = s.node_cpu_capacity = "32";
+  s.node_memory = s.node_memory_capacity = "256Gi";
+  s.jobs = 1;
+  s.pods_per_job = 512;
+  s.gpus_per_pod = 2;
+  s.pod_cpu = "0";
+  s.pod_memory = "0";
+  s.job_preferred_level = preferred_level;
+  s.queues = QueuesUnderDefault(1, -1, -1, 1);
+  return s;
+}
+
+namespace {
+
+constexpr const char* kGeneratedTopology = "topology";
+
+// Topology level labels of the node at `index` (the finest domains are filled in order).
+void AddTopologyLabels(const ClusterShape& shape, int index, Labels& labels) {
+  int leaf = index / std::max(shape.nodes_per_leaf, 1);
+  std::vector<std::pair<std::string, std::string>> values;
+  for (auto it = shape.topology_levels.rbegin(); it != shape.topology_levels.rend(); ++it) {
+    values.emplace_back(it->label, it->short_name + std::to_string(leaf % it->count + 1));
+    leaf /= it->count;
+  }
+  for (auto& [label, value] : values) labels[label] = value;
+}
+
+std::optional<TopologyConstraintSpec> JobTopologyConstraint(const ClusterShape& shape) {
+  if (shape.topology_levels.empty()) return std::nullopt;
+  if (shape.job_required_level.empty() && shape.job_preferred_level.empty()) return std::nullopt;
+  return TopologyConstraintSpec{kGeneratedTopology, shape.job_required_level,
+                                shape.job_preferred_level};
+}
+
+}  // namespace
 
 ClusterState Generate(const ClusterShape& shape) {
   ClusterState st;
@@ -89,6 +133,12 @@ ClusterState Generate(const ClusterShape& shape) {
   Resources node_cap = node_alloc;
   node_cap.milli_cpu = Quantity(shape.node_cpu_capacity, 3);
   node_cap.memory = Quantity(shape.node_memory_capacity, 0);
+  if (!shape.topology_levels.empty()) {
+    TopologyObject t;
+    t.meta = Meta("Topology", kGeneratedTopology, false);
+    for (const TopologyLevelShape& l : shape.topology_levels) t.levels.push_back({l.label, ""});
+    st.topologies.push_back(std::move(t));
+  }
   st.nodes.reserve(shape.nodes);
   for (int i = 0; i < shape.nodes; ++i) {
     NodeObject n;
@@ -100,6 +150,7 @@ ClusterState Generate(const ClusterShape& shape) {
         {"nvidia.com/mig.strategy", ""},
         {"kai.scheduler/type", n.meta.name},
     };
+    AddTopologyLabels(shape, i, n.meta.labels);
     n.allocatable = node_alloc;
     n.capacity = node_cap;
     st.nodes.push_back(std::move(n));
@@ -135,6 +186,7 @@ ClusterState Generate(const ClusterShape& shape) {
     pg.queue = queue;
     pg.priority_class_name = shape.priority_class;
     pg.min_member = shape.pods_per_job;
+    pg.topology_constraint = JobTopologyConstraint(shape);
     for (int p = 0; p < shape.pods_per_job; ++p) {
       PodObject pod;
       pod.meta = Meta("Pod", pg.meta.name + "-" + std::to_string(p), true);
@@ -170,9 +222,12 @@ std::string Cpu(int64_t milli) {
 }
 
 std::string Bytes(int64_t b) {
-  static constexpr std::pair<int64_t, const char*> kSuffixes[] = {
-      {1'000'000'000'000'000'000, "E"}, {1'000'000'000'000'000, "P"}, {1'000'000'000'000, "T"},
-      {1'000'000'000, "G"},             {1'000'000, "M"},             {1'000, "k"}};
+  static constexpr std::pair<int64_t, const char*> kSuffixes[] = {{1'000'000'000'000'000'000, "E"},
+                                                                  {1'000'000'000'000'000, "P"},
+                                                                  {1'000'000'000'000, "T"},
+                                                                  {1'000'000'000, "G"},
+                                                                  {1'000'000, "M"},
+                                                                  {1'000, "k"}};
   if (b == 0) return "0";
   for (const auto& [unit, suffix] : kSuffixes) {
     if (b % unit == 0) return std::to_string(b / unit) + suffix;
@@ -252,7 +307,8 @@ class Writer {
     Key(indent, key);
     if (r.milli_cpu) Line(indent + 2, "cpu", Q(Cpu(r.milli_cpu)));
     if (r.memory) Line(indent + 2, "memory", Q(Bytes(r.memory)));
-    if (r.milli_gpu || always_gpu) Line(indent + 2, keys::kGpuResource, Q(FormatMilli(r.milli_gpu)));
+    if (r.milli_gpu || always_gpu)
+      Line(indent + 2, keys::kGpuResource, Q(FormatMilli(r.milli_gpu)));
     for (const auto& [id, amount] : r.scalars) {
       Line(indent + 2, Q(ResourceName(id)), Q(std::to_string(amount)));
     }
@@ -263,7 +319,8 @@ class Writer {
     out_ += key;
     out_ += ":\n";
   }
-  void Requirements(int indent, std::string_view key, const std::vector<SelectorRequirement>& reqs) {
+  void Requirements(int indent, std::string_view key,
+                    const std::vector<SelectorRequirement>& reqs) {
     if (reqs.empty()) return;
     Key(indent, key);
     RequirementItems(indent, reqs);
@@ -396,12 +453,22 @@ void WriteQueue(Writer& w, const QueueObject& q) {
   }
 }
 
+void WriteTopologyConstraint(Writer& w, int indent, const TopologyConstraintSpec& c) {
+  w.Key(indent, "topologyConstraint");
+  w.Line(indent + 2, "topology", Q(c.topology));
+  if (!c.required_level.empty()) w.Line(indent + 2, "requiredTopologyLevel", Q(c.required_level));
+  if (!c.preferred_level.empty()) {
+    w.Line(indent + 2, "preferredTopologyLevel", Q(c.preferred_level));
+  }
+}
+
 void WritePodGroup(Writer& w, const PodGroupObject& pg) {
   w.Doc("scheduling.run.ai/v2alpha2", "PodGroup");
   Labels ann = pg.meta.annotations;
   if (pg.last_start) ann[std::string(keys::kLastStartTimestamp)] = FormatRfc3339(*pg.last_start);
   if (pg.stale_since) ann[std::string(keys::kStaleTimestamp)] = FormatRfc3339(*pg.stale_since);
-  if (pg.last_eviction) ann[std::string(keys::kLastEvictionTimestamp)] = FormatRfc3339(*pg.last_eviction);
+  if (pg.last_eviction)
+    ann[std::string(keys::kLastEvictionTimestamp)] = FormatRfc3339(*pg.last_eviction);
   w.Meta(pg.meta, &ann);
   w.Key(0, "spec");
   w.Line(2, "queue", Q(pg.queue));
@@ -409,10 +476,12 @@ void WritePodGroup(Writer& w, const PodGroupObject& pg) {
   if (!pg.preemptibility.empty()) w.Line(2, "preemptibility", Q(pg.preemptibility));
   if (pg.min_member) w.Line(2, "minMember", Q(std::to_string(*pg.min_member)));
   if (pg.min_sub_group) w.Line(2, "minSubGroup", Q(std::to_string(*pg.min_sub_group)));
-  if (pg.preemption_delay_seconds) w.Line(2, "preemptionDelay", Seconds(*pg.preemption_delay_seconds));
+  if (pg.preemption_delay_seconds)
+    w.Line(2, "preemptionDelay", Seconds(*pg.preemption_delay_seconds));
   if (pg.staleness_grace_seconds) {
     w.Line(2, "stalenessGracePeriod", Seconds(*pg.staleness_grace_seconds));
   }
+  if (pg.topology_constraint) WriteTopologyConstraint(w, 2, *pg.topology_constraint);
   if (!pg.sub_groups.empty()) {
     w.Key(2, "subGroups");
     for (const SubGroupSpec& sg : pg.sub_groups) {
@@ -420,6 +489,7 @@ void WritePodGroup(Writer& w, const PodGroupObject& pg) {
       if (!sg.parent.empty()) w.Line(4, "parent", Q(sg.parent));
       if (sg.min_member) w.Line(4, "minMember", Q(std::to_string(*sg.min_member)));
       if (sg.min_sub_group) w.Line(4, "minSubGroup", Q(std::to_string(*sg.min_sub_group)));
+      if (sg.topology_constraint) WriteTopologyConstraint(w, 4, *sg.topology_constraint);
     }
   }
 }
@@ -510,7 +580,8 @@ void WriteBindRequest(Writer& w, const BindRequestObject& b) {
   w.Key(0, "spec");
   w.Line(2, "podName", Q(b.pod_name));
   w.Line(2, "selectedNode", Q(b.selected_node));
-  if (!b.received_resource_type.empty()) w.Line(2, "receivedResourceType", Q(b.received_resource_type));
+  if (!b.received_resource_type.empty())
+    w.Line(2, "receivedResourceType", Q(b.received_resource_type));
   if (!b.selected_gpu_groups.empty()) {
     w.Key(2, "selectedGPUGroups");
     for (const auto& g : b.selected_gpu_groups) w.ItemScalar(2, Q(g));

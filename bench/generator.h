@@ -29,6 +29,13 @@ struct QueueSpec {
   double gpu_weight = 1;  // overQuotaWeight; -1 as the harness' implicit `default` queue
 };
 
+// One level of a generated Topology: every domain of the level above splits into `count` domains
+// whose label values are <short_name><i> (i from 1), as KAI's scale test names them.
+struct TopologyLevelShape {
+  std::string label, short_name;
+  int count = 1;
+};
+
 struct ClusterShape {
   // Nodes.
   int nodes = 100;
@@ -49,6 +56,13 @@ struct ClusterShape {
   std::string priority_class = "train";
   int priority = 50;
 
+  // Topology "topology" over the nodes, levels coarsest first; the nodes fill the finest domains
+  // in order, nodes_per_leaf each. Empty: no Topology. Every PodGroup gets a topologyConstraint
+  // naming the levels below that are set.
+  std::vector<TopologyLevelShape> topology_levels;
+  int nodes_per_leaf = 1;
+  std::string job_required_level, job_preferred_level;
+
   // Queue tree; leaves receive jobs round-robin (job i -> leaf i % leaves), in listed order.
   std::vector<QueueSpec> queues;
 
@@ -65,6 +79,11 @@ std::vector<QueueSpec> QueuesUnderDefault(int leaves, double gpu_quota, double g
 // queue-0/1 under dept-a, queue-2/3 under dept-b; each queue deserves a quarter of the GPUs
 // (overQuotaWeight 1, no limit); each department deserves half (overQuotaWeight = that half).
 ClusterShape KaiAllocateShape(int nodes, int jobs);
+
+// KAI's topology scale test (test/e2e/scale, "Allocate with preferred topology": 48.7 s end to
+// end): 512 nodes x 8 GPUs as 4 zones x 8 blocks x 8 racks x 2 nodes, one gang of 512 pods x
+// 2 GPUs (no CPU or memory request) with preferred level rack (`preferred_level`, "" for none).
+ClusterShape KaiTopologyShape(const std::string& preferred_level);
 
 // Builds the cluster. Every object has meta.kind, meta.uid (= name) and, when namespaced,
 // meta.ns "default".

@@ -41,6 +41,12 @@ KAI_MS = [
     # KAI: 6 m 38 s end to end through a real API server (kai: scheduler time only).
     ("BM_FillCluster/500/4000", "Fill 500 nodes x 8 GPUs with 4,000 one-GPU jobs, until all run", 398000.0),
     ("BM_FillCluster", "Fill (smaller)", None),
+    # KAI test/e2e/scale (docs/scale-tests/example-results.json): one gang of 512 pods x 2 GPUs on
+    # 512 nodes in 4 zones x 8 blocks x 8 racks; end to end through a real API server (kai:
+    # scheduler time only).
+    ("BM_TopologyPreferredRack_Action", "Topology 512 nodes, 512-pod gang, preferred rack: action", None),
+    ("BM_TopologyPreferredRack", "Topology 512 nodes, 512-pod gang, preferred rack: full cycle", 48723.0),
+    ("BM_TopologyNoConstraint", "Topology 512 nodes, 512-pod gang, no constraint: full cycle", 49427.0),
 ]
 
 UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1000.0}
