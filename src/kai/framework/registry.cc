@@ -26,7 +26,7 @@ std::vector<PluginInfo> BuildPlugins() {
       {"priority", 1700, {}, NoArgs(MakePriority)},
       {"nodeavailability", 1600, {}, NoArgs(MakeNodeAvailability)},
       {"resourcetype", 1500, {}, NoArgs(MakeResourceType)},
-      {"podaffinity", 1400, {}, NoArgs(MakePending)},
+      {"podaffinity", 1400, {}, NoArgs(MakePodAffinity)},
       {"elastic", 1300, {}, NoArgs(MakeElastic)},
       {"kubeflow", 1200, {}, NoArgs(MakeKubeflow)},
       {"ray", 1100, {}, NoArgs(MakeRay)},

@@ -251,6 +251,25 @@ LabelSelector DecodeLabelSelector(const YAML::Node& n, std::string_view path, Ob
   return s;
 }
 
+PodAffinityTerm DecodePodAffinityTerm(const YAML::Node& n, const std::string& tp,
+                                      ObjectContext& ctx) {
+  PodAffinityTerm t;
+  t.selector = DecodeLabelSelector(n["labelSelector"], Join(tp, "labelSelector"), ctx);
+  t.namespaces = StringList(n["namespaces"], Join(tp, "namespaces"), ctx);
+  const YAML::Node ns_sel = n["namespaceSelector"];
+  if (ns_sel.IsDefined() && !ns_sel.IsNull()) {
+    const std::string nsp = Join(tp, "namespaceSelector");
+    if (IsMapOrAbsent(ns_sel, nsp, ctx)) {
+      // Namespace labels are not part of what kai reads, so only {} can be evaluated.
+      if (ns_sel.size() != 0) ctx.Fail(nsp, "only {} (every namespace) is supported");
+      t.all_namespaces = true;
+    }
+  }
+  t.topology_key = Str(n, "topologyKey", tp, ctx).value_or("");
+  if (t.topology_key.empty()) ctx.Fail(Join(tp, "topologyKey"), "missing");
+  return t;
+}
+
 std::vector<PodAffinityTerm> PodAffinityTerms(const YAML::Node& n, std::string_view path,
                                               ObjectContext& ctx) {
   std::vector<PodAffinityTerm> out;
@@ -258,22 +277,31 @@ std::vector<PodAffinityTerm> PodAffinityTerms(const YAML::Node& n, std::string_v
   const YAML::Node terms = n["requiredDuringSchedulingIgnoredDuringExecution"];
   if (!IsSeqOrAbsent(terms, p, ctx)) return out;
   for (size_t i = 0; i < terms.size(); ++i) {
+    out.push_back(DecodePodAffinityTerm(terms[i], Index(p, i), ctx));
+  }
+  return out;
+}
+
+std::vector<WeightedPodAffinityTerm> WeightedPodAffinityTerms(const YAML::Node& n,
+                                                              std::string_view path,
+                                                              ObjectContext& ctx) {
+  std::vector<WeightedPodAffinityTerm> out;
+  const std::string p = Join(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  const YAML::Node terms = n["preferredDuringSchedulingIgnoredDuringExecution"];
+  if (!IsSeqOrAbsent(terms, p, ctx)) return out;
+  for (size_t i = 0; i < terms.size(); ++i) {
     const std::string tp = Index(p, i);
-    PodAffinityTerm t;
-    t.selector = DecodeLabelSelector(terms[i]["labelSelector"], Join(tp, "labelSelector"), ctx);
-    t.namespaces = StringList(terms[i]["namespaces"], Join(tp, "namespaces"), ctx);
-    const YAML::Node ns_sel = terms[i]["namespaceSelector"];
-    if (ns_sel.IsDefined() && !ns_sel.IsNull()) {
-      const std::string nsp = Join(tp, "namespaceSelector");
-      if (IsMapOrAbsent(ns_sel, nsp, ctx)) {
-        // Namespace labels are not part of what kai reads, so only {} can be evaluated.
-        if (ns_sel.size() != 0) ctx.Fail(nsp, "only {} (every namespace) is supported");
-        t.all_namespaces = true;
-      }
+    WeightedPodAffinityTerm w;
+    w.weight = static_cast<int>(Int(terms[i], "weight", tp, ctx).value_or(0));
+    if (w.weight < 1 || w.weight > 100) ctx.Fail(Join(tp, "weight"), "must be in 1..100");
+    const YAML::Node term = terms[i]["podAffinityTerm"];
+    const std::string termp = Join(tp, "podAffinityTerm");
+    if (!term.IsDefined() || !IsMapOrAbsent(term, termp, ctx)) {
+      ctx.Fail(termp, "missing");
+      continue;
     }
-    t.topology_key = Str(terms[i], "topologyKey", tp, ctx).value_or("");
-    if (t.topology_key.empty()) ctx.Fail(Join(tp, "topologyKey"), "missing");
-    out.push_back(std::move(t));
+    w.term = DecodePodAffinityTerm(term, termp, ctx);
+    out.push_back(std::move(w));
   }
   return out;
 }
@@ -304,10 +332,13 @@ void DecodeAffinity(const YAML::Node& spec, PodObject& pod, ObjectContext& ctx) 
   const YAML::Node pa = aff["podAffinity"];
   if (IsMapOrAbsent(pa, "spec.affinity.podAffinity", ctx)) {
     pod.required_pod_affinity = PodAffinityTerms(pa, "spec.affinity.podAffinity", ctx);
+    pod.preferred_pod_affinity = WeightedPodAffinityTerms(pa, "spec.affinity.podAffinity", ctx);
   }
   const YAML::Node paa = aff["podAntiAffinity"];
   if (IsMapOrAbsent(paa, "spec.affinity.podAntiAffinity", ctx)) {
     pod.required_pod_anti_affinity = PodAffinityTerms(paa, "spec.affinity.podAntiAffinity", ctx);
+    pod.preferred_pod_anti_affinity =
+        WeightedPodAffinityTerms(paa, "spec.affinity.podAntiAffinity", ctx);
   }
 }
 

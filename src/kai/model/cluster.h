@@ -59,6 +59,11 @@ struct PodAffinityTerm {
   std::string topology_key;
 };
 
+struct WeightedPodAffinityTerm {
+  int weight = 0;  // 1..100
+  PodAffinityTerm term;
+};
+
 struct NodeObject {
   ObjectMeta meta;
   Resources allocatable;
@@ -89,6 +94,8 @@ struct PodObject {
   std::vector<Toleration> tolerations;
   std::vector<PodAffinityTerm> required_pod_affinity;
   std::vector<PodAffinityTerm> required_pod_anti_affinity;
+  std::vector<WeightedPodAffinityTerm> preferred_pod_affinity;
+  std::vector<WeightedPodAffinityTerm> preferred_pod_anti_affinity;
   bool scheduling_gated = false;
   std::string nominated_node;
   GpuSharingRequest gpu_sharing;

@@ -22,6 +22,7 @@ Result<std::unique_ptr<Plugin>> MakeMinRuntime(const PluginArguments& args);
 std::unique_ptr<Plugin> MakeGpuOrder(bool pack);
 std::unique_ptr<Plugin> MakeGpuSharingOrder();
 std::unique_ptr<Plugin> MakeTopology();
+std::unique_ptr<Plugin> MakePodAffinity();
 // A KAI plugin whose behaviour kai does not model yet (see docs/deviations.md).
 std::unique_ptr<Plugin> MakePending();
 

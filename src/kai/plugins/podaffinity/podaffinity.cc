@@ -1,8 +1,11 @@
 #include "kai/plugins/podaffinity/podaffinity.h"
 
 #include <algorithm>
+#include <memory>
 
+#include "kai/plugins/builtin.h"
 #include "kai/plugins/predicates/predicates.h"
+#include "kai/plugins/scores.h"
 
 namespace kai::plugins {
 namespace {
@@ -133,5 +136,95 @@ NodeVerdict InterPodAffinity::Check(const Session& s, PodId pod, NodeId node_id)
   }
   return {};
 }
+
+PodAffinityScorer::PodAffinityScorer(const Session& s) {
+  for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
+    const PodObject& o = *s.snap().pods[p].obj;
+    if (!o.required_pod_affinity.empty() || !o.preferred_pod_affinity.empty() ||
+        !o.preferred_pod_anti_affinity.empty()) {
+      with_affinity_.push_back(p);
+    }
+  }
+}
+
+void PodAffinityScorer::AddExisting(const PodObject& incoming, const SnapPod& existing,
+                                    const SnapNode& node) {
+  auto add = [&](const PodAffinityTerm& t, int64_t w) {
+    auto v = LabelOf(node, t.topology_key);
+    if (!v) return;
+    for (Entry& e : entries_) {
+      if (e.key == t.topology_key && e.value == *v) {
+        e.score += w;
+        return;
+      }
+    }
+    entries_.push_back({t.topology_key, *v, w});
+  };
+  const PodObject& e = *existing.obj;
+  for (const auto& wt : incoming.preferred_pod_affinity) {
+    if (PodMatchesTerm(e, wt.term, incoming.meta.ns)) add(wt.term, wt.weight);
+  }
+  for (const auto& wt : incoming.preferred_pod_anti_affinity) {
+    if (PodMatchesTerm(e, wt.term, incoming.meta.ns)) add(wt.term, -wt.weight);
+  }
+  for (const PodAffinityTerm& t : e.required_pod_affinity) {
+    if (PodMatchesTerm(incoming, t, e.meta.ns)) add(t, 1);
+  }
+  for (const auto& wt : e.preferred_pod_affinity) {
+    if (PodMatchesTerm(incoming, wt.term, e.meta.ns)) add(wt.term, wt.weight);
+  }
+  for (const auto& wt : e.preferred_pod_anti_affinity) {
+    if (PodMatchesTerm(incoming, wt.term, e.meta.ns)) add(wt.term, -wt.weight);
+  }
+}
+
+void PodAffinityScorer::Compute(const Session& s, PodId pod) {
+  cached_pod_ = pod;
+  cached_version_ = s.PlacementVersion();
+  entries_.clear();
+  const PodObject& incoming = *s.snap().pods[pod].obj;
+  if (!incoming.preferred_pod_affinity.empty() || !incoming.preferred_pod_anti_affinity.empty()) {
+    ForEachPlacedPod(
+        s, [&](const SnapPod& e, const SnapNode& node) { AddExisting(incoming, e, node); });
+    return;
+  }
+  for (PodId p : with_affinity_) {
+    const SnapPod& e = s.snap().pods[p];
+    if (e.node == kNone || !IsActiveUsed(e.status)) continue;
+    AddExisting(incoming, e, s.snap().nodes[e.node]);
+  }
+}
+
+void PodAffinityScorer::Score(const Session& s, PodId pod, std::span<double> out) {
+  if (cached_pod_ != pod || cached_version_ != s.PlacementVersion()) Compute(s, pod);
+  if (entries_.empty()) return;  // nothing to prefer (kube-scheduler skips the plugin)
+  for (NodeId n : s.CandidateNodes()) {
+    int64_t score = 0;
+    for (const Entry& e : entries_) {
+      auto v = LabelOf(s.snap().nodes[n], e.key);
+      if (v && *v == e.value) score += e.score;
+    }
+    out[n] += scores::kK8sPlugins * static_cast<double>(score);
+  }
+}
+
+namespace {
+
+class PodAffinityPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& s) override {
+    scorer_ = std::make_unique<PodAffinityScorer>(s);
+    s.AddNodeScores([this](const Session& ss, PodId pod, std::span<double> out) {
+      scorer_->Score(ss, pod, out);
+    });
+  }
+
+ private:
+  std::unique_ptr<PodAffinityScorer> scorer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> MakePodAffinity() { return std::make_unique<PodAffinityPlugin>(); }
 
 }  // namespace kai::plugins

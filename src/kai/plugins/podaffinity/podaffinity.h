@@ -1,4 +1,7 @@
 #pragma once
+// podaffinity: inter-pod affinity. The required filter runs in the predicates plugin (as KAI
+// runs kube-scheduler's InterPodAffinity filter there); the plugin of this folder scores nodes.
+//
 // Required inter-pod affinity and anti-affinity (kube-scheduler's InterPodAffinity filter, which
 // KAI's predicates plugin runs). For a pod P and a node N:
 //   - an existing pod E whose required anti-affinity term matches P forbids every node sharing
@@ -10,6 +13,7 @@
 // A term without namespaces applies to its owner's namespace; an absent label selector matches
 // no pod. Existing pods are the pods holding resources on nodes (releasing ones included), so
 // pods placed earlier in the same session count.
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -46,6 +50,31 @@ class InterPodAffinity {
 
   std::vector<PodId> anti_affinity_pods_;  // pods with required anti-affinity terms
   PodState cache_;
+};
+
+// Node scores of kube-scheduler's InterPodAffinity scoring, which KAI's podaffinity plugin adds
+// as 1e6 x the raw score (no normalisation). Every existing pod E on a node N adds, to N's value
+// of a term's topology key: +w for each of P's preferred affinity terms E matches, -w for each of
+// P's preferred anti-affinity terms; +1 for each of E's required affinity terms P matches (the
+// hard pod affinity weight), +w / -w for each of E's preferred affinity / anti-affinity terms P
+// matches. A node scores the sum over the values it carries.
+class PodAffinityScorer {
+ public:
+  explicit PodAffinityScorer(const Session& s);
+  void Score(const Session& s, PodId pod, std::span<double> out);
+
+ private:
+  struct Entry {
+    std::string_view key, value;
+    int64_t score = 0;
+  };
+  void Compute(const Session& s, PodId pod);
+  void AddExisting(const PodObject& incoming, const SnapPod& existing, const SnapNode& node);
+
+  std::vector<PodId> with_affinity_;  // pods with affinity terms that score others
+  PodId cached_pod_ = kNone;
+  uint64_t cached_version_ = 0;
+  std::vector<Entry> entries_;
 };
 
 }  // namespace kai::plugins

@@ -163,3 +163,55 @@ TEST(PodAffinity, NamespaceSelectorOtherThanEmptyIsAnErrorNamingTheField) {
 
 }  // namespace
 }  // namespace kai
+
+namespace kai {
+namespace {
+
+// n1 has 2 GPUs, n2 has `n2_gpus` with db-0 using one: with 4, binpack alone prefers n1 (2 free
+// < 3 free); with 2 it prefers n2 (1 free).
+std::string ScoringWorld(const std::string& db_affinity, const std::string& web_affinity,
+                         int n2_gpus = 4) {
+  auto node = [](const std::string& name, int gpus) {
+    return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + ", labels: {host: " + name +
+           "}}\nstatus:\n  allocatable: {cpu: '8', memory: 8Gi, pods: '110', nvidia.com/gpu: '" +
+           std::to_string(gpus) + "'}\n---\n";
+  };
+  return node("n1", 2) + node("n2", n2_gpus) + testutil::kUnlimitedQueue + Group("db", 1) +
+         Group("web", 1) + Pod("db-0", "db", "db", db_affinity, "n2") +
+         Pod("web-0", "web", "web", web_affinity);
+}
+
+TEST(PodAffinityScore, ExistingPodsRequiredAffinityAttractsMatchingPods) {
+  // db-0 requires pods labelled app=web on its host (hard pod affinity weight 1 x 1e6).
+  const Outcome o = Allocate(ScoringWorld(Affinity("web", "host"), ""));
+  EXPECT_EQ(o.where.at("web-0"), "Binding n2");
+}
+
+TEST(PodAffinityScore, PreferredAffinityAttracts) {
+  const std::string pref =
+      "{podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 10, "
+      "podAffinityTerm: {topologyKey: host, labelSelector: {matchLabels: {app: db}}}}]}}";
+  EXPECT_EQ(Allocate(ScoringWorld("", pref)).where.at("web-0"), "Binding n2");
+  EXPECT_EQ(Allocate(ScoringWorld("", "")).where.at("web-0"), "Binding n1");
+}
+
+TEST(PodAffinityScore, PreferredAntiAffinityRepels) {
+  const std::string anti =
+      "{podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 50, "
+      "podAffinityTerm: {topologyKey: host, labelSelector: {matchLabels: {app: db}}}}]}}";
+  EXPECT_EQ(Allocate(ScoringWorld("", "", 2)).where.at("web-0"), "Binding n2");
+  EXPECT_EQ(Allocate(ScoringWorld("", anti, 2)).where.at("web-0"), "Binding n1");
+}
+
+TEST(PodAffinityScore, PreferredTermWeightMustBeInRange) {
+  ClusterState state;
+  const std::string bad =
+      "{podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, "
+      "podAffinityTerm: {topologyKey: host, labelSelector: {}}}]}}";
+  const auto errors = DecodeManifestText(Pod("w", "web", "web", bad), "t.yaml", state);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("weight"), std::string::npos) << errors[0];
+}
+
+}  // namespace
+}  // namespace kai
