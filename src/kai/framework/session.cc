@@ -72,6 +72,12 @@ void Session::ScoreNodes(PodId pod, std::span<double> out) const {
   for (const auto& f : node_scores_) f(*this, pod, out);
 }
 
+double Session::ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const {
+  double score = 0;
+  for (const auto& f : gpu_order_) score += f(*this, pod, node, group);
+  return score;
+}
+
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
   for (const auto& f : predicates_) {
     NodeVerdict v = f(*this, pod, node);
@@ -85,19 +91,21 @@ std::optional<Reason> Session::CheckJobCapacity(JobId job, const Resources& requ
   return job_capacity_(*this, job, request);
 }
 
-void Session::MovePod(PodId id, PodStatus status, NodeId node) {
+void Session::MovePod(PodId id, PodStatus status, NodeId node,
+                      const std::vector<std::string>* groups) {
   ++placement_version_;
   SnapPod& pod = snap_.pods[id];
   const bool was_allocated = IsActiveAllocated(pod.status);
   if (pod.node != kNone && IsActiveUsed(pod.status)) {
     SnapNode& old = snap_.nodes[pod.node];
-    RemovePodFromNode(old, pod.request, pod.status);
+    RemovePodFromNode(old, pod, pod.status);
     std::erase(old.pods, id);
   }
   pod.status = status;
   pod.node = node;
+  if (groups) pod.gpu_groups = *groups;
   if (node != kNone && IsActiveUsed(status)) {
-    AddPodToNode(snap_.nodes[node], pod.request, status);
+    AddPodToNode(snap_.nodes[node], pod, status);
     snap_.nodes[node].pods.push_back(id);
   }
   const bool is_allocated = IsActiveAllocated(status);
@@ -159,7 +167,22 @@ const std::vector<Reason>& Session::JobReasons(JobId job) const { return job_rea
 
 Resources Session::SumRequests(const std::vector<PodId>& pods) const {
   Resources total;
-  for (PodId p : pods) total += snap_.pods[p].request;
+  for (PodId p : pods) {
+    const SnapPod& pod = snap_.pods[p];
+    total += pod.request;
+    if (pod.share.IsShared()) total.milli_gpu += RequestedMilliGpu(pod);
+  }
+  return total;
+}
+
+Resources Session::SumCapacityRequests(const std::vector<PodId>& pods) const {
+  Resources total = SumRequests(pods);
+  for (PodId p : pods) {
+    const SnapPod& pod = snap_.pods[p];
+    if (pod.share.kind == GpuShareKind::kMemory) {
+      total.milli_gpu += pod.memory_capacity_milli_gpu - pod.memory_request_milli_gpu;
+    }
+  }
   return total;
 }
 

@@ -26,6 +26,10 @@ using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, 
 // candidate node (CandidateNodes()) to out[node] in one call; a score of -infinity drops the node
 // from the candidates (KAI drops a node whose scoring fails).
 using NodeScoresFn = std::function<void(const Session&, PodId, std::span<double> out)>;
+// Scores one GPU of a node for a shared-GPU pod: an existing shared group, or (group == nullptr)
+// a whole free GPU that would become a new group. Scores of all registrations are summed; higher
+// GPUs are offered first (KAI's GpuOrderFn).
+using GpuOrderFn = std::function<double(const Session&, PodId, const SnapNode&, const GpuGroup*)>;
 // Called once per task before its nodes are scored (e.g. to compute min/max over nodes).
 using PreScoreFn = std::function<void(const Session&, PodId)>;
 // All predicates must pass; the first failure is reported.
@@ -106,6 +110,7 @@ class Session {
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
   void AddNodeScores(NodeScoresFn f) { node_scores_.push_back(std::move(f)); }
   void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
+  void AddGpuOrder(GpuOrderFn f) { gpu_order_.push_back(std::move(f)); }
   void AddPredicate(PredicateFn f) { predicates_.push_back(std::move(f)); }
   void SetJobCapacity(JobCapacityFn f) {
     if (!job_capacity_) job_capacity_ = std::move(f);
@@ -134,6 +139,7 @@ class Session {
   bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   void PrepareScores(PodId pod) const;
   void ScoreNodes(PodId pod, std::span<double> out) const;
+  double ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const;
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
   std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
   bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
@@ -157,9 +163,11 @@ class Session {
   std::span<const NodeId> CandidateNodes() const { return candidates_; }
   void SetCandidateNodes(std::span<const NodeId> nodes) { candidates_ = nodes; }
 
-  // Moves a pod to a status and node, keeping node accounting and firing events. Used by
-  // Statement; anything else should go through a Statement.
-  void MovePod(PodId pod, PodStatus status, NodeId node);
+  // Moves a pod to a status and node, keeping node accounting and firing events; `groups`, when
+  // given, become the pod's shared GPU groups on the new node. Used by Statement; anything else
+  // should go through a Statement.
+  void MovePod(PodId pod, PodStatus status, NodeId node,
+               const std::vector<std::string>* groups = nullptr);
   // Changes with every MovePod: state derived from pod placement can be cached against it.
   uint64_t PlacementVersion() const { return placement_version_; }
 
@@ -172,8 +180,11 @@ class Session {
   void SetEvictionReason(PodId pod, std::string why);
   const std::string& EvictionReason(PodId pod) const;
 
-  // Requested resources of a set of pods, and of a job's pending pods.
+  // Requested resources of a set of pods (a shared-GPU pod's GPU as its queue request), and of a
+  // job's pending pods.
   Resources SumRequests(const std::vector<PodId>& pods) const;
+  // The same for queue capacity checks (a gpu-memory pod over the largest device memory).
+  Resources SumCapacityRequests(const std::vector<PodId>& pods) const;
 
  private:
   Snapshot snap_;
@@ -184,6 +195,7 @@ class Session {
   std::vector<QueueOrderFn> queue_order_;
   std::vector<NodeScoresFn> node_scores_;
   std::vector<PreScoreFn> pre_score_;
+  std::vector<GpuOrderFn> gpu_order_;
   std::vector<PredicateFn> predicates_;
   JobCapacityFn job_capacity_;
   std::vector<VictimFilterFn> victim_filters_[2];

@@ -4,20 +4,45 @@ namespace kai {
 
 Statement::~Statement() { Discard(); }
 
-void Statement::Record(Kind kind, PodId pod, PodStatus status, NodeId node) {
+void Statement::Record(Kind kind, PodId pod, PodStatus status, NodeId node,
+                       const std::vector<std::string>* groups) {
   const SnapPod& p = session_.snap().pods[pod];
-  ops_.push_back(Op{kind, pod, p.status, p.node});
-  session_.MovePod(pod, status, node);
+  ops_.push_back(Op{kind, pod, p.status, p.node, groups != nullptr,
+                    groups ? p.gpu_groups : std::vector<std::string>{}, SaveGpuStates(pod, node)});
+  session_.MovePod(pod, status, node, groups);
 }
 
-void Statement::Allocate(PodId pod, NodeId node) {
-  Record(Kind::kAllocate, pod, PodStatus::kAllocated, node);
+std::vector<Statement::NodeGpuState> Statement::SaveGpuStates(PodId pod, NodeId target) const {
+  std::vector<NodeGpuState> out;
+  const SnapPod& p = session_.snap().pods[pod];
+  if (!p.share.IsShared()) return out;
+  for (NodeId n : {p.node, target}) {
+    if (n == kNone || (!out.empty() && out.front().node == n)) continue;
+    const SnapNode& node = session_.snap().nodes[n];
+    out.push_back({n, node.idle.milli_gpu, node.releasing.milli_gpu, node.gpu_groups});
+  }
+  return out;
 }
 
-void Statement::Pipeline(PodId pod, NodeId node) {
+void Statement::RestoreGpuStates(const std::vector<NodeGpuState>& states) {
+  for (const NodeGpuState& st : states) {
+    SnapNode& node = session_.snap().nodes[st.node];
+    node.idle.milli_gpu = st.idle_milli_gpu;
+    node.releasing.milli_gpu = st.releasing_milli_gpu;
+    node.gpu_groups = st.groups;
+  }
+}
+
+void Statement::Allocate(PodId pod, NodeId node, const std::vector<std::string>* groups) {
+  Record(Kind::kAllocate, pod, PodStatus::kAllocated, node, groups);
+}
+
+void Statement::Pipeline(PodId pod, NodeId node, const std::vector<std::string>* groups) {
   const SnapPod& p = session_.snap().pods[pod];
-  // Re-placing a virtually evicted pod on its own node un-evicts it (KAI's statement.go).
-  if (p.status == PodStatus::kReleasing && p.node == node) {
+  // Re-placing a virtually evicted pod on its own node un-evicts it (KAI's statement.go), unless
+  // a shared-GPU pod moves to other GPUs of the node.
+  const bool other_gpus = groups && p.share.IsShared() && *groups != p.gpu_groups;
+  if (p.status == PodStatus::kReleasing && p.node == node && !other_gpus) {
     for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
       if (it->pod == pod && it->kind == Kind::kEvict) {
         Record(Kind::kPipeline, pod, it->prev_status, node);
@@ -26,7 +51,7 @@ void Statement::Pipeline(PodId pod, NodeId node) {
       }
     }
   }
-  Record(Kind::kPipeline, pod, PodStatus::kPipelined, node);
+  Record(Kind::kPipeline, pod, PodStatus::kPipelined, node, groups);
 }
 
 void Statement::Evict(PodId pod) {
@@ -42,9 +67,11 @@ void Statement::Evict(PodId pod) {
 
 void Statement::Rollback(size_t checkpoint) {
   while (ops_.size() > checkpoint) {
-    const Op op = ops_.back();
+    const Op op = std::move(ops_.back());
     ops_.pop_back();
-    session_.MovePod(op.pod, op.prev_status, op.prev_node);
+    session_.MovePod(op.pod, op.prev_status, op.prev_node,
+                     op.set_groups ? &op.prev_groups : nullptr);
+    RestoreGpuStates(op.gpu_states);
     session_.snap().pods[op.pod].virtually_evicted = VirtuallyEvicted(op.pod);
   }
 }

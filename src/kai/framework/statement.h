@@ -2,6 +2,7 @@
 // A Statement is an undo log over the session's snapshot (DESIGN.md rule 5): every operation
 // records its inverse, so Checkpoint/Rollback cost O(operations), never a copy.
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "kai/framework/session.h"
@@ -15,10 +16,11 @@ class Statement {
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  // Places a pending pod on idle resources of `node` (status Allocated).
-  void Allocate(PodId pod, NodeId node);
+  // Places a pending pod on idle resources of `node` (status Allocated); a shared-GPU pod takes
+  // the GPU groups `groups` there.
+  void Allocate(PodId pod, NodeId node, const std::vector<std::string>* groups = nullptr);
   // Places a pod on resources of `node` that are being released (status Pipelined).
-  void Pipeline(PodId pod, NodeId node);
+  void Pipeline(PodId pod, NodeId node, const std::vector<std::string>* groups = nullptr);
   // Evicts a running pod (status Releasing; its resources become releasing on its node). A
   // Pipelined pod only loses its reservation (Pending again).
   void Evict(PodId pod);
@@ -35,13 +37,26 @@ class Statement {
 
  private:
   enum class Kind : uint8_t { kAllocate, kPipeline, kEvict };
+  // The shared-GPU state of a node before an operation on a shared-GPU pod. KAI's incremental
+  // group accounting is not its own inverse in every order, so rollback restores it as it was.
+  struct NodeGpuState {
+    NodeId node;
+    int64_t idle_milli_gpu, releasing_milli_gpu;
+    std::vector<GpuGroup> groups;
+  };
   struct Op {
     Kind kind;
     PodId pod;
     PodStatus prev_status;
     NodeId prev_node;
+    bool set_groups;                       // the operation set the pod's shared GPU groups
+    std::vector<std::string> prev_groups;  // ... and these were the groups before it
+    std::vector<NodeGpuState> gpu_states;  // nodes a shared-GPU pod leaves or joins
   };
-  void Record(Kind kind, PodId pod, PodStatus status, NodeId node);
+  std::vector<NodeGpuState> SaveGpuStates(PodId pod, NodeId target) const;
+  void RestoreGpuStates(const std::vector<NodeGpuState>& states);
+  void Record(Kind kind, PodId pod, PodStatus status, NodeId node,
+              const std::vector<std::string>* groups = nullptr);
   bool VirtuallyEvicted(PodId pod) const;
 
   Session& session_;

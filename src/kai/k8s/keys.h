@@ -21,6 +21,8 @@ inline constexpr std::string_view kStalenessGracePeriod = "kai.scheduler/stalene
 inline constexpr std::string_view kPreemptibilityLabel = "kai.scheduler/preemptibility";
 inline constexpr std::string_view kNodeGpuMemory = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kNodeGpuCount = "nvidia.com/gpu.count";
+inline constexpr std::string_view kMigEnabledLabel = "node-role.kubernetes.io/mig-enabled";
+inline constexpr std::string_view kMigStrategyLabel = "nvidia.com/mig.strategy";
 inline constexpr std::string_view kKubeflowJobRole = "training.kubeflow.org/job-role";
 inline constexpr std::string_view kRayNodeType = "ray.io/node-type";
 // Root topology constraint of a workload (KAI's pod grouper copies them to the PodGroup spec).

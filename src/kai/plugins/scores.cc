@@ -1,5 +1,6 @@
 #include "kai/plugins/scores.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace kai::plugins {
@@ -12,6 +13,34 @@ Resources Needed(const SnapPod& pod, const SnapNode& node) {
   return need;
 }
 
+// KAI accepts a portion of at most one device, or a whole number of devices.
+bool ValidPortion(const SnapNode& node, const GpuShare& share) {
+  const int64_t portion = SharedPortionOn(node, share);
+  return portion <= kMilliPerUnit || portion % kMilliPerUnit == 0;
+}
+
+// A shared-GPU pod fits when its other resources fit `avail` and enough devices can take its
+// portion: whole free GPUs plus live shared groups with room (KAI's
+// isTaskAllocatableOnNonAllocatedResources).
+bool SharedFits(const SnapPod& pod, const SnapNode& node, const Resources& avail,
+                Shortage* shortage) {
+  if (!FitsIn(Needed(pod, node), avail, shortage)) return false;
+  const int64_t whole = avail.milli_gpu >= 0
+                            ? avail.milli_gpu / kMilliPerUnit
+                            : -((-avail.milli_gpu + kMilliPerUnit - 1) / kMilliPerUnit);
+  const int64_t devices = pod.share.devices;
+  if (ValidPortion(node, pod.share) && whole + CountFittingGroups(node, pod, devices) >= devices) {
+    return true;
+  }
+  if (shortage) {
+    *shortage = Shortage{.is_core = true,
+                         .core = CoreResource::kGpu,
+                         .need = SharedPortionOn(node, pod.share) * devices,
+                         .have = std::max<int64_t>(whole, 0) * kMilliPerUnit};
+  }
+  return false;
+}
+
 // idle + releasing of one resource, saturating as Resources' sums do.
 int64_t FreeSum(int64_t idle, int64_t releasing) {
   int64_t sum;
@@ -21,8 +50,18 @@ int64_t FreeSum(int64_t idle, int64_t releasing) {
 
 }  // namespace
 
+int64_t CountFittingGroups(const SnapNode& node, const SnapPod& pod, int64_t cap) {
+  const int64_t memory = SharedMemoryOn(node, pod.share);
+  int64_t n = 0;
+  for (const GpuGroup& g : node.gpu_groups) {
+    if (GroupFits(node, g, memory) && ++n >= cap) break;
+  }
+  return n;
+}
+
 bool FitsIdle(const SnapPod& pod, const SnapNode& node) {
-  if (pod.request.IsBestEffort() && !pod.obj->gpu_sharing.IsShared()) return true;
+  if (pod.share.IsShared()) return SharedFits(pod, node, node.idle, nullptr);
+  if (pod.request.IsBestEffort()) return true;
   const Resources& r = pod.request;
   const Resources& h = node.idle;
   if (r.milli_gpu > 0 && r.milli_gpu > h.milli_gpu) return false;
@@ -36,6 +75,8 @@ bool FitsIdle(const SnapPod& pod, const SnapNode& node) {
 }
 
 bool FitsIdleOrReleasing(const SnapPod& pod, const SnapNode& node, Shortage* shortage) {
+  if (pod.share.IsShared()) return SharedFits(pod, node, node.idle + node.releasing, shortage);
+
   // The common answer without building the sums; the shortage is worked out only on a miss.
   const Resources& r = pod.request;
   const Resources& i = node.idle;

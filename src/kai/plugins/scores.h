@@ -1,6 +1,8 @@
 #pragma once
 // Score weights shared by node-order plugins (KAI pkg/scheduler/plugins/scores): each plugin's
 // score lives in its own decimal band, so a higher band always dominates the lower ones.
+#include <span>
+
 #include "kai/snapshot/snapshot.h"
 
 namespace kai::plugins {
@@ -15,9 +17,22 @@ inline constexpr double kK8sPlugins = 1000000;
 inline constexpr double kNominatedNode = 10000000;
 }  // namespace scores
 
+// Adds `score` to out[n] for every node n of `nodes` where pred(pod, node) holds (a band-score
+// plugin).
+template <class Pred>
+void AddScoreWhere(const Snapshot& snap, std::span<const NodeId> nodes, PodId pod,
+                   std::span<double> out, double score, Pred pred) {
+  const SnapPod& p = snap.pods[pod];
+  for (NodeId n : nodes) {
+    if (pred(p, snap.nodes[n])) out[n] += score;
+  }
+}
+
 // Fits on the node's idle resources alone (best-effort pods always fit).
 bool FitsIdle(const SnapPod& pod, const SnapNode& node);
-// Fits on idle plus releasing resources (Kubernetes resources only; GPU sharing is separate).
+// Fits on idle plus releasing resources; a shared-GPU pod also needs devices for its portion.
 bool FitsIdleOrReleasing(const SnapPod& pod, const SnapNode& node, Shortage* shortage = nullptr);
+// Live shared GPU groups on the node with room for the pod's portion, counted up to `cap`.
+int64_t CountFittingGroups(const SnapNode& node, const SnapPod& pod, int64_t cap);
 
 }  // namespace kai::plugins

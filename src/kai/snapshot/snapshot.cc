@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
@@ -71,6 +72,69 @@ void FillTaskOrderKeys(const PodObject& p, SnapPod& sp) {
   }
 }
 
+std::optional<int64_t> IntLabel(const Labels& labels, std::string_view key) {
+  auto it = labels.find(key);
+  if (it == labels.end()) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || p != it->second.data() + it->second.size()) return std::nullopt;
+  return v;
+}
+
+// GPU memory, device count and MIG mode of a node (KAI's node_info: the memory label is in MiB
+// unless it is too large to be, then in bytes; floored to a multiple of 100 MiB).
+void FillGpuInfo(const NodeObject& n, SnapNode& sn) {
+  constexpr int64_t kMibPerTib = 1024 * 1024;
+  constexpr int64_t kBytesPerMib = 1024 * 1024;
+  if (auto mib = IntLabel(n.meta.labels, keys::kNodeGpuMemory)) {
+    int64_t v = *mib >= kMibPerTib ? *mib / kBytesPerMib : *mib;
+    sn.gpu_memory_mib = v - v % 100;
+    sn.gpu_memory_synced = true;
+  }
+  sn.gpu_devices = IntLabel(n.meta.labels, keys::kNodeGpuCount)
+                       .value_or(n.allocatable.milli_gpu / kMilliPerUnit);
+  if (auto it = n.meta.labels.find(keys::kMigEnabledLabel); it != n.meta.labels.end()) {
+    sn.mig_enabled = it->second == "true" || it->second == "True" || it->second == "1";
+  } else {
+    for (const auto& [id, amount] : n.allocatable.scalars) {
+      if (amount > 0 && ResourceName(id).starts_with(keys::kMigResourcePrefix))
+        sn.mig_enabled = true;
+    }
+  }
+  if (auto it = n.meta.labels.find(keys::kMigStrategyLabel);
+      sn.mig_enabled && it != n.meta.labels.end()) {
+    if (it->second == "single") sn.mig_strategy = MigStrategy::kSingle;
+    if (it->second == "mixed") sn.mig_strategy = MigStrategy::kMixed;
+  }
+}
+
+GpuShare ShareOf(const PodObject& p) {
+  GpuShare share;
+  const GpuSharingRequest& g = p.gpu_sharing;
+  if (g.fraction_milli > 0) {
+    share.kind = GpuShareKind::kFraction;  // a fraction wins over gpu-memory (KAI)
+    share.portion_milli = g.fraction_milli;
+  } else if (g.memory_mib > 0) {
+    share.kind = GpuShareKind::kMemory;
+    share.memory_mib = g.memory_mib;
+  }
+  if (share.IsShared()) share.devices = g.num_devices;
+  return share;
+}
+
+// A MIG request written as an annotation (KAI's legacy MIG pods): counted on its node, never
+// scheduled.
+void ApplyLegacyMig(const PodObject& p, SnapPod& sp) {
+  for (const auto& [k, v] : p.meta.annotations) {
+    if (!k.starts_with(keys::kMigResourcePrefix)) continue;
+    int64_t count = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), count);
+    if (ec != std::errc() || ptr != v.data() + v.size()) continue;
+    sp.legacy_mig = true;
+    sp.request.SetScalar(InternResource(k), count);
+  }
+}
+
 void BuildNodes(const ClusterState& state, Snapshot& snap) {
   snap.nodes.reserve(state.nodes.size());
   for (const auto& n : state.nodes) {
@@ -79,11 +143,7 @@ void BuildNodes(const ClusterState& state, Snapshot& snap) {
     sn.name = n.meta.name;
     sn.allocatable = n.allocatable;
     sn.idle = n.allocatable;
-    if (auto it = n.meta.labels.find(keys::kNodeGpuMemory); it != n.meta.labels.end()) {
-      int64_t mib = 0;
-      std::from_chars(it->second.data(), it->second.data() + it->second.size(), mib);
-      if (mib > 0) sn.gpu_memory_mib = mib / 100 * 100;
-    }
+    FillGpuInfo(n, sn);
     if (!n.ready) {
       sn.unusable_reason = "NotReady";
     } else if (n.unschedulable) {
@@ -159,8 +219,28 @@ void BuildJobs(const ClusterState& state, Snapshot& snap, NsNameMap<JobId>& job_
   }
 }
 
+// Smallest and largest per-device GPU memory among nodes that report more than KAI's 100 MiB
+// placeholder; both 100 when none does (KAI's test harness; a real cluster reports real sizes).
+std::pair<int64_t, int64_t> GpuMemoryRange(const Snapshot& snap) {
+  constexpr int64_t kPlaceholder = 100;
+  int64_t lo = 0, hi = 0;
+  for (const SnapNode& n : snap.nodes) {
+    if (n.gpu_memory_mib <= kPlaceholder) continue;
+    lo = lo == 0 ? n.gpu_memory_mib : std::min(lo, n.gpu_memory_mib);
+    hi = std::max(hi, n.gpu_memory_mib);
+  }
+  return lo == 0 ? std::pair{kPlaceholder, kPlaceholder} : std::pair{lo, hi};
+}
+
+// devices x memory / device memory, in milli-GPU rounded up.
+int64_t MemoryAsMilliGpu(const GpuShare& share, int64_t device_mib) {
+  const int64_t total = share.memory_mib * share.devices * kMilliPerUnit;
+  return (total + device_mib - 1) / device_mib;
+}
+
 void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>& job_by_key) {
   const auto binds = LiveBindRequests(state);
+  const auto memory_range = GpuMemoryRange(snap);
   snap.pods.reserve(state.pods.size());
   for (const auto& p : state.pods) {
     auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
@@ -172,6 +252,13 @@ void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>
     sp.request = p.request;
     sp.creation = p.meta.creation.value_or(0);
     sp.gpu_groups = p.gpu_groups;
+    sp.share = ShareOf(p);
+    if (sp.share.kind == GpuShareKind::kMemory) {
+      sp.memory_request_milli_gpu = MemoryAsMilliGpu(sp.share, memory_range.first);
+      sp.memory_capacity_milli_gpu = MemoryAsMilliGpu(sp.share, memory_range.second);
+    }
+    ApplyLegacyMig(p, sp);
+    sp.accepted_milli_gpu = RequestedMilliGpu(sp);
     sp.kai_scheduled = p.scheduler_name == keys::kSchedulerName;
     if (auto app = p.meta.labels.find("app"); app != p.meta.labels.end()) {
       sp.kai_utility = app->second == keys::kReservationAppLabel;
@@ -197,7 +284,7 @@ void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>
       }
     }
     if (sp.node != kNone && IsActiveUsed(sp.status)) {
-      AddPodToNode(snap.nodes[sp.node], sp.request, sp.status);
+      AddPodToNode(snap.nodes[sp.node], sp, sp.status);
       snap.nodes[sp.node].pods.push_back(pid);
     }
     snap.pods.push_back(std::move(sp));
@@ -205,8 +292,9 @@ void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>
 }
 
 // Resources a node does not offer are not tracked on it (KAI zeroes them).
-Resources Tracked(const SnapNode& node, const Resources& request) {
-  Resources r = request;
+Resources Tracked(const SnapNode& node, const SnapPod& pod) {
+  Resources r = pod.request;
+  if (pod.kai_utility) r.milli_gpu = 0;  // reservation pods hold the GPU of a shared group
   if (node.allocatable.milli_cpu == 0) r.milli_cpu = 0;
   if (node.allocatable.memory == 0) r.memory = 0;
   if (node.allocatable.milli_gpu == 0) r.milli_gpu = 0;
@@ -260,34 +348,192 @@ Resources Snapshot::TotalCapacity() const {
   return total;
 }
 
-void AddPodToNode(SnapNode& node, const Resources& request, PodStatus status) {
-  const Resources r = Tracked(node, request);
-  node.used += r;
+namespace {
+
+constexpr int64_t kOneGpu = kMilliPerUnit;
+
+int64_t UsedSharedDevices(const SnapNode& n) {
+  return std::count_if(n.gpu_groups.begin(), n.gpu_groups.end(),
+                       [](const GpuGroup& g) { return g.used > 0; });
+}
+
+// KAI re-derives whether the node's idle whole GPUs still count a GPU that a shared group now
+// holds: idle + used devices above the device count means they do.
+bool IdleCountsSharedGpu(const SnapNode& n) {
+  return n.gpu_devices <
+         n.idle.milli_gpu / kOneGpu + n.used.milli_gpu / kOneGpu + UsedSharedDevices(n);
+}
+
+bool AllReleasing(const GpuGroup& g) { return g.used != 0 && g.releasing == g.used; }
+
+void AddShared(SnapNode& n, GpuGroup& g, int64_t m, PodStatus status) {
+  g.used += m;
   if (status == PodStatus::kReleasing) {
-    node.releasing += r;
-    node.idle -= r;
+    g.releasing += m;
+    g.allocated += m;
+    g.has_allocated = true;
+    if (g.used == g.releasing) {
+      if (!g.marked_releasing) {
+        n.releasing.milli_gpu += kOneGpu;
+        g.marked_releasing = true;
+      }
+      if (IdleCountsSharedGpu(n)) n.idle.milli_gpu -= kOneGpu;
+    }
   } else if (status == PodStatus::kPipelined) {
-    node.releasing -= r;
+    g.releasing -= m;
+    if (g.used - m == g.releasing + m) n.releasing.milli_gpu -= kOneGpu;
   } else {
-    node.idle -= r;
+    g.allocated += m;
+    g.has_allocated = true;
+    if (g.used <= m && IdleCountsSharedGpu(n)) n.idle.milli_gpu -= kOneGpu;
+    if (g.marked_releasing) {
+      n.releasing.milli_gpu -= kOneGpu;
+      g.marked_releasing = false;
+    }
   }
 }
 
-void RemovePodFromNode(SnapNode& node, const Resources& request, PodStatus status) {
-  const Resources r = Tracked(node, request);
-  node.used -= r;
+void RemoveShared(SnapNode& n, GpuGroup& g, int64_t m, PodStatus status) {
+  g.used -= m;
   if (status == PodStatus::kReleasing) {
-    node.releasing -= r;
-    node.idle += r;
+    g.releasing -= m;
+    g.allocated -= m;
+    if (g.used <= 0) {
+      if (!IdleCountsSharedGpu(n)) n.idle.milli_gpu += kOneGpu;
+      if (g.marked_releasing) {
+        n.releasing.milli_gpu -= kOneGpu;
+        g.marked_releasing = false;
+      }
+    }
   } else if (status == PodStatus::kPipelined) {
-    node.releasing += r;
+    g.releasing += m;
+    const bool was_all_releasing = g.used + m == g.releasing - m;
+    if (was_all_releasing || (g.used == 0 && g.releasing == 0)) n.releasing.milli_gpu += kOneGpu;
   } else {
-    node.idle += r;
+    g.allocated -= m;
+    if (g.used <= 0 && !IdleCountsSharedGpu(n)) n.idle.milli_gpu += kOneGpu;
+    if (AllReleasing(g) && !g.marked_releasing) {
+      n.releasing.milli_gpu += kOneGpu;
+      g.marked_releasing = true;
+    }
   }
+}
+
+GpuGroup& GroupFor(SnapNode& n, const std::string& name) {
+  if (GpuGroup* g = FindGroup(n, name)) return *g;
+  n.gpu_groups.push_back(GpuGroup{.name = name});
+  return n.gpu_groups.back();
+}
+
+void AddSigned(Resources& to, const Resources& r, int sign) {
+  if (sign > 0) {
+    to += r;
+  } else {
+    to -= r;
+  }
+}
+
+// sign +1 adds the pod's resources to the node, -1 removes them.
+void ApplyVector(SnapNode& node, const Resources& r, PodStatus status, int sign) {
+  AddSigned(node.used, r, sign);
+  if (status == PodStatus::kReleasing) {
+    AddSigned(node.releasing, r, sign);
+    AddSigned(node.idle, r, -sign);
+  } else if (status == PodStatus::kPipelined) {
+    AddSigned(node.releasing, r, -sign);
+  } else {
+    AddSigned(node.idle, r, -sign);
+  }
+}
+
+}  // namespace
+
+int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share) {
+  if (share.kind == GpuShareKind::kMemory) return share.memory_mib;
+  // KAI multiplies the float fraction by the device memory and truncates.
+  return static_cast<int64_t>(static_cast<double>(share.portion_milli) / kMilliPerUnit *
+                              static_cast<double>(node.gpu_memory_mib));
+}
+
+int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share) {
+  // KAI: a gpu-memory request is ceil(memory / device memory, 0.01) of a device; GPU amounts are
+  // then rounded to 0.01. Both in float64, reproduced here.
+  double portion = static_cast<double>(share.portion_milli) / kMilliPerUnit;
+  if (share.kind == GpuShareKind::kMemory) {
+    portion = node.gpu_memory_mib <= 0 ? 0
+                                       : std::ceil(static_cast<double>(share.memory_mib) /
+                                                   static_cast<double>(node.gpu_memory_mib) * 100) /
+                                             100;
+  }
+  return std::llround(portion * 100) * (kMilliPerUnit / 100);
+}
+
+int64_t RequestedMilliGpu(const SnapPod& pod) {
+  if (pod.share.kind == GpuShareKind::kFraction) {
+    const double portion = static_cast<double>(pod.share.portion_milli) / kMilliPerUnit;
+    return std::llround(portion * 100) * (kMilliPerUnit / 100) * pod.share.devices;
+  }
+  if (pod.share.kind == GpuShareKind::kMemory) return pod.memory_request_milli_gpu;
+  return pod.request.milli_gpu;
+}
+
+Resources QueueResources(const SnapPod& pod) {
+  Resources out;
+  out.milli_cpu = pod.request.milli_cpu;
+  out.memory = pod.request.memory;
+  out.milli_gpu = IsActiveUsed(pod.status) && pod.node != kNone ? pod.accepted_milli_gpu
+                                                                : RequestedMilliGpu(pod);
+  return out;
+}
+
+Resources AcceptedQueueResources(const SnapPod& pod) {
+  Resources out;
+  out.milli_cpu = pod.request.milli_cpu;
+  out.memory = pod.request.memory;
+  out.milli_gpu = pod.accepted_milli_gpu;
+  return out;
+}
+
+int64_t GpuFreedBound(const SnapPod& pod) {
+  if (!pod.share.IsShared()) return pod.request.milli_gpu;
+  return kMilliPerUnit * static_cast<int64_t>(std::max<size_t>(pod.gpu_groups.size(), 1));
+}
+
+bool GroupFits(const SnapNode& node, const GpuGroup& g, int64_t memory) {
+  return g.used != 0 && node.gpu_memory_mib - g.allocated + g.releasing - memory >= 0 &&
+         g.allocated != g.releasing;
+}
+
+GpuGroup* FindGroup(SnapNode& node, std::string_view name) {
+  for (GpuGroup& g : node.gpu_groups) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+void AddPodToNode(SnapNode& node, SnapPod& pod, PodStatus status) {
+  ApplyVector(node, Tracked(node, pod), status, +1);
+  if (pod.legacy_mig) ++node.legacy_mig_pods;
+  if (!pod.share.IsShared()) {
+    pod.accepted_milli_gpu = pod.request.milli_gpu;
+    return;
+  }
+  pod.accepted_milli_gpu = SharedPortionOn(node, pod.share) * pod.share.devices;
+  const int64_t m = SharedMemoryOn(node, pod.share);
+  for (const std::string& name : pod.gpu_groups) AddShared(node, GroupFor(node, name), m, status);
+}
+
+void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status) {
+  ApplyVector(node, Tracked(node, pod), status, -1);
+  if (pod.legacy_mig) --node.legacy_mig_pods;
+  if (!pod.share.IsShared()) return;
+  const int64_t m = SharedMemoryOn(node, pod.share);
+  for (const std::string& name : pod.gpu_groups)
+    RemoveShared(node, GroupFor(node, name), m, status);
 }
 
 bool IsCpuOnly(const SnapPod& pod) {
-  if (pod.request.milli_gpu > 0 || pod.obj->gpu_sharing.IsShared()) return false;
+  if (pod.request.milli_gpu > 0 || pod.share.IsShared()) return false;
   for (const auto& [id, amount] : pod.request.scalars) {
     if (ResourceName(id).starts_with(keys::kMigResourcePrefix)) return false;
   }

@@ -41,6 +41,21 @@ bool IsActiveAllocated(PodStatus s);  // Allocated, Pipelined, Binding, Bound, R
 bool IsActiveUsed(PodStatus s);       // ActiveAllocated + Releasing, StuckInReleasing
 bool IsAlive(PodStatus s);            // ActiveAllocated + Pending + Gated
 
+// One shared GPU on a node (KAI's GPU group): memory in MiB of the node's per-GPU memory, so that
+// fractions add exactly (0.3 + 0.7 of a 100 MiB device is 30 + 70). `used` counts every pod on
+// it, `releasing` those being released (less those pipelined onto it), `allocated` those holding
+// it outright (incl. releasing ones).
+struct GpuGroup {
+  std::string name;
+  int64_t used = 0;
+  int64_t releasing = 0;
+  int64_t allocated = 0;
+  bool has_allocated = false;     // a pod ever held it outright (else it is only pipelined)
+  bool marked_releasing = false;  // counted as one releasing whole GPU on the node
+};
+
+enum class MigStrategy : uint8_t { kNone, kSingle, kMixed };
+
 struct SnapNode {
   const NodeObject* obj = nullptr;
   std::string_view name;
@@ -48,10 +63,26 @@ struct SnapNode {
   Resources idle;
   Resources releasing;
   Resources used;
-  int64_t gpu_memory_mib = 100;
+  int64_t gpu_memory_mib = 100;    // per device, floored to a multiple of 100 (KAI)
+  bool gpu_memory_synced = false;  // the nvidia.com/gpu.memory label is present
+  int64_t gpu_devices = 0;         // nvidia.com/gpu.count label, else allocatable GPUs
+  bool mig_enabled = false;
+  MigStrategy mig_strategy = MigStrategy::kNone;
+  int legacy_mig_pods = 0;           // active pods asking MIG through an annotation
+  std::vector<GpuGroup> gpu_groups;  // shared GPUs, in order of first use
   // Empty when pods may be placed; else why not (NotReady, Unschedulable, MemoryPressure...).
   std::string unusable_reason;
   std::vector<PodId> pods;  // active-used pods placed on the node
+};
+
+// How a pod asks for a GPU it may share (KAI's fraction / gpu-memory requests).
+enum class GpuShareKind : uint8_t { kNone, kFraction, kMemory };
+struct GpuShare {
+  GpuShareKind kind = GpuShareKind::kNone;
+  int64_t portion_milli = 0;  // kFraction: the fraction of one device, in milli-GPU
+  int64_t memory_mib = 0;     // kMemory
+  int64_t devices = 1;        // gpu-fraction-num-devices
+  bool IsShared() const { return kind != GpuShareKind::kNone; }
 };
 
 struct SnapPod {
@@ -66,6 +97,16 @@ struct SnapPod {
   int role_rank = 2;  // 0: kubeflow master/launcher, 1: ray head, 2: others
   UnixSeconds creation = 0;
   std::vector<std::string> gpu_groups;
+  GpuShare share;
+  bool legacy_mig = false;  // MIG asked through an annotation: KAI never schedules these
+  // GPUs the pod counts for in queue accounting while it holds resources (KAI's accepted
+  // vector: a shared pod's portion on its node, rounded to 0.01 GPU, times its devices). Set when
+  // the pod is placed; kept afterwards so that removing it subtracts what adding it added.
+  int64_t accepted_milli_gpu = 0;
+  // GPUs a pending gpu-memory pod is charged in queue order and fair share (memory over the
+  // smallest device memory of the cluster) and in capacity checks (over the largest), as KAI.
+  int64_t memory_request_milli_gpu = 0;
+  int64_t memory_capacity_milli_gpu = 0;
   bool kai_scheduled = false;  // scheduled by kai (else a foreign pod occupying its node)
   bool virtually_evicted = false;
   bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)  //
@@ -132,9 +173,29 @@ struct Snapshot {
 // Builds the snapshot; `state` must outlive it (names are views into it).
 Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now);
 
-// Node accounting for a pod in `status` on `node` (KAI's node_info add/remove task).
-void AddPodToNode(SnapNode& node, const Resources& request, PodStatus status);
-void RemovePodFromNode(SnapNode& node, const Resources& request, PodStatus status);
+// Node accounting for a pod in `status` on `node` (KAI's node_info add/remove task), including
+// the shared GPU groups in pod.gpu_groups.
+void AddPodToNode(SnapNode& node, SnapPod& pod, PodStatus status);
+void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status);
+
+// GPU sharing arithmetic on a node (KAI's node_info). Memory a shared pod takes on each of its
+// devices; its portion of one device there, in milli-GPU rounded up to 0.01 GPU (KAI).
+int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share);
+int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share);
+// Queue-accounting GPUs of a pod that asks (pending): whole GPUs, fraction x devices rounded to
+// 0.01 GPU, or a gpu-memory pod's memory_request_milli_gpu.
+int64_t RequestedMilliGpu(const SnapPod& pod);
+// Queue-accounting resources (cpu, memory, gpu) of a pod: accepted ones when it holds resources,
+// requested ones otherwise.
+Resources QueueResources(const SnapPod& pod);
+// Accepted queue resources (cpu, memory, accepted GPUs) of a pod that holds or held resources.
+Resources AcceptedQueueResources(const SnapPod& pod);
+// Whole GPUs a pod can give back when it leaves its node, at most: its whole GPUs, or for a
+// shared pod one device per group it is in (a group empties when its last pod leaves).
+int64_t GpuFreedBound(const SnapPod& pod);
+// Whether `group` can take `memory` more (free, or being freed, memory) and is live.
+bool GroupFits(const SnapNode& node, const GpuGroup& group, int64_t memory);
+GpuGroup* FindGroup(SnapNode& node, std::string_view name);
 // True when the pod asks for neither GPUs (whole, fractional or MIG) nor anything but CPU/memory.
 bool IsCpuOnly(const SnapPod& pod);
 bool IsGpuNode(const SnapNode& node);

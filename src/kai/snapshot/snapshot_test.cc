@@ -256,21 +256,28 @@ TEST(NodeAccountingTest, BoundPodUsesIdle) {
   EXPECT_EQ(n.used.milli_cpu, 4000);
 }
 
+SnapPod PodOf(Resources r) {
+  SnapPod p;
+  p.request = std::move(r);
+  return p;
+}
+
 TEST(NodeAccountingTest, PipelinedSubtractsFromReleasing) {
   SnapNode n;
   n.allocatable = Cpu(10000);
   n.idle = n.allocatable;
-  AddPodToNode(n, Cpu(3000), PodStatus::kReleasing);
+  SnapPod p3 = PodOf(Cpu(3000)), p2 = PodOf(Cpu(2000));
+  AddPodToNode(n, p3, PodStatus::kReleasing);
   EXPECT_EQ(n.idle.milli_cpu, 7000);
   EXPECT_EQ(n.releasing.milli_cpu, 3000);
-  AddPodToNode(n, Cpu(2000), PodStatus::kPipelined);
+  AddPodToNode(n, p2, PodStatus::kPipelined);
   EXPECT_EQ(n.idle.milli_cpu, 7000);
   EXPECT_EQ(n.releasing.milli_cpu, 1000);
   EXPECT_EQ(n.used.milli_cpu, 5000);
-  RemovePodFromNode(n, Cpu(2000), PodStatus::kPipelined);
+  RemovePodFromNode(n, p2, PodStatus::kPipelined);
   EXPECT_EQ(n.releasing.milli_cpu, 3000);
   EXPECT_EQ(n.used.milli_cpu, 3000);
-  RemovePodFromNode(n, Cpu(3000), PodStatus::kReleasing);
+  RemovePodFromNode(n, p3, PodStatus::kReleasing);
   EXPECT_EQ(n.idle.milli_cpu, 10000);
   EXPECT_EQ(n.releasing.milli_cpu, 0);
   EXPECT_EQ(n.used.milli_cpu, 0);
@@ -284,8 +291,9 @@ TEST(NodeAccountingTest, AddThenRemoveIsIdentityForEveryStatus) {
     n.allocatable = Cpu(10000);
     n.idle = n.allocatable;
     const SnapNode before = n;
-    AddPodToNode(n, Cpu(1500), s);
-    RemovePodFromNode(n, Cpu(1500), s);
+    SnapPod pod = PodOf(Cpu(1500));
+    AddPodToNode(n, pod, s);
+    RemovePodFromNode(n, pod, s);
     EXPECT_EQ(n.idle, before.idle) << PodStatusName(s);
     EXPECT_EQ(n.releasing, before.releasing) << PodStatusName(s);
     EXPECT_EQ(n.used, before.used) << PodStatusName(s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kai/plugins/gpu_sharing.h"
 #include "kai/plugins/scores.h"
 
 namespace kai::actions {
@@ -37,6 +38,28 @@ bool AnyNodeHasRoom(const Session& s, PodId pod, std::span<const NodeId> nodes) 
 }
 
 namespace {
+
+// Allocates the pod on the node's idle resources, else pipelines it onto resources being freed.
+// A shared-GPU pod also needs GPUs of the node chosen for it; without them it does not go here.
+bool PlaceOnNode(Session& s, Statement& stmt, PodId pod, NodeId node, bool pipeline_only) {
+  const SnapPod& p = s.snap().pods[pod];
+  if (p.share.IsShared()) {
+    auto choice = plugins::ChooseSharedGpus(s, pod, node, pipeline_only);
+    if (!choice) return false;
+    if (pipeline_only || choice->releasing) {
+      stmt.Pipeline(pod, node, &choice->groups);
+    } else {
+      stmt.Allocate(pod, node, &choice->groups);
+    }
+    return true;
+  }
+  if (!pipeline_only && plugins::FitsIdle(p, s.snap().nodes[node])) {
+    stmt.Allocate(pod, node);
+  } else {
+    stmt.Pipeline(pod, node);
+  }
+  return true;
+}
 
 // `verdicts` may be null (simulations): no explanation is collected then, so candidate nodes
 // without the resources (idle + releasing) are left out before the best node is chosen instead of
@@ -74,12 +97,7 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
       if (verdicts) verdicts->push_back(std::move(v));
       return false;
     }
-    if (!pipeline_only && plugins::FitsIdle(s.snap().pods[pod], s.snap().nodes[node])) {
-      stmt.Allocate(pod, node);
-    } else {
-      stmt.Pipeline(pod, node);
-    }
-    return true;
+    return PlaceOnNode(s, stmt, pod, node, pipeline_only);
   };
   if (cands.empty()) return false;
   // Usually the best node takes the task: find it in one pass, order the rest only if needed.

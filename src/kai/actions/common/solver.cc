@@ -65,6 +65,12 @@ EvictionUnit VictimQueue::Next() {
   return unit;
 }
 
+int64_t WholeGpuDemand(const Session& s, const std::vector<PodId>& tasks) {
+  int64_t total = 0;
+  for (PodId t : tasks) total += s.snap().pods[t].request.milli_gpu;
+  return total;
+}
+
 int64_t FreeOrReleasingGpus(const Session& s) {
   int64_t free = 0;
   for (const SnapNode& n : s.snap().nodes) {
@@ -84,6 +90,7 @@ class Search {
     tasks_ = TasksToAllocate(s_, job_, /*real=*/false);
     if (tasks_.empty()) return result_;
     request_ = s_.SumRequests(tasks_);
+    whole_gpus_ = WholeGpuDemand(s_, tasks_);
     free_gpus_ = FreeOrReleasingGpus(s_);
     min_task_gpu_ = 0;
     for (PodId t : tasks_) {
@@ -129,17 +136,16 @@ class Search {
       accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
       for (PodId p : unit.pods) {
         const SnapPod& pod = s_.snap().pods[p];
-        acc_gpus += pod.request.milli_gpu;
+        acc_gpus += GpuFreedBound(pod);
         if (min_task_gpu_ == 0 || pod.node == kNone ||
             !s_.snap().nodes[pod.node].unusable_reason.empty()) {
           continue;
         }
         const int64_t before = (base_[pod.node] + acc_extra[pod.node]) / min_task_gpu_;
-        acc_extra[pod.node] += pod.request.milli_gpu;
+        acc_extra[pod.node] += GpuFreedBound(pod);
         acc_slots += (base_[pod.node] + acc_extra[pod.node]) / min_task_gpu_ - before;
       }
-      if (free_gpus_ + acc_gpus < request_.milli_gpu ||
-          (min_task_gpu_ > 0 && acc_slots < gpu_tasks)) {
+      if (free_gpus_ + acc_gpus < whole_gpus_ || (min_task_gpu_ > 0 && acc_slots < gpu_tasks)) {
         ++result_.scenarios_pruned;
         continue;
       }
@@ -191,7 +197,7 @@ class Search {
     for (PodId p : victims) {
       const SnapPod& pod = s_.snap().pods[p];
       if (pod.node == kNone || !s_.snap().nodes[pod.node].unusable_reason.empty()) continue;
-      extra_[pod.node] += pod.request.milli_gpu;
+      extra_[pod.node] += GpuFreedBound(pod);
     }
     int64_t slots = base_slots_;
     for (const auto& [n, e] : extra_) {
@@ -204,8 +210,8 @@ class Search {
 
   bool EnoughGpus(const std::vector<PodId>& victims) const {
     int64_t freed = 0;
-    for (PodId p : victims) freed += s_.snap().pods[p].request.milli_gpu;
-    return free_gpus_ + freed >= request_.milli_gpu;
+    for (PodId p : victims) freed += GpuFreedBound(s_.snap().pods[p]);
+    return free_gpus_ + freed >= whole_gpus_;
   }
 
   std::vector<NodeId> NodesOf(const std::vector<PodId>& pods) const {
@@ -294,7 +300,7 @@ class Search {
         if (j == job_) return false;
         continue;
       }
-      if (s_.CheckJobCapacity(j, s_.SumRequests(tasks))) {
+      if (s_.CheckJobCapacity(j, s_.SumCapacityRequests(tasks))) {
         if (j == job_) return false;
         continue;
       }
@@ -340,6 +346,7 @@ class Search {
   std::vector<PodId> tasks_;
   Resources request_;
   int64_t free_gpus_ = 0;
+  int64_t whole_gpus_ = 0;  // whole GPUs the tasks need (shared ones may use shared groups)
   int64_t min_task_gpu_ = 0;
   std::vector<int64_t> base_;
   int64_t base_slots_ = 0;

@@ -19,14 +19,14 @@
 namespace kai::actions {
 
 struct SolverConfig {
-  std::string action;             // reclaim, preempt, consolidation (for explanations)
+  std::string action;                        // reclaim, preempt, consolidation (for explanations)
   std::optional<DisruptionKind> validators;  // which session validators apply
   bool all_victims_replaced = false;         // consolidation: no victim may end evicted
   // Skip victims running only on nodes where none of the preemptor's tasks could ever run
   // (resources or predicates): evicting them cannot make room. Off for consolidation, where
   // such evictions can still open a new home for a moved pod.
   bool skip_useless_victims = true;
-  int64_t max_scenarios = 100000;            // bound on simulations per job
+  int64_t max_scenarios = 100000;  // bound on simulations per job
 };
 
 // One eviction unit of a victim job (KAI's GetTasksToEvict for a flat PodGroup): while the job
@@ -38,6 +38,8 @@ struct EvictionUnit {
 
 // GPUs free or being freed on usable nodes (milli-GPU).
 int64_t FreeOrReleasingGpus(const Session& session);
+// Whole GPUs the tasks need for sure (shared-GPU tasks may fit in shared groups: 0).
+int64_t WholeGpuDemand(const Session& session, const std::vector<PodId>& tasks);
 
 // Pods of a job a disruptive action may evict: every active-allocated pod.
 std::vector<PodId> EvictablePods(const Session& session, JobId job);
@@ -63,8 +65,8 @@ class VictimQueue {
 
 struct SolveResult {
   bool solved = false;
-  std::vector<PodId> evicted;   // victims that end Releasing
-  std::vector<PodId> moved;     // victims re-placed elsewhere (Pipelined)
+  std::vector<PodId> evicted;  // victims that end Releasing
+  std::vector<PodId> moved;    // victims re-placed elsewhere (Pipelined)
   int scenarios_tried = 0;
   int scenarios_pruned = 0;
 };

@@ -24,7 +24,7 @@ class ConsolidationAction : public Action {
     spec.queue_options.skip_non_preemptible = true;
     spec.queue_options.skip_within_preemption_delay = true;
     spec.eligible = [](const Session& ss, JobId job) {
-      return FreeOrReleasingGpus(ss) >= TasksToAllocateRequest(ss, job).milli_gpu;
+      return FreeOrReleasingGpus(ss) >= WholeGpuDemand(ss, TasksToAllocate(ss, job));
     };
     spec.candidate = [](const Session&, JobId, JobId) { return true; };
     RunDisruptive(s, spec);

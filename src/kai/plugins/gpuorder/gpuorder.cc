@@ -1,19 +1,58 @@
-// gpupack / gpuspread / gpusharingorder order the GPUs (and nodes) offered to fractional GPU
-// requests. Whole-GPU tasks are unaffected. Fractional GPU placement lands with issue 5 ("GPU
-// sharing"); until then these plugins register no hook and only validate their configuration.
+// gpupack / gpuspread order the GPUs of a node offered to a shared-GPU pod; gpusharingorder
+// prefers nodes where the pod can join a GPU that is already shared (KAI's plugins of those
+// names), so that whole GPUs stay free.
+//   gpupack:  a shared GPU scores its used portion, a whole GPU 0 (fullest shared GPU first);
+//   gpuspread: a shared GPU scores 1 - used portion, a whole GPU 1 (emptiest first);
+//   gpusharingorder: scores::kGpuSharing when some live shared group has room for the pod.
+#include <algorithm>
+
+#include "kai/framework/session.h"
 #include "kai/plugins/builtin.h"
+#include "kai/plugins/scores.h"
 
 namespace kai::plugins {
 namespace {
 
+double UsedPortion(const SnapNode& node, const GpuGroup& g) {
+  if (node.gpu_memory_mib <= 0) return 0;
+  return static_cast<double>(g.used) / static_cast<double>(node.gpu_memory_mib);
+}
+
 class GpuOrderPlugin : public Plugin {
  public:
   explicit GpuOrderPlugin(bool pack) : pack_(pack) {}
-  void OnSessionOpen(Session&) override {}
-  bool pack() const { return pack_; }
+  void OnSessionOpen(Session& s) override {
+    s.AddGpuOrder([pack = pack_](const Session&, PodId, const SnapNode& node, const GpuGroup* g) {
+      if (g == nullptr) return pack ? 0.0 : 1.0;
+      return pack ? UsedPortion(node, *g) : 1 - UsedPortion(node, *g);
+    });
+  }
 
  private:
   bool pack_;
+};
+
+// Memory a pod would take on a shared GPU for the purpose of this score: KAI scores every pod,
+// so a whole-GPU pod asks a full device (never fits a live group) and a pod without GPUs asks
+// nothing (fits any live group).
+int64_t ScoreMemory(const SnapNode& node, const SnapPod& pod) {
+  if (pod.share.IsShared()) return SharedMemoryOn(node, pod.share);
+  return pod.request.milli_gpu > 0 ? node.gpu_memory_mib : 0;
+}
+
+bool CanJoinSharedGpu(const SnapPod& pod, const SnapNode& node) {
+  const int64_t memory = ScoreMemory(node, pod);
+  return std::any_of(node.gpu_groups.begin(), node.gpu_groups.end(),
+                     [&](const GpuGroup& g) { return GroupFits(node, g, memory); });
+}
+
+class GpuSharingOrderPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& s) override {
+    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
+      AddScoreWhere(ss.snap(), ss.CandidateNodes(), pod, out, scores::kGpuSharing, CanJoinSharedGpu);
+    });
+  }
 };
 
 class PendingPlugin : public Plugin {
@@ -24,7 +63,7 @@ class PendingPlugin : public Plugin {
 }  // namespace
 
 std::unique_ptr<Plugin> MakeGpuOrder(bool pack) { return std::make_unique<GpuOrderPlugin>(pack); }
-std::unique_ptr<Plugin> MakeGpuSharingOrder() { return std::make_unique<PendingPlugin>(); }
+std::unique_ptr<Plugin> MakeGpuSharingOrder() { return std::make_unique<GpuSharingOrderPlugin>(); }
 std::unique_ptr<Plugin> MakePending() { return std::make_unique<PendingPlugin>(); }
 
 }  // namespace kai::plugins

@@ -10,11 +10,7 @@ class NodeAvailabilityPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
     s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      const SnapPod& p = ss.snap().pods[pod];
-      const auto& nodes = ss.snap().nodes;
-      for (NodeId n : ss.CandidateNodes()) {
-        if (FitsIdle(p, nodes[n])) out[n] += scores::kAvailability;
-      }
+      AddScoreWhere(ss.snap(), ss.CandidateNodes(), pod, out, scores::kAvailability, FitsIdle);
     });
   }
 };

@@ -4,7 +4,9 @@
 #include <charconv>
 
 #include "kai/framework/session.h"
+#include "kai/k8s/keys.h"
 #include "kai/plugins/builtin.h"
+#include "kai/plugins/gpu_sharing.h"
 #include "kai/plugins/podaffinity/podaffinity.h"
 
 namespace kai::plugins {
@@ -22,9 +24,64 @@ bool Tolerates(const Toleration& t, const Taint& taint) {
   return t.op == "Exists" || t.value == taint.value;
 }
 
+bool AsksMig(const SnapPod& pod) {
+  return std::any_of(pod.request.scalars.begin(), pod.request.scalars.end(), [](const auto& e) {
+    return e.second > 0 && ResourceName(e.first).starts_with(keys::kMigResourcePrefix);
+  });
+}
+
+NodeVerdict Unsupported(std::string detail) {
+  return {FitCode::kGpuSharingUnsupported, {}, std::move(detail)};
+}
+
+// Whether the node serves this kind of GPU request (KAI's PredicateByNodeResourcesType).
+NodeVerdict CheckResourceType(const SnapPod& pod, const SnapNode& node) {
+  if (pod.legacy_mig) return Unsupported("MIG requested by annotation (legacy) is not scheduled");
+  if (IsCpuOnly(pod)) return {};
+  const bool mig = AsksMig(pod);
+  if (!node.mig_enabled) {
+    return mig ? Unsupported("MIG request on a node without MIG") : NodeVerdict{};
+  }
+  if (mig && node.legacy_mig_pods > 0) {
+    return Unsupported("MIG request on a node running legacy MIG pods");
+  }
+  if (node.mig_strategy == MigStrategy::kSingle && (pod.share.IsShared() || mig)) {
+    return Unsupported("only whole-GPU requests run on a node with MIG strategy single");
+  }
+  if (node.mig_strategy == MigStrategy::kMixed && !mig) {
+    return Unsupported("only MIG requests run on a node with MIG strategy mixed");
+  }
+  return {};
+}
+
+// A pod that turns a whole GPU into a shared group also needs a slot for the group's
+// reservation pod (KAI's checkMaxPodsWithGpuGroupReservation).
+bool ReservationSlotMissing(const Session& s, PodId pod, NodeId node_id) {
+  const SnapNode& node = s.snap().nodes[node_id];
+  if (node.allocatable.pods == 0) return false;
+  if (node.idle.pods + node.releasing.pods >= 2) return false;
+  auto choice = ChooseSharedGpus(s, pod, node_id, /*pipeline_only=*/false);
+  if (!choice || choice->releasing) choice = ChooseSharedGpus(s, pod, node_id, true);
+  return !choice || choice->new_group;
+}
+
+NodeVerdict CheckGpuSharing(const Session& s, PodId pod_id, NodeId node_id) {
+  const SnapPod& pod = s.snap().pods[pod_id];
+  const SnapNode& node = s.snap().nodes[node_id];
+  if (NodeVerdict v = CheckResourceType(pod, node); !v.Fits()) return v;
+  if (pod.share.kind == GpuShareKind::kMemory && !node.gpu_memory_synced) {
+    return Unsupported("gpu-memory request on a node whose GPU memory is unknown");
+  }
+  if (pod.share.IsShared() && ReservationSlotMissing(s, pod_id, node_id)) {
+    return {FitCode::kTooManyPods, {}, "no pod slot left for the GPU reservation pod"};
+  }
+  return {};
+}
+
 NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
   const SnapNode& node = s.snap().nodes[node_id];
   const PodObject& pod = *s.snap().pods[pod_id].obj;
+  if (NodeVerdict v = CheckGpuSharing(s, pod_id, node_id); !v.Fits()) return v;
   if (!node.unusable_reason.empty()) {
     return {FitCode::kNodeUnusable, {}, node.unusable_reason};
   }

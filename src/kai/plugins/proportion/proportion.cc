@@ -37,14 +37,15 @@ void AccumulateUsage(Snapshot& snap) {
     if (job.queue == kNone) continue;
     for (PodId p : job.pods) {
       const SnapPod& pod = snap.pods[p];
-      const Resources r = QueueView(pod.request);
       if (IsAllocated(pod.status)) {
+        const Resources r = AcceptedQueueResources(pod);
         ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) {
           q.allocated += r;
           q.requested += r;
           if (!job.preemptible) q.allocated_non_preemptible += r;
         });
       } else if (pod.status == PodStatus::kPending) {
+        const Resources r = QueueResources(pod);
         ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) { q.requested += r; });
       }
     }
@@ -177,7 +178,7 @@ class ProportionPlugin : public Plugin {
     const SnapPod& pod = s.snap().pods[p];
     if (pod.job == kNone) return;
     const SnapJob& job = s.snap().jobs[pod.job];
-    const Resources r = QueueView(pod.request);
+    const Resources r = AcceptedQueueResources(pod);
     ForQueueAndAncestors(s.snap(), job.queue, [&](SnapQueue& q) {
       if (sign > 0) {
         q.allocated += r;

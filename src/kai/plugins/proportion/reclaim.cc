@@ -174,7 +174,7 @@ class Validator {
       for (size_t i = 0; i < pods.size(); ++i) {
         const SnapPod& pod = snap_.pods[pods[i]];
         if (ignore_moved && IsActiveAllocated(pod.status)) continue;
-        const Amounts a = Of(pod.request);
+        const Amounts a = Of(AcceptedQueueResources(pod));
         if (pods.size() > min && i >= min) {
           out[snap_.jobs[job].queue].push_back(a);
         } else {

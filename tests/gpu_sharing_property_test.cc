@@ -1,0 +1,246 @@
+// Property tests for GPU sharing over random small clusters, each run through several simulated
+// cycles with KAI's default configuration (all five actions).
+//
+// Worlds: 1-4 nodes of 1-4 GPUs (device memory 100 MiB or 40,000 MiB); two leaf queues of random
+// GPU quota; 3-14 single-pod jobs (train 50 or build 100) asking a fraction (0.05-0.95, some on
+// 2 devices), gpu-memory, or 1-2 whole GPUs; some pods start Running on a node with a group
+// label when they fit there (first fit), so that every action has work.
+// After every cycle, from the pods' own status, node and groups:
+//   group-capacity   on every shared GPU the memory of pods holding it now (allocated, binding,
+//                    running, releasing) is at most the device memory, and so is the memory of
+//                    the pods that will hold it once releasing pods leave (not releasing, incl.
+//                    pipelined): a GPU group never holds more than 1.0
+//   no-shared-whole  a shared pod never lands on a GPU held whole: on each node, shared groups
+//                    plus whole GPUs held (now, and once releasing pods leave) fit the devices
+//   devices          a shared pod's groups are distinct and as many as it asked devices
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kai/framework/config.h"
+#include "kai/sim/simulator.h"
+
+namespace kai {
+namespace {
+
+constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
+constexpr int kWorlds = 2000;
+constexpr int kCycles = 4;
+
+ObjectMeta Meta(std::string kind, std::string name, bool namespaced) {
+  ObjectMeta m;
+  m.kind = std::move(kind);
+  m.uid = name;
+  m.name = std::move(name);
+  if (namespaced) m.ns = "default";
+  m.creation = kNow - 600;
+  m.source = "gpu-sharing-property-test";
+  return m;
+}
+
+int Uniform(std::mt19937_64& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+QueueObject Queue(const std::string& name, const std::string& parent, int64_t quota) {
+  QueueObject q;
+  q.meta = Meta("Queue", name, false);
+  q.parent = parent;
+  q.has_resources = true;
+  q.gpu = {quota, -1, kMilliPerUnit};
+  q.cpu = {-1, -1, kMilliPerUnit};
+  q.memory = {-1, -1, kMilliPerUnit};
+  return q;
+}
+
+struct NodeSpec {
+  int devices;
+  int64_t memory;
+};
+
+// Memory a pod takes on each of its devices on a node of `memory` MiB devices (KAI's rule).
+int64_t PodMemory(const PodObject& p, int64_t memory) {
+  if (p.gpu_sharing.fraction_milli > 0) {
+    return static_cast<int64_t>(static_cast<double>(p.gpu_sharing.fraction_milli) / 1000 *
+                                static_cast<double>(memory));
+  }
+  return p.gpu_sharing.memory_mib;
+}
+
+ClusterState RandomWorld(uint64_t seed, std::vector<NodeSpec>& specs) {
+  std::mt19937_64 rng(seed);
+  ClusterState w;
+  w.priority_classes.push_back({Meta("PriorityClass", "train", false), 50, false});
+  w.priority_classes.push_back({Meta("PriorityClass", "build", false), 100, false});
+  const int nodes = Uniform(rng, 1, 4);
+  int total = 0;
+  specs.clear();
+  for (int i = 0; i < nodes; ++i) {
+    NodeObject n;
+    n.meta = Meta("Node", "node" + std::to_string(i), false);
+    const NodeSpec spec{Uniform(rng, 1, 4), Uniform(rng, 0, 1) ? 100 : 40000};
+    specs.push_back(spec);
+    total += spec.devices;
+    n.meta.labels["nvidia.com/gpu.count"] = std::to_string(spec.devices);
+    n.meta.labels["nvidia.com/gpu.memory"] = std::to_string(spec.memory);
+    n.allocatable.milli_gpu = spec.devices * kMilliPerUnit;
+    n.allocatable.milli_cpu = 64000;
+    n.allocatable.memory = int64_t{256} << 30;
+    n.allocatable.pods = Uniform(rng, 0, 3) == 0 ? 4 : 110;
+    n.capacity = n.allocatable;
+    w.nodes.push_back(std::move(n));
+  }
+  w.queues.push_back(Queue("root", "", -1));
+  w.queues.push_back(Queue("qa", "root", Uniform(rng, 0, total) * kMilliPerUnit));
+  w.queues.push_back(Queue("qb", "root", Uniform(rng, 0, total) * kMilliPerUnit));
+  // Memory placed so far per node and group, for starting pods Running consistently.
+  std::vector<std::vector<int64_t>> used(nodes);
+  std::vector<int> whole_used(nodes, 0);
+  const int jobs = Uniform(rng, 3, 14);
+  for (int j = 0; j < jobs; ++j) {
+    const std::string name = "job" + std::to_string(j);
+    PodGroupObject pg;
+    pg.meta = Meta("PodGroup", name, true);
+    pg.meta.creation = kNow - 600 + j;
+    pg.queue = Uniform(rng, 0, 1) ? "qa" : "qb";
+    pg.priority_class_name = Uniform(rng, 0, 3) == 0 ? "build" : "train";
+    pg.min_member = 1;
+    PodObject p;
+    p.meta = Meta("Pod", name + "-0", true);
+    p.meta.creation = pg.meta.creation;
+    p.scheduler_name = "kai-scheduler";
+    p.pod_group = name;
+    p.request.milli_cpu = 1000;
+    p.request.memory = int64_t{1} << 30;
+    p.request.pods = 1;
+    const int kind = Uniform(rng, 0, 9);
+    if (kind < 6) {
+      p.gpu_sharing.fraction_milli = 50 * Uniform(rng, 1, 19);
+      if (Uniform(rng, 0, 4) == 0) p.gpu_sharing.num_devices = 2;
+    } else if (kind < 8) {
+      p.gpu_sharing.memory_mib = 10 * Uniform(rng, 1, 9);
+    } else {
+      p.request.milli_gpu = Uniform(rng, 1, 2) * kMilliPerUnit;
+    }
+    // Start a single-device pod Running where it fits (first fit), a third of the time.
+    if (Uniform(rng, 0, 2) == 0 && p.gpu_sharing.num_devices == 1) {
+      for (int n = 0; n < nodes && p.node_name.empty(); ++n) {
+        const int64_t groups = static_cast<int64_t>(used[n].size());
+        if (p.request.milli_gpu > 0) {
+          const int need = static_cast<int>(p.request.milli_gpu / kMilliPerUnit);
+          if (whole_used[n] + groups + need <= specs[n].devices) {
+            whole_used[n] += need;
+            p.node_name = "node" + std::to_string(n);
+          }
+          continue;
+        }
+        const int64_t m = PodMemory(p, specs[n].memory);
+        for (size_t g = 0; g < used[n].size(); ++g) {
+          if (used[n][g] + m <= specs[n].memory) {
+            used[n][g] += m;
+            p.node_name = "node" + std::to_string(n);
+            p.gpu_groups = {"g" + std::to_string(g)};
+            break;
+          }
+        }
+        if (p.node_name.empty() && whole_used[n] + groups < specs[n].devices &&
+            m <= specs[n].memory) {
+          used[n].push_back(m);
+          p.node_name = "node" + std::to_string(n);
+          p.gpu_groups = {"g" + std::to_string(groups)};
+        }
+      }
+      if (!p.node_name.empty()) p.phase = "Running";
+    }
+    w.pod_groups.push_back(std::move(pg));
+    w.pods.push_back(std::move(p));
+  }
+  return w;
+}
+
+bool HoldsNow(const std::string& s) {
+  return s == "Allocated" || s == "Binding" || s == "Bound" || s == "Running" || s == "Releasing" ||
+         s == "StuckInReleasing";
+}
+bool WillHold(const std::string& s) {
+  return s == "Allocated" || s == "Binding" || s == "Bound" || s == "Running" || s == "Pipelined";
+}
+
+// Returns the first violated property with a description, or "" when all hold.
+std::string Check(const ClusterState& w, const std::vector<NodeSpec>& specs,
+                  const sim::CycleReport& rep) {
+  for (int phase = 0; phase < 2; ++phase) {
+    auto counts = phase == 0 ? HoldsNow : WillHold;
+    std::map<std::string, std::map<std::string, int64_t>> group_memory;
+    std::map<std::string, int64_t> whole;
+    for (size_t i = 0; i < rep.pods.size(); ++i) {
+      const sim::PodReport& r = rep.pods[i];
+      const PodObject& p = w.pods[i];
+      if (r.node.empty() || !counts(r.status)) continue;
+      const int n = std::stoi(r.node.substr(4));
+      if (!p.gpu_sharing.IsShared()) {
+        whole[r.node] += p.request.milli_gpu / kMilliPerUnit;
+        continue;
+      }
+      const std::set<std::string> distinct(r.gpu_groups.begin(), r.gpu_groups.end());
+      if (static_cast<int64_t>(distinct.size()) != p.gpu_sharing.num_devices ||
+          distinct.size() != r.gpu_groups.size()) {
+        return "devices: pod " + r.name + " on " + std::to_string(r.gpu_groups.size()) +
+               " groups, asked " + std::to_string(p.gpu_sharing.num_devices);
+      }
+      for (const std::string& g : r.gpu_groups) {
+        group_memory[r.node][g] += PodMemory(p, specs[n].memory);
+      }
+    }
+    for (const auto& [node, groups] : group_memory) {
+      const NodeSpec& spec = specs[std::stoi(node.substr(4))];
+      for (const auto& [g, m] : groups) {
+        if (m > spec.memory) {
+          return "group-capacity: " + node + " group " + g + " holds " + std::to_string(m) +
+                 " of " + std::to_string(spec.memory) + " MiB (" + (phase ? "will" : "now") + ")";
+        }
+      }
+    }
+    for (size_t n = 0; n < specs.size(); ++n) {
+      const std::string node = "node" + std::to_string(n);
+      const int64_t groups = group_memory.count(node) ? group_memory[node].size() : 0;
+      if (groups + whole[node] > specs[n].devices) {
+        return "no-shared-whole: " + node + " has " + std::to_string(groups) + " shared and " +
+               std::to_string(whole[node]) + " whole GPUs held of " +
+               std::to_string(specs[n].devices) + " (" + (phase ? "will" : "now") + ")";
+      }
+    }
+  }
+  return "";
+}
+
+TEST(GpuSharingProperty, GroupsNeverOverfilledNorSharedWithWholeGpus) {
+  const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
+  sim::SimulateOptions options;
+  options.now = kNow;
+  int placed_shared = 0;
+  for (uint64_t seed = 1; seed <= kWorlds; ++seed) {
+    std::vector<NodeSpec> specs;
+    ClusterState world = RandomWorld(seed, specs);
+    for (int cycle = 1; cycle <= kCycles; ++cycle) {
+      const ClusterState before = world;
+      auto rep = sim::RunCycle(world, config, options, cycle);
+      ASSERT_TRUE(rep.ok()) << "seed " << seed << ": " << rep.error().message;
+      const std::string failure = Check(before, specs, rep.value());
+      ASSERT_EQ(failure, "") << "seed " << seed << " cycle " << cycle;
+      for (size_t i = 0; i < rep.value().pods.size(); ++i) {
+        placed_shared +=
+            before.pods[i].gpu_sharing.IsShared() && rep.value().pods[i].status == "Binding";
+      }
+    }
+  }
+  // The sweep must exercise sharing, or it proves nothing.
+  EXPECT_GT(placed_shared, kWorlds);
+}
+
+}  // namespace
+}  // namespace kai
