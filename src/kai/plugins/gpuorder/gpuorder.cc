@@ -50,7 +50,12 @@ class GpuSharingOrderPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
     s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      AddScoreWhere(ss.snap(), ss.CandidateNodes(), pod, out, scores::kGpuSharing, CanJoinSharedGpu);
+      // A whole-GPU pod asks a full device: no live group ever has that much free (its releasing
+      // memory never exceeds its allocated memory), so it scores 0 everywhere.
+      const SnapPod& p = ss.snap().pods[pod];
+      if (!p.share.IsShared() && p.request.milli_gpu > 0) return;
+      AddScoreWhere(ss.snap(), ss.CandidateNodes(), pod, out, scores::kGpuSharing,
+                    CanJoinSharedGpu);
     });
   }
 };
