@@ -113,7 +113,8 @@ std::string ScopeFree(const Reason& r) {
 // "16 nvidia.com/gpu free in k8s.io/block b1, no k8s.io/rack can hold the 8 pods (best: rack1, room
 // for 6)".
 std::string TopologyMessage(const Reason& r) {
-  const std::string head = "topology " + r.topology + ": ";
+  const std::string head = "topology " + r.topology +
+                           (r.sub_group.empty() ? "" : " (subgroup " + r.sub_group + ")") + ": ";
   if (r.level.empty() && r.scope.empty()) return head + r.detail;
   if (r.level.empty()) {
     return head + "not enough resources in " + r.scope + ": " + Amount(r, r.requested) +

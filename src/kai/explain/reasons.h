@@ -59,6 +59,7 @@ struct Reason {
   // free amount of `resource`. `detail` alone: a configuration error (unknown topology or level).
   std::string topology, level, domain, scope;
   int64_t scope_free = 0;
+  std::string sub_group;  // kTopology: the constrained SubGroup; empty for the whole PodGroup
   std::string Message() const;
   std::string KindName() const;
 };

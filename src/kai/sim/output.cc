@@ -31,7 +31,8 @@ void WriteResources(W& w, const Resources& r) {
 template <class W>
 void WriteTopologyFields(W& w, const Reason& r) {
   for (const auto& [key, value] : {std::pair{"topology", &r.topology}, std::pair{"level", &r.level},
-                                   std::pair{"domain", &r.domain}, std::pair{"scope", &r.scope}}) {
+                                   std::pair{"domain", &r.domain}, std::pair{"scope", &r.scope},
+                                   std::pair{"subGroup", &r.sub_group}}) {
     if (value->empty()) continue;
     w.Key(key);
     w.String(value->c_str());

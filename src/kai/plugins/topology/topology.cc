@@ -34,6 +34,7 @@ const TopologyConstraintSpec* ConstraintOf(const SnapJob& job, int32_t sub_group
 int32_t ParentOf(const SnapJob&, int32_t) { return -1; }
 int32_t SubGroupOf(const SnapPod&) { return 0; }
 size_t SubGroupCount(const SnapJob&) { return 1; }
+std::string_view SubGroupName(const SnapJob&, int32_t) { return ""; }
 // Pods of the PodSets under the group that hold one of its tasks (KAI's relevant podSets).
 std::vector<PodId> RelevantPods(const Snapshot& snap, const TaskGroup& group) {
   return snap.jobs[group.job].pods;
@@ -97,11 +98,14 @@ class TopologyPlugin : public Plugin {
     Tree* tree = FindTree(c->topology);
     if (!tree) {
       out.reasons.push_back(ConfigReason(c->topology, "the topology does not exist"));
+      out.reasons.back().sub_group = SubGroupName(job, group.sub_group);
       return;
     }
-    auto levels = ResolveLevels(*tree, *c, out);
-    if (!levels) return;
-    Place(s, *tree, group, *levels, nodes, out);
+    const size_t before = out.reasons.size();
+    if (auto levels = ResolveLevels(*tree, *c, out)) Place(s, *tree, group, *levels, nodes, out);
+    for (size_t i = before; i < out.reasons.size(); ++i) {
+      out.reasons[i].sub_group = SubGroupName(job, group.sub_group);
+    }
   }
 
   // KAI calculateRelevantDomainLevels: a level finer than the required one is an error too.
