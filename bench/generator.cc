@@ -494,11 +494,30 @@ void WritePodGroup(Writer& w, const PodGroupObject& pg) {
   }
 }
 
+// The GPU-sharing annotations of a pod (fraction in thousandths, written as a decimal).
+void AddGpuSharing(const PodObject& p, Labels& ann) {
+  const GpuSharingRequest& g = p.gpu_sharing;
+  if (g.fraction_milli > 0) {
+    const std::string digits = std::to_string(1000 + g.fraction_milli).substr(1);
+    ann[std::string(keys::kGpuFraction)] = "0." + digits;
+  }
+  if (g.memory_mib > 0) ann[std::string(keys::kGpuMemory)] = std::to_string(g.memory_mib);
+  if (g.IsShared() && g.num_devices != 1) {
+    ann[std::string(keys::kGpuFractionNumDevices)] = std::to_string(g.num_devices);
+  }
+}
+
 void WritePod(Writer& w, const PodObject& p) {
   w.Doc("v1", "Pod");
   Labels ann = p.meta.annotations;
   if (!p.pod_group.empty()) ann[std::string(keys::kPodGroupAnnotation)] = p.pod_group;
-  w.Meta(p.meta, &ann);
+  AddGpuSharing(p, ann);
+  ObjectMeta meta = p.meta;
+  for (size_t i = 0; i < p.gpu_groups.size(); ++i) {
+    const std::string key = std::string(keys::kGpuGroupLabel);
+    meta.labels[i == 0 ? key : key + "/" + p.gpu_groups[i]] = p.gpu_groups[i];
+  }
+  w.Meta(meta, &ann);
   w.Key(0, "spec");
   w.Line(2, "schedulerName", Q(p.scheduler_name));
   if (!p.priority_class_name.empty()) w.Line(2, "priorityClassName", Q(p.priority_class_name));

@@ -36,6 +36,9 @@ KAI_MS = [
     ("BM_ProductionFullCycle", "Production: snapshot + session + five actions", 2506.0),
     ("BM_ProductionCycleAfterChurn", "Production: 1 % churn + full cycle", 2506.0),
     # Memory: the figures are counters (bytes per pod/node/PodGroup), the time is the build.
+    # Issue "GPU sharing": 1,000 nodes x 8 GPUs, 16,000 pending half-GPU pods (target: 20 ms).
+    ("BM_FractionalFill_Action", "Fractional fill (1,000 x 8 GPUs, 16,000 half-GPU pods): action", None),
+    ("BM_FractionalFill", "Fractional fill: snapshot + session + action", None),
     ("BM_MemoryClusterState", "Memory of the object model (see counters; KAI ~17 KB/pod)", None),
     ("BM_MemorySnapshot", "Memory of the snapshot (see counters)", None),
     # KAI: 6 m 38 s end to end through a real API server (kai: scheduler time only).

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench/generator.h"
 #include "kai/framework/config.h"
 #include "kai/sim/simulator.h"
 
@@ -218,6 +219,28 @@ std::string Check(const ClusterState& w, const std::vector<NodeSpec>& specs,
   return "";
 }
 
+// The world and the cycle's outcome, for a failure message.
+std::string Describe(const ClusterState& w, const std::vector<NodeSpec>& specs,
+                     const sim::CycleReport& rep) {
+  std::string out;
+  for (size_t n = 0; n < specs.size(); ++n) {
+    out += "node" + std::to_string(n) + ": " + std::to_string(specs[n].devices) + " GPUs of " +
+           std::to_string(specs[n].memory) + " MiB\n";
+  }
+  for (size_t i = 0; i < rep.pods.size(); ++i) {
+    const PodObject& p = w.pods[i];
+    const sim::PodReport& r = rep.pods[i];
+    out += r.name + " (" + p.pod_group + ", frac " + std::to_string(p.gpu_sharing.fraction_milli) +
+           " mem " + std::to_string(p.gpu_sharing.memory_mib) + " x" +
+           std::to_string(p.gpu_sharing.num_devices) + " whole " +
+           std::to_string(p.request.milli_gpu) + ") was " + p.phase + "@" + p.node_name + " -> " +
+           r.status + "@" + r.node + " [";
+    for (const auto& g : r.gpu_groups) out += g + " ";
+    out += "] " + r.eviction + "\n";
+  }
+  return out;
+}
+
 TEST(GpuSharingProperty, GroupsNeverOverfilledNorSharedWithWholeGpus) {
   const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
   sim::SimulateOptions options;
@@ -231,7 +254,9 @@ TEST(GpuSharingProperty, GroupsNeverOverfilledNorSharedWithWholeGpus) {
       auto rep = sim::RunCycle(world, config, options, cycle);
       ASSERT_TRUE(rep.ok()) << "seed " << seed << ": " << rep.error().message;
       const std::string failure = Check(before, specs, rep.value());
-      ASSERT_EQ(failure, "") << "seed " << seed << " cycle " << cycle;
+      ASSERT_EQ(failure, "") << "seed " << seed << " cycle " << cycle << "\n"
+                             << Describe(before, specs, rep.value()) << "world:\n"
+                             << bench::ToYaml(before);
       for (size_t i = 0; i < rep.value().pods.size(); ++i) {
         placed_shared +=
             before.pods[i].gpu_sharing.IsShared() && rep.value().pods[i].status == "Binding";

@@ -96,9 +96,15 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
   ++placement_version_;
   SnapPod& pod = snap_.pods[id];
   const bool was_allocated = IsActiveAllocated(pod.status);
+  // A shared-GPU pod being released and pipelined onto other GPUs (of its node or another) is a
+  // second instance: the first keeps releasing its GPUs until it is gone (KAI adds the task again
+  // and keeps the old accounting), so only the new placement is added.
+  const bool second_instance = pod.share.IsShared() && pod.status == PodStatus::kReleasing &&
+                               status == PodStatus::kPipelined && groups &&
+                               (node != pod.node || *groups != pod.gpu_groups);
   if (pod.node != kNone && IsActiveUsed(pod.status)) {
     SnapNode& old = snap_.nodes[pod.node];
-    RemovePodFromNode(old, pod, pod.status);
+    if (!second_instance) RemovePodFromNode(old, pod, pod.status);
     std::erase(old.pods, id);
   }
   pod.status = status;

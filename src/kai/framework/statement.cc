@@ -19,7 +19,7 @@ std::vector<Statement::NodeGpuState> Statement::SaveGpuStates(PodId pod, NodeId 
   for (NodeId n : {p.node, target}) {
     if (n == kNone || (!out.empty() && out.front().node == n)) continue;
     const SnapNode& node = session_.snap().nodes[n];
-    out.push_back({n, node.idle.milli_gpu, node.releasing.milli_gpu, node.gpu_groups});
+    out.push_back({n, node.idle, node.releasing, node.used, node.gpu_groups});
   }
   return out;
 }
@@ -27,9 +27,11 @@ std::vector<Statement::NodeGpuState> Statement::SaveGpuStates(PodId pod, NodeId 
 void Statement::RestoreGpuStates(const std::vector<NodeGpuState>& states) {
   for (const NodeGpuState& st : states) {
     SnapNode& node = session_.snap().nodes[st.node];
-    node.idle.milli_gpu = st.idle_milli_gpu;
-    node.releasing.milli_gpu = st.releasing_milli_gpu;
+    node.idle = st.idle;
+    node.releasing = st.releasing;
+    node.used = st.used;
     node.gpu_groups = st.groups;
+    RefreshGroupRoom(node);
   }
 }
 
@@ -57,8 +59,10 @@ void Statement::Pipeline(PodId pod, NodeId node, const std::vector<std::string>*
 void Statement::Evict(PodId pod) {
   SnapPod& p = session_.snap().pods[pod];
   if (p.status == PodStatus::kPipelined) {
-    // A pipelined pod holds no resources yet: evicting it only drops its reservation.
-    Record(Kind::kEvict, pod, PodStatus::kPending, kNone);
+    // A pipelined pod holds no resources yet: evicting it only drops its reservation (and the
+    // GPUs chosen for it).
+    static const std::vector<std::string> kNoGroups;
+    Record(Kind::kEvict, pod, PodStatus::kPending, kNone, &kNoGroups);
     return;
   }
   Record(Kind::kEvict, pod, PodStatus::kReleasing, p.node);

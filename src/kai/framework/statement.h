@@ -37,11 +37,12 @@ class Statement {
 
  private:
   enum class Kind : uint8_t { kAllocate, kPipeline, kEvict };
-  // The shared-GPU state of a node before an operation on a shared-GPU pod. KAI's incremental
-  // group accounting is not its own inverse in every order, so rollback restores it as it was.
+  // The accounting of a node before an operation on a shared-GPU pod. KAI's incremental group
+  // accounting is not its own inverse in every order (and a pod moved between GPUs of its node
+  // leaves its first instance releasing), so rollback restores it as it was.
   struct NodeGpuState {
     NodeId node;
-    int64_t idle_milli_gpu, releasing_milli_gpu;
+    Resources idle, releasing, used;
     std::vector<GpuGroup> groups;
   };
   struct Op {

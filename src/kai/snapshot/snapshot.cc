@@ -499,9 +499,11 @@ int64_t GpuFreedBound(const SnapPod& pod) {
   return kMilliPerUnit * static_cast<int64_t>(std::max<size_t>(pod.gpu_groups.size(), 1));
 }
 
-bool GroupFits(const SnapNode& node, const GpuGroup& g, int64_t memory) {
-  return g.used != 0 && node.gpu_memory_mib - g.allocated + g.releasing - memory >= 0 &&
-         g.allocated != g.releasing;
+void RefreshGroupRoom(SnapNode& node) {
+  node.max_group_room = -1;
+  for (const GpuGroup& g : node.gpu_groups) {
+    node.max_group_room = std::max(node.max_group_room, GroupRoom(node, g));
+  }
 }
 
 GpuGroup* FindGroup(SnapNode& node, std::string_view name) {
@@ -521,6 +523,7 @@ void AddPodToNode(SnapNode& node, SnapPod& pod, PodStatus status) {
   pod.accepted_milli_gpu = SharedPortionOn(node, pod.share) * pod.share.devices;
   const int64_t m = SharedMemoryOn(node, pod.share);
   for (const std::string& name : pod.gpu_groups) AddShared(node, GroupFor(node, name), m, status);
+  RefreshGroupRoom(node);
 }
 
 void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status) {

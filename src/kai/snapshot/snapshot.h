@@ -70,6 +70,9 @@ struct SnapNode {
   MigStrategy mig_strategy = MigStrategy::kNone;
   int legacy_mig_pods = 0;           // active pods asking MIG through an annotation
   std::vector<GpuGroup> gpu_groups;  // shared GPUs, in order of first use
+  // The most memory (MiB) a live shared group can still take (-1 when none can take any), kept
+  // with the groups, so that "does some shared GPU fit this pod" costs O(1) per node.
+  int64_t max_group_room = -1;
   // Empty when pods may be placed; else why not (NotReady, Unschedulable, MemoryPressure...).
   std::string unusable_reason;
   std::vector<PodId> pods;  // active-used pods placed on the node
@@ -193,8 +196,22 @@ Resources AcceptedQueueResources(const SnapPod& pod);
 // Whole GPUs a pod can give back when it leaves its node, at most: its whole GPUs, or for a
 // shared pod one device per group it is in (a group empties when its last pod leaves).
 int64_t GpuFreedBound(const SnapPod& pod);
-// Whether `group` can take `memory` more (free, or being freed, memory) and is live.
-bool GroupFits(const SnapNode& node, const GpuGroup& group, int64_t memory);
+// Memory `group` can still take (free, or being freed), or -1 when it is not live (empty, or all
+// of it being released).
+inline int64_t GroupRoom(const SnapNode& node, const GpuGroup& g) {
+  if (g.used == 0 || g.allocated == g.releasing) return -1;
+  return node.gpu_memory_mib - g.allocated + g.releasing;
+}
+// Whether `group` can take `memory` more and is live.
+inline bool GroupFits(const SnapNode& node, const GpuGroup& group, int64_t memory) {
+  return GroupRoom(node, group) >= memory;
+}
+// Whether some live shared group of the node can take `memory` more.
+inline bool AnyGroupFits(const SnapNode& node, int64_t memory) {
+  return node.max_group_room >= memory;
+}
+// Recomputes node.max_group_room from its groups.
+void RefreshGroupRoom(SnapNode& node);
 GpuGroup* FindGroup(SnapNode& node, std::string_view name);
 // True when the pod asks for neither GPUs (whole, fractional or MIG) nor anything but CPU/memory.
 bool IsCpuOnly(const SnapPod& pod);

@@ -4,8 +4,6 @@
 //   gpupack:  a shared GPU scores its used portion, a whole GPU 0 (fullest shared GPU first);
 //   gpuspread: a shared GPU scores 1 - used portion, a whole GPU 1 (emptiest first);
 //   gpusharingorder: scores::kGpuSharing when some live shared group has room for the pod.
-#include <algorithm>
-
 #include "kai/framework/session.h"
 #include "kai/plugins/builtin.h"
 #include "kai/plugins/scores.h"
@@ -41,9 +39,7 @@ int64_t ScoreMemory(const SnapNode& node, const SnapPod& pod) {
 }
 
 bool CanJoinSharedGpu(const SnapPod& pod, const SnapNode& node) {
-  const int64_t memory = ScoreMemory(node, pod);
-  return std::any_of(node.gpu_groups.begin(), node.gpu_groups.end(),
-                     [&](const GpuGroup& g) { return GroupFits(node, g, memory); });
+  return AnyGroupFits(node, ScoreMemory(node, pod));
 }
 
 class GpuSharingOrderPlugin : public Plugin {
