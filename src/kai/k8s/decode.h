@@ -1,6 +1,7 @@
 #pragma once
 // Kubernetes manifests -> ClusterState. Every malformed object or field yields an error naming the
 // file, the object (Kind namespace/name) and the field.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,5 +26,10 @@ std::vector<std::string> ValidateCluster(const ClusterState& state);
 // Warnings that do not stop a load: a parent queue whose children's quotas add up to more than
 // its own (KAI 0.18 validates sibling sums against parents).
 std::vector<std::string> QuotaWarnings(const ClusterState& state);
+
+// Per-device GPU memory a node reports in its nvidia.com/gpu.memory label: MiB, or bytes when the
+// value is too large to be MiB, floored to a multiple of 100 MiB (KAI's node_info). Empty when
+// the label is absent or not a positive integer.
+std::optional<int64_t> NodeGpuMemoryMib(const NodeObject& node);
 
 }  // namespace kai

@@ -257,6 +257,22 @@ TEST(LoadManifestsTest, ValidClusterLoads) {
   EXPECT_EQ(r->pods[0].meta.source, file);
 }
 
+TEST(LoadManifestsTest, GpuMemoryLargerThanEveryDeviceIsRejected) {
+  TempDir dir;
+  const std::string node =
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {nvidia.com/gpu.memory: "
+      "'40960'}\nstatus:\n  allocatable: {nvidia.com/gpu: '8'}\n";
+  const std::string file = dir.Write(
+      "c.yaml", Docs({kQueues, kPodGroup, node, PodYaml("p1", "    gpu-memory: '50000'\n"),
+                      PodYaml("p2", "    gpu-memory: '40000'\n")}));
+  const std::string err = LoadError({file});
+  EXPECT_NE(err.find("Pod default/p1: metadata.annotations.gpu-memory: 50000 MiB is more than "
+                     "any GPU in the cluster has (largest: 40900 MiB)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("Pod default/p2"), std::string::npos) << err;
+}
+
 TEST(LoadManifestsTest, DecodeErrorNamesTheFile) {
   TempDir dir;
   const std::string file =

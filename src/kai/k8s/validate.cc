@@ -1,5 +1,6 @@
 // Cross-object validation of a decoded cluster (see decode.h).
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -80,6 +81,22 @@ void CheckPods(const ClusterState& s, std::vector<std::string>& errors) {
   }
 }
 
+// A gpu-memory request larger than every device of the cluster can never be served (KAI's
+// admission refuses such pods); checked when some node reports its GPU memory.
+void CheckGpuMemory(const ClusterState& s, std::vector<std::string>& errors) {
+  int64_t largest = 0;
+  for (const auto& n : s.nodes) largest = std::max(largest, NodeGpuMemoryMib(n).value_or(0));
+  if (largest == 0) return;
+  for (const auto& p : s.pods) {
+    const int64_t asked = p.gpu_sharing.memory_mib;
+    if (asked <= largest || p.gpu_sharing.fraction_milli > 0) continue;
+    errors.push_back(p.meta.source + ": " + p.meta.Ref() + ": metadata.annotations." +
+                     std::string(keys::kGpuMemory) + ": " + std::to_string(asked) +
+                     " MiB is more than any GPU in the cluster has (largest: " +
+                     std::to_string(largest) + " MiB)");
+  }
+}
+
 std::string QuotaText(const std::string& resource, int64_t v) {
   if (resource == "gpu" || resource == "cpu") return FormatMilli(v);
   return FormatBytes(v);
@@ -130,6 +147,19 @@ std::vector<std::string> QuotaWarnings(const ClusterState& s) {
   return warnings;
 }
 
+std::optional<int64_t> NodeGpuMemoryMib(const NodeObject& n) {
+  auto it = n.meta.labels.find(keys::kNodeGpuMemory);
+  if (it == n.meta.labels.end()) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || p != it->second.data() + it->second.size() || v <= 0) {
+    return std::nullopt;
+  }
+  constexpr int64_t kMibPerTib = int64_t{1} << 20, kBytesPerMib = int64_t{1} << 20;
+  if (v >= kMibPerTib) v /= kBytesPerMib;
+  return v - v % 100;
+}
+
 std::vector<std::string> ValidateCluster(const ClusterState& s) {
   std::vector<std::string> errors;
   CheckDuplicates(s.nodes, errors);
@@ -142,6 +172,7 @@ std::vector<std::string> ValidateCluster(const ClusterState& s) {
   CheckQueueTree(s, errors);
   CheckPodGroups(s, errors);
   CheckPods(s, errors);
+  CheckGpuMemory(s, errors);
   CheckBindRequests(s, errors);
   return errors;
 }

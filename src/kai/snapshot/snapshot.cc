@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "kai/k8s/decode.h"
 #include "kai/k8s/keys.h"
 
 namespace kai {
@@ -84,11 +85,8 @@ std::optional<int64_t> IntLabel(const Labels& labels, std::string_view key) {
 // GPU memory, device count and MIG mode of a node (KAI's node_info: the memory label is in MiB
 // unless it is too large to be, then in bytes; floored to a multiple of 100 MiB).
 void FillGpuInfo(const NodeObject& n, SnapNode& sn) {
-  constexpr int64_t kMibPerTib = 1024 * 1024;
-  constexpr int64_t kBytesPerMib = 1024 * 1024;
-  if (auto mib = IntLabel(n.meta.labels, keys::kNodeGpuMemory)) {
-    int64_t v = *mib >= kMibPerTib ? *mib / kBytesPerMib : *mib;
-    sn.gpu_memory_mib = v - v % 100;
+  if (auto mib = NodeGpuMemoryMib(n)) {
+    sn.gpu_memory_mib = *mib;
     sn.gpu_memory_synced = true;
   }
   sn.gpu_devices = IntLabel(n.meta.labels, keys::kNodeGpuCount)
