@@ -135,8 +135,8 @@ std::string TopologyMessage(const Reason& r) {
 std::string Reason::Message() const {
   switch (kind) {
     case ReasonKind::kGang:
-      return "gang needs " + std::to_string(required) + " pods; resources found for " +
-             std::to_string(placed);
+      return (detail.empty() ? "gang" : "sub-group " + detail) + " needs " +
+             std::to_string(required) + " pods; resources found for " + std::to_string(placed);
     case ReasonKind::kNodes:
       return NodesMessage(*this);
     case ReasonKind::kOverLimit:

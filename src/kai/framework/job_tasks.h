@@ -1,7 +1,9 @@
 #pragma once
-// Which pods of a job the next allocation attempt places (KAI's GetTasksToAllocate for a flat
-// PodGroup): while the gang is below its minimum, the missing pods; once it is satisfied, one
-// more pod at a time (elastic growth, interleaved with other jobs).
+// Which pods of a job the next allocation attempt places (KAI's GetTasksToAllocate, walking the
+// SubGroup tree): while a SubGroupSet is below its minimum, the missing pods of the members it
+// needs; once it is satisfied, the tasks of its first member (in SubGroup order) that has any; a
+// PodSet gives its missing pods, or one more pod once satisfied (elastic growth, interleaved with
+// other jobs).
 #include <vector>
 
 #include "kai/framework/session.h"
@@ -13,5 +15,7 @@ namespace kai {
 std::vector<PodId> TasksToAllocate(const Session& session, JobId job, bool real = true);
 // Sum of the requests of TasksToAllocate (what queue order and capacity checks charge).
 Resources TasksToAllocateRequest(const Session& session, JobId job, bool real = true);
+// The members of a SubGroupSet of `job` in SubGroup order (Session::SubGroupBefore).
+std::vector<SubGroupIndex> OrderedMembers(const Session& session, JobId job, SubGroupIndex set);
 
 }  // namespace kai

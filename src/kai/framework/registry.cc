@@ -30,7 +30,7 @@ std::vector<PluginInfo> BuildPlugins() {
       {"elastic", 1300, {}, NoArgs(MakeElastic)},
       {"kubeflow", 1200, {}, NoArgs(MakeKubeflow)},
       {"ray", 1100, {}, NoArgs(MakeRay)},
-      {"subgrouporder", 1000, {}, NoArgs(MakePending)},
+      {"subgrouporder", 1000, {}, NoArgs(MakeSubGroupOrder)},
       {"taskorder", 900, {}, NoArgs(MakeTaskOrder)},
       {"nominatednode", 800, {}, NoArgs(MakeNominatedNode)},
       {"dynamicresources", 700, {}, NoArgs(MakePending)},

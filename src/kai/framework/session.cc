@@ -53,6 +53,15 @@ bool Session::TaskBefore(PodId a, PodId b) const {
   return pa.uid < pb.uid;
 }
 
+bool Session::SubGroupBefore(JobId job, const SubGroupStanding& a,
+                             const SubGroupStanding& b) const {
+  for (const auto& f : sub_group_order_) {
+    if (int c = f(*this, job, a, b)) return c < 0;
+  }
+  const SnapJob& j = snap_.jobs[job];
+  return j.sub_groups[a.index].name < j.sub_groups[b.index].name;
+}
+
 bool Session::QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
   for (const auto& f : queue_order_) {
     if (int c = f(*this, qa, ja, qb, jb)) return c < 0;
@@ -116,7 +125,10 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
   }
   const bool is_allocated = IsActiveAllocated(status);
   if (pod.job != kNone && was_allocated != is_allocated) {
-    snap_.jobs[pod.job].active_allocated += is_allocated ? 1 : -1;
+    SnapJob& job = snap_.jobs[pod.job];
+    const int delta = is_allocated ? 1 : -1;
+    job.active_allocated += delta;
+    job.sub_groups[pod.sub_group].active_allocated += delta;
   }
   if (!was_allocated && is_allocated) {
     for (auto& f : on_allocate_) f(*this, id);

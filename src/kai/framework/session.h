@@ -19,6 +19,17 @@ namespace kai {
 // opinion; the first non-zero answer in registration order decides (KAI's session_plugins.go).
 using JobOrderFn = std::function<int(const Session&, JobId, JobId)>;
 using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
+// A member of a SubGroupSet as the SubGroup order sees it: satisfied members (pods of a PodSet)
+// against the number it needs. The caller supplies the counts, so that the eviction order can be
+// asked about what a victim job would still run.
+struct SubGroupStanding {
+  SubGroupIndex index = kNone;
+  int satisfied = 0;
+  int needed = 0;
+};
+// Compares two members of one SubGroupSet of a job.
+using SubGroupOrderFn =
+    std::function<int(const Session&, JobId, const SubGroupStanding&, const SubGroupStanding&)>;
 // Compares two queues, each with the job that would be scheduled next from it.
 using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
@@ -107,6 +118,7 @@ class Session {
 
   void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
+  void AddSubGroupOrder(SubGroupOrderFn f) { sub_group_order_.push_back(std::move(f)); }
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
   void AddNodeScores(NodeScoresFn f) { node_scores_.push_back(std::move(f)); }
   void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
@@ -136,6 +148,8 @@ class Session {
   // Combined hooks. The orders are total: the final tie-breakers are creation time, then UID.
   bool JobBefore(JobId a, JobId b) const;
   bool TaskBefore(PodId a, PodId b) const;
+  // Members of one SubGroupSet; the final tie-breaker is the SubGroup name (unique in a job).
+  bool SubGroupBefore(JobId job, const SubGroupStanding& a, const SubGroupStanding& b) const;
   bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   void PrepareScores(PodId pod) const;
   void ScoreNodes(PodId pod, std::span<double> out) const;
@@ -192,6 +206,7 @@ class Session {
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<JobOrderFn> job_order_;
   std::vector<TaskOrderFn> task_order_;
+  std::vector<SubGroupOrderFn> sub_group_order_;
   std::vector<QueueOrderFn> queue_order_;
   std::vector<NodeScoresFn> node_scores_;
   std::vector<PreScoreFn> pre_score_;

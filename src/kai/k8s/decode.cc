@@ -492,6 +492,9 @@ void DecodePod(const YAML::Node& doc, const std::string& source, ObjectContext& 
       it != pod.meta.annotations.end()) {
     pod.pod_group = it->second;
   }
+  if (auto it = pod.meta.labels.find(keys::kSubGroupLabel); it != pod.meta.labels.end()) {
+    pod.sub_group = it->second;
+  }
   DecodeGpuSharing(pod, ctx);
   DecodeGpuGroups(pod);
   state.pods.push_back(std::move(pod));
@@ -576,6 +579,8 @@ void DecodeSubGroups(const YAML::Node& n, PodGroupObject& pg, ObjectContext& ctx
     sg.parent = Str(n[i], "parent", p, ctx).value_or("");
     if (auto v = Int(n[i], "minMember", p, ctx)) sg.min_member = static_cast<int>(*v);
     if (auto v = Int(n[i], "minSubGroup", p, ctx)) sg.min_sub_group = static_cast<int>(*v);
+    if (sg.min_member.value_or(0) < 0) ctx.Fail(Join(p, "minMember"), "must not be negative");
+    if (sg.min_sub_group.value_or(0) < 0) ctx.Fail(Join(p, "minSubGroup"), "must not be negative");
     sg.topology_constraint =
         DecodeTopologyConstraint(n[i]["topologyConstraint"], Join(p, "topologyConstraint"), ctx);
     if (sg.name.empty()) ctx.Fail(Join(p, "name"), "missing");
@@ -618,7 +623,10 @@ void DecodePodGroup(const YAML::Node& doc, const std::string& source, ObjectCont
     if (*v < 0) ctx.Fail("spec.minMember", "must not be negative");
     pg.min_member = static_cast<int>(*v);
   }
-  if (auto v = Int(spec, "minSubGroup", "spec", ctx)) pg.min_sub_group = static_cast<int>(*v);
+  if (auto v = Int(spec, "minSubGroup", "spec", ctx)) {
+    if (*v < 0) ctx.Fail("spec.minSubGroup", "must not be negative");
+    pg.min_sub_group = static_cast<int>(*v);
+  }
   DecodeSubGroups(spec["subGroups"], pg, ctx);
   pg.topology_constraint =
       DecodeTopologyConstraint(spec["topologyConstraint"], "spec.topologyConstraint", ctx);

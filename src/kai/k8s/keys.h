@@ -8,6 +8,8 @@ inline constexpr std::string_view kSchedulerName = "kai-scheduler";
 inline constexpr std::string_view kQueueLabel = "kai.scheduler/queue";
 inline constexpr std::string_view kPodGroupAnnotation = "pod-group-name";
 inline constexpr std::string_view kSubGroupLabel = "kai.scheduler/subgroup-name";
+// The PodSet of a PodGroup without spec.subGroups (KAI podgroup_info.DefaultSubGroup).
+inline constexpr std::string_view kDefaultSubGroup = "default";
 inline constexpr std::string_view kTaskPriorityLabel = "kai.scheduler/task-priority";
 inline constexpr std::string_view kGpuFraction = "gpu-fraction";
 inline constexpr std::string_view kGpuMemory = "gpu-memory";

@@ -46,6 +46,50 @@ void CheckQueueTree(const ClusterState& s, std::vector<std::string>& errors) {
   }
 }
 
+// The SubGroup tree must be a tree (KAI's admission webhook rejects the rest): unique names,
+// known parents, no cycles; a SubGroup states minMember or minSubGroup, not both, and only a
+// SubGroup with children may state minSubGroup.
+void CheckSubGroups(const PodGroupObject& pg, std::vector<std::string>& errors) {
+  if (pg.sub_groups.empty()) return;
+  const std::string where = pg.meta.source + ": " + pg.meta.Ref() + ": ";
+  std::map<std::string_view, size_t> index;
+  std::set<std::string_view> parents;
+  for (size_t i = 0; i < pg.sub_groups.size(); ++i) {
+    const SubGroupSpec& sg = pg.sub_groups[i];
+    const std::string path = "spec.subGroups[" + std::to_string(i) + "]";
+    if (!index.emplace(sg.name, i).second) {
+      errors.push_back(where + path + ".name: duplicate SubGroup \"" + sg.name + "\"");
+    }
+    if (!sg.parent.empty()) parents.insert(sg.parent);
+    if (sg.min_member && sg.min_sub_group) {
+      errors.push_back(where + path + ": minMember and minSubGroup are mutually exclusive");
+    }
+  }
+  for (size_t i = 0; i < pg.sub_groups.size(); ++i) {
+    const SubGroupSpec& sg = pg.sub_groups[i];
+    const std::string path = "spec.subGroups[" + std::to_string(i) + "]";
+    if (!sg.parent.empty() && !index.count(sg.parent)) {
+      errors.push_back(where + path + ".parent: SubGroup \"" + sg.parent + "\" not found");
+      continue;
+    }
+    if (sg.min_sub_group && !parents.count(sg.name)) {
+      errors.push_back(where + path + ".minSubGroup: SubGroup \"" + sg.name +
+                       "\" has no child SubGroups (a leaf states minMember)");
+    }
+    std::string_view up = sg.parent;
+    for (size_t steps = 0; !up.empty(); ++steps) {
+      auto it = index.find(up);
+      if (it == index.end()) break;  // reported on its own entry
+      if (steps > pg.sub_groups.size()) {
+        errors.push_back(where + path + ".parent: the SubGroup tree has a cycle through \"" +
+                         sg.name + "\"");
+        break;
+      }
+      up = pg.sub_groups[it->second].parent;
+    }
+  }
+}
+
 void CheckPodGroups(const ClusterState& s, std::vector<std::string>& errors) {
   std::set<std::string> queues, parents;
   for (const auto& q : s.queues) {
@@ -53,6 +97,7 @@ void CheckPodGroups(const ClusterState& s, std::vector<std::string>& errors) {
     if (!q.parent.empty()) parents.insert(q.parent);
   }
   for (const auto& pg : s.pod_groups) {
+    CheckSubGroups(pg, errors);
     if (pg.queue.empty()) continue;  // reported by the decoder
     if (!queues.count(pg.queue)) {
       errors.push_back(pg.meta.source + ": " + pg.meta.Ref() + ": spec.queue: queue \"" + pg.queue +

@@ -101,6 +101,7 @@ struct PodObject {
   GpuSharingRequest gpu_sharing;
   std::vector<std::string> gpu_groups;  // from runai-gpu-group labels
   std::string pod_group;                // pod-group-name annotation
+  std::string sub_group;                // kai.scheduler/subgroup-name label ("" = default)
 };
 
 // spec.topologyConstraint of a PodGroup or of one of its SubGroups. Levels are node labels or
@@ -111,8 +112,11 @@ struct TopologyConstraintSpec {
   std::string preferred_level;
 };
 
+// One entry of spec.subGroups: a node of the PodGroup's SubGroup tree. Entries with children are
+// SubGroupSets (min_sub_group applies); entries without are PodSets (min_member applies; pods join
+// them by the kai.scheduler/subgroup-name label).
 struct SubGroupSpec {
-  std::string name, parent;
+  std::string name, parent;  // parent "" = the PodGroup itself (the root)
   std::optional<int> min_member;
   std::optional<int> min_sub_group;
   std::optional<TopologyConstraintSpec> topology_constraint;

@@ -9,6 +9,9 @@ namespace kai::plugins {
 std::unique_ptr<Plugin> MakePriority();
 std::unique_ptr<Plugin> MakeElastic();
 std::unique_ptr<Plugin> MakeTaskOrder();
+std::unique_ptr<Plugin> MakeSubGroupOrder();
+// subgrouporder's comparison of two SubGroups by satisfied members against their minimums.
+int CompareByAllocationRatio(int l_count, int l_min, int r_count, int r_min);
 std::unique_ptr<Plugin> MakeKubeflow();
 std::unique_ptr<Plugin> MakeRay();
 std::unique_ptr<Plugin> MakeNodeAvailability();

@@ -189,6 +189,63 @@ int JobPriority(const ClusterState& state, const PodGroupObject& pg) {
   return global ? global->value : keys::kDefaultJobPriority;
 }
 
+// KAI's subgroup_info/factory.go: entries with children are SubGroupSets, the others PodSets;
+// the tree was validated at load time (unique names, known parents, no cycles).
+void BuildSubGroupTree(const PodGroupObject& pg, SnapJob& j) {
+  j.sub_groups.reserve(pg.sub_groups.size() + (pg.sub_groups.empty() ? 2 : 1));
+  SnapSubGroup root;
+  root.min_sub_group = pg.min_sub_group;
+  root.topology = pg.topology_constraint ? &*pg.topology_constraint : nullptr;
+  j.sub_groups.push_back(std::move(root));
+  j.has_sub_groups = !pg.sub_groups.empty();
+  if (!j.has_sub_groups) {
+    SnapSubGroup flat;
+    flat.name = keys::kDefaultSubGroup;
+    flat.parent = kRootSubGroup;
+    flat.pod_set = true;
+    flat.min_member = pg.min_member.value_or(1);
+    j.sub_groups.push_back(std::move(flat));
+    j.sub_groups[kRootSubGroup].children.push_back(1);
+    return;
+  }
+  for (const SubGroupSpec& spec : pg.sub_groups) {
+    SnapSubGroup sg;
+    sg.name = spec.name;
+    sg.min_sub_group = spec.min_sub_group;
+    sg.min_member = std::max(0, spec.min_member.value_or(0));
+    sg.topology = spec.topology_constraint ? &*spec.topology_constraint : nullptr;
+    j.sub_groups.push_back(std::move(sg));
+  }
+  const auto index_of = [&](std::string_view name) -> SubGroupIndex {
+    if (name.empty()) return kRootSubGroup;
+    for (size_t i = 1; i < j.sub_groups.size(); ++i) {
+      if (j.sub_groups[i].name == name) return static_cast<SubGroupIndex>(i);
+    }
+    return kNone;
+  };
+  for (size_t i = 1; i < j.sub_groups.size(); ++i) {
+    const SubGroupIndex parent = index_of(pg.sub_groups[i - 1].parent);
+    if (parent == kNone) continue;  // rejected by validation; kept unattached
+    j.sub_groups[i].parent = parent;
+    j.sub_groups[parent].children.push_back(static_cast<SubGroupIndex>(i));
+  }
+  for (size_t i = 1; i < j.sub_groups.size(); ++i) {
+    SnapSubGroup& sg = j.sub_groups[i];
+    sg.pod_set = sg.children.empty();
+    if (!sg.pod_set) sg.min_member = 0;  // a set's minMember is ignored
+  }
+}
+
+// The PodSet a pod joins, or kNone when its PodGroup has no PodSet of that name.
+SubGroupIndex PodSetOf(const PodObject& p, const SnapJob& job) {
+  const std::string_view name = p.sub_group.empty() ? keys::kDefaultSubGroup : p.sub_group;
+  for (size_t i = 1; i < job.sub_groups.size(); ++i) {
+    const SnapSubGroup& sg = job.sub_groups[i];
+    if (sg.pod_set && sg.name == name) return static_cast<SubGroupIndex>(i);
+  }
+  return kNone;
+}
+
 void BuildJobs(const ClusterState& state, Snapshot& snap, NsNameMap<JobId>& job_by_key) {
   snap.jobs.reserve(state.pod_groups.size());
   job_by_key.reserve(state.pod_groups.size());
@@ -212,6 +269,7 @@ void BuildJobs(const ClusterState& state, Snapshot& snap, NsNameMap<JobId>& job_
     j.creation = pg.meta.creation.value_or(0);
     j.last_start = pg.last_start;
     j.stale_since = pg.stale_since;
+    BuildSubGroupTree(pg, j);
     job_by_key[{pg.meta.ns, pg.meta.name}] = static_cast<JobId>(snap.jobs.size());
     snap.jobs.push_back(std::move(j));
   }
@@ -276,9 +334,20 @@ void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>
     const auto pid = static_cast<PodId>(snap.pods.size());
     if (!p.pod_group.empty() && sp.kai_scheduled) {
       if (auto j = job_by_key.find({p.meta.ns, p.pod_group}); j != job_by_key.end()) {
-        sp.job = j->second;
-        snap.jobs[j->second].pods.push_back(pid);
-        if (IsActiveAllocated(sp.status)) ++snap.jobs[j->second].active_allocated;
+        SnapJob& job = snap.jobs[j->second];
+        sp.sub_group = PodSetOf(p, job);
+        if (sp.sub_group == kNone) {
+          job.invalid_sub_group_pods.push_back(pid);
+        } else {
+          sp.job = j->second;
+          SnapSubGroup& set = job.sub_groups[sp.sub_group];
+          job.pods.push_back(pid);
+          if (job.has_sub_groups) set.set_pods.push_back(pid);
+          if (IsActiveAllocated(sp.status)) {
+            ++job.active_allocated;
+            ++set.active_allocated;
+          }
+        }
       }
     }
     if (sp.node != kNone && IsActiveUsed(sp.status)) {
@@ -336,6 +405,12 @@ const QueueQuota& SnapQueue::Quota(CoreResource r) const {
     default:
       return gpu;
   }
+}
+
+int SnapJob::MinAvailable() const {
+  int sum = 0;
+  for (const SnapSubGroup& sg : sub_groups) sum += sg.pod_set ? sg.min_member : 0;
+  return sum;
 }
 
 Resources Snapshot::TotalCapacity() const {

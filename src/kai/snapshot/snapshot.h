@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -19,7 +20,10 @@ using NodeId = int32_t;
 using PodId = int32_t;
 using JobId = int32_t;
 using QueueId = int32_t;
+// Position of a SubGroup in its job's SnapJob::sub_groups; 0 is the root.
+using SubGroupIndex = int32_t;
 inline constexpr int32_t kNone = -1;
+inline constexpr SubGroupIndex kRootSubGroup = 0;
 
 enum class PodStatus : uint8_t {
   kPending,
@@ -112,8 +116,32 @@ struct SnapPod {
   int64_t memory_capacity_milli_gpu = 0;
   bool kai_scheduled = false;  // scheduled by kai (else a foreign pod occupying its node)
   bool virtually_evicted = false;
-  bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)  //
-                             // evicted by an uncommitted Statement (a simulation)
+  bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)
+  // The PodSet of its job the pod belongs to (kai.scheduler/subgroup-name, else "default").
+  SubGroupIndex sub_group = kNone;
+};
+
+// One node of a job's SubGroup tree (KAI's SubGroupSet / PodSet, §4.1). A SubGroupSet has
+// members (children) and is satisfied when min_sub_group of them are (all when unset); a PodSet
+// holds pods and is satisfied when min_member of them are active-allocated. A flat PodGroup is a
+// root set with one PodSet "default" (min_member = spec.minMember, default 1); with spec.subGroups
+// the root's minMember is ignored and a leaf without minMember needs 0 pods.
+struct SnapSubGroup {
+  std::string_view name;  // "" for the root
+  SubGroupIndex parent = kNone;
+  std::vector<SubGroupIndex> children;  // members of a SubGroupSet; empty for a PodSet
+  bool pod_set = false;
+  int min_member = 0;                                // PodSet: pods required
+  std::optional<int> min_sub_group;                  // SubGroupSet: members required (unset = all)
+  const TopologyConstraintSpec* topology = nullptr;  // spec.topologyConstraint, if any
+  // Pods of a PodSet of a PodGroup with SubGroups; empty for the PodSet of a flat PodGroup, whose
+  // pods are the job's (SnapJob::PodsOf serves both).
+  std::vector<PodId> set_pods;
+  int active_allocated = 0;  // PodSet: pods in an active-allocated status (kept live)
+  // What satisfies this SubGroup: pods for a PodSet, satisfied members for a SubGroupSet.
+  int MembersToSatisfy() const {
+    return pod_set ? min_member : min_sub_group.value_or(static_cast<int>(children.size()));
+  }
 };
 
 struct SnapJob {
@@ -122,13 +150,26 @@ struct SnapJob {
   QueueId queue = kNone;
   int priority = 0;
   bool preemptible = true;
-  int min_member = 1;
+  int min_member = 1;  // spec.minMember (1 when unset); the tree below is what gangs use
   UnixSeconds creation = 0;
-  std::vector<PodId> pods;
+  std::vector<PodId> pods;               // pods of its PodSets
+  std::vector<SnapSubGroup> sub_groups;  // the SubGroup tree; [kRootSubGroup] is the root set
+  // Pods naming a SubGroup that is not a PodSet of the PodGroup: KAI leaves them out of the job
+  // and never schedules them.
+  std::vector<PodId> invalid_sub_group_pods;
   std::optional<UnixSeconds> last_start;
   std::optional<UnixSeconds> stale_since;  // kai.scheduler/stale-podgroup-timestamp
-  int active_allocated = 0;  // pods in an active-allocated status (kept live by the session)
-  int MinAvailable() const { return min_member; }
+  int active_allocated = 0;     // pods in an active-allocated status (kept live by the session)
+  bool has_sub_groups = false;  // spec.subGroups is not empty
+  bool HasSubGroups() const { return has_sub_groups; }
+  // The pods of one PodSet.
+  std::span<const PodId> PodsOf(SubGroupIndex pod_set) const {
+    if (!sub_groups[pod_set].pod_set) return {};
+    return has_sub_groups ? std::span<const PodId>(sub_groups[pod_set].set_pods)
+                          : std::span<const PodId>(pods);
+  }
+  // Pods the whole gang needs: the sum of its PodSets' minimums.
+  int MinAvailable() const;
 };
 
 struct QueueQuota {

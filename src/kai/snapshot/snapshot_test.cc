@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kai/k8s/decode.h"
+#include "kai/k8s/testing.h"
 
 namespace kai {
 namespace {
@@ -68,16 +69,7 @@ std::string BindRequestYaml(const std::string& pod, const std::string& node,
   return y;
 }
 
-ClusterState Load(const std::vector<std::string>& docs) {
-  std::string text;
-  for (const auto& d : docs) text += "---\n" + d + "\n";
-  ClusterState state;
-  const auto errors = DecodeManifestText(text, "test.yaml", state);
-  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
-  const auto invalid = ValidateCluster(state);
-  EXPECT_TRUE(invalid.empty()) << (invalid.empty() ? "" : invalid.front());
-  return state;
-}
+ClusterState Load(const std::vector<std::string>& docs) { return testing::LoadDocs(docs); }
 
 ClusterState LoadPods(const std::vector<PodSpec>& pods, std::vector<std::string> extra = {}) {
   std::vector<std::string> docs = {kBase};

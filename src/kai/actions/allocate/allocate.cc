@@ -1,6 +1,8 @@
 // allocate: places pending jobs on free (or being-freed) resources, gang by gang, in the order
 // of the job queue (KAI actions/allocate). A job is kept only when all its tasks for this step
 // fit in one simulation; otherwise everything it tried is rolled back.
+#include <algorithm>
+
 #include "kai/actions/builtin.h"
 #include "kai/actions/common/job_queue.h"
 #include "kai/actions/common/placement.h"
@@ -9,13 +11,24 @@
 namespace kai::actions {
 namespace {
 
+bool IsGangScheduling(const SnapJob& job) {
+  return std::any_of(job.sub_groups.begin(), job.sub_groups.end(),
+                     [](const SnapSubGroup& sg) { return sg.pod_set && sg.min_member > 1; });
+}
+
+// A gang reason when the failed task's PodSet stays below its minimum (KAI
+// handleFailedTaskAllocation), naming the SubGroup when the PodGroup has SubGroups.
 std::vector<Reason> FailureReasons(const Session& s, JobId j, const PlacementResult& r) {
   const SnapJob& job = s.snap().jobs[j];
   std::vector<Reason> reasons;
-  if (job.MinAvailable() > 1 && job.active_allocated < job.MinAvailable()) {
-    reasons.push_back(Reason{.kind = ReasonKind::kGang,
-                             .placed = job.active_allocated + r.placed,
-                             .required = job.MinAvailable()});
+  if (r.failed_task != kNone && IsGangScheduling(job)) {
+    const SnapSubGroup& set = job.sub_groups[s.snap().pods[r.failed_task].sub_group];
+    if (set.active_allocated < set.min_member) {
+      reasons.push_back(Reason{.kind = ReasonKind::kGang,
+                               .placed = set.active_allocated + r.placed,
+                               .required = set.min_member,
+                               .detail = job.HasSubGroups() ? std::string(set.name) : ""});
+    }
   }
   reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());
   return reasons;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kai/framework/subgroups.h"
+
 namespace kai::actions {
 
 bool JobHasPending(const Session& s, JobId job) {
@@ -20,12 +22,7 @@ bool WithinPreemptionDelay(const Session& s, JobId j) {
 }
 
 bool JobIsReady(const Session& s, JobId job) {
-  int alive = 0;
-  for (PodId p : s.snap().jobs[job].pods) {
-    const PodStatus st = s.snap().pods[p].status;
-    if (IsAlive(st) && st != PodStatus::kGated) ++alive;
-  }
-  return alive >= s.snap().jobs[job].MinAvailable();
+  return IsReadyForScheduling(s.snap(), s.snap().jobs[job]);
 }
 
 JobQueue::JobQueue(const Session& s, JobQueueOptions options)

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kai/plugins/gpu_sharing.h"
+#include "kai/framework/job_tasks.h"
 #include "kai/plugins/scores.h"
 
 namespace kai::actions {
@@ -152,56 +153,110 @@ class CandidateScope {
   std::span<const NodeId> saved_;
 };
 
-// Tries the node sets of one task group in order (KAI allocateSubGroupSet): each attempt starts
-// from a checkpoint and is rolled back when a task finds no node in the set. A failure keeps the
-// reasons of the first set tried (the best-fitting one) after the hooks' own reasons.
-PlacementResult PlaceGroup(Session& s, Statement& stmt, const TaskGroup& group,
-                           std::span<const NodeId> nodes, bool pipeline_only) {
-  NodeSubsets subsets = s.SubsetNodes(group, nodes);
-  PlacementResult result;
-  result.reasons = std::move(subsets.reasons);
-  bool first = true;
-  for (const NodeSet& set : subsets.sets) {
-    const size_t cp = stmt.Checkpoint();
-    PlacementResult attempt;
-    {
-      CandidateScope scope(s, set);
-      attempt = PlaceTasks(s, stmt, group.tasks, pipeline_only);
-    }
-    if (attempt.ok) return attempt;
-    stmt.Rollback(cp);
-    if (first) {
-      result.placed = attempt.placed;
-      result.failed_task = attempt.failed_task;
-      result.reasons.insert(result.reasons.end(), attempt.reasons.begin(), attempt.reasons.end());
-      first = false;
-    }
+// True when `sg` is `ancestor` or lies below it.
+bool InSubtree(const SnapJob& job, SubGroupIndex sg, SubGroupIndex ancestor) {
+  for (; sg != kNone; sg = job.sub_groups[sg].parent) {
+    if (sg == ancestor) return true;
   }
-  return result;
+  return false;
 }
+
+// Places a job's tasks SubGroup by SubGroup (KAI allocateSubGroupSet / allocatePodSet): each
+// task group asks the SubsetNodes hooks for its node sets and tries them in order from a
+// checkpoint; inside a set, a SubGroupSet places its members in SubGroup order (as they stand when
+// the set is reached), each member on the node set its parent is trying. A flat PodGroup is placed
+// as one group at its root: its only PodSet adds no constraint of its own.
+class SubGroupPlacer {
+ public:
+  SubGroupPlacer(Session& s, Statement& stmt, JobId job, bool pipeline_only)
+      : s_(s), stmt_(stmt), job_(s.snap().jobs[job]), pipeline_only_(pipeline_only) {}
+
+  // A failure keeps the reasons of the first node set tried (the best-fitting one) after the
+  // hooks' own reasons.
+  PlacementResult PlaceGroup(const TaskGroup& group, std::span<const NodeId> nodes) {
+    NodeSubsets subsets = s_.SubsetNodes(group, nodes);
+    PlacementResult result;
+    result.reasons = std::move(subsets.reasons);
+    bool first = true;
+    for (const NodeSet& set : subsets.sets) {
+      const size_t cp = stmt_.Checkpoint();
+      PlacementResult attempt;
+      {
+        CandidateScope scope(s_, set);
+        attempt = PlaceOn(group, set);
+      }
+      if (attempt.ok) return attempt;
+      stmt_.Rollback(cp);
+      if (first) {
+        result.placed = attempt.placed;
+        result.failed_task = attempt.failed_task;
+        result.reasons.insert(result.reasons.end(), attempt.reasons.begin(), attempt.reasons.end());
+        first = false;
+      }
+    }
+    return result;
+  }
+
+ private:
+  PlacementResult PlaceOn(const TaskGroup& group, std::span<const NodeId> nodes) {
+    const SnapSubGroup& sg = job_.sub_groups[group.sub_group];
+    if (sg.pod_set || !job_.HasSubGroups()) {
+      return PlaceTasks(s_, stmt_, group.tasks, pipeline_only_);
+    }
+    PlacementResult done;
+    for (SubGroupIndex m : OrderedMembers(s_, group.job, group.sub_group)) {
+      const std::vector<PodId> mine = TasksIn(m, group.tasks);
+      if (mine.empty()) continue;
+      PlacementResult r =
+          PlaceGroup(TaskGroup{.job = group.job, .sub_group = m, .tasks = mine}, nodes);
+      if (!r.ok) return r;
+      done.placed += r.placed;
+    }
+    done.ok = true;
+    return done;
+  }
+
+  std::vector<PodId> TasksIn(SubGroupIndex sg, std::span<const PodId> tasks) const {
+    std::vector<PodId> out;
+    for (PodId t : tasks) {
+      if (InSubtree(job_, s_.snap().pods[t].sub_group, sg)) out.push_back(t);
+    }
+    return out;
+  }
+
+  Session& s_;
+  Statement& stmt_;
+  const SnapJob& job_;
+  bool pipeline_only_;
+};
 
 }  // namespace
 
 PlacementResult PlaceJob(Session& s, Statement& stmt, JobId job, std::span<const PodId> tasks,
                          bool pipeline_only) {
   s.StartJobAttempt(job);
-  const TaskGroup root{.job = job, .sub_group = 0, .tasks = tasks};
-  return PlaceGroup(s, stmt, root, s.AllNodes(), pipeline_only);
+  const TaskGroup root{.job = job, .sub_group = kRootSubGroup, .tasks = tasks};
+  return SubGroupPlacer(s, stmt, job, pipeline_only).PlaceGroup(root, s.AllNodes());
 }
 
 bool ShouldPipelineJob(const Session& s, JobId j) {
   const SnapJob& job = s.snap().jobs[j];
-  bool any_pipelined = false;
-  int holding = 0;
-  for (PodId p : job.pods) {
-    const PodStatus st = s.snap().pods[p].status;
-    if (st == PodStatus::kPipelined) {
-      any_pipelined = true;
-    } else if (IsActiveAllocated(st)) {
-      ++holding;
+  for (size_t i = 0; i < job.sub_groups.size(); ++i) {
+    const SnapSubGroup& set = job.sub_groups[i];
+    if (!set.pod_set) continue;
+    bool any_pipelined = false;
+    int holding = 0;
+    for (PodId p : job.PodsOf(static_cast<SubGroupIndex>(i))) {
+      const PodStatus st = s.snap().pods[p].status;
+      if (st == PodStatus::kPipelined) {
+        any_pipelined = true;
+      } else if (IsActiveAllocated(st)) {
+        ++holding;
+      }
     }
+    if (any_pipelined && holding < set.min_member) return true;
   }
-  return any_pipelined && holding < job.MinAvailable();
+  return false;
 }
 
 void ConvertAllocatedToPipelined(Session& s, Statement& stmt, JobId j) {

@@ -21,10 +21,12 @@ struct PlacementResult {
 PlacementResult PlaceTasks(Session& session, Statement& stmt, std::span<const PodId> tasks,
                            bool pipeline_only);
 
-// Places a job's tasks for this step (KAI AllocateJob after the capacity check): the SubsetNodes
-// hooks split the nodes into sets (topology domains) tried in order, each from a checkpoint. On
-// failure every placement of this call is rolled back; `placed` counts the tasks the first set
-// took before its failing task.
+// Places a job's tasks for this step (KAI AllocateJob after the capacity check), SubGroup by
+// SubGroup down the job's tree: for each SubGroup with tasks the SubsetNodes hooks split the nodes
+// its parent is trying into sets (topology domains) tried in order, each from a checkpoint; the
+// members of a SubGroupSet go in SubGroup order. On failure every placement of this call is rolled
+// back; `placed` counts the tasks the failing PodSet's first node set took before its failing
+// task.
 PlacementResult PlaceJob(Session& session, Statement& stmt, JobId job, std::span<const PodId> tasks,
                          bool pipeline_only);
 
@@ -34,8 +36,9 @@ bool AnyNodeHasRoom(const Session& session, PodId pod, std::span<const NodeId> n
 // The verdict for one pod on one node: resources (idle+releasing) first, then the predicates.
 NodeVerdict CheckNode(const Session& session, PodId pod, NodeId node);
 
-// KAI's ShouldPipelineJob: a pod of the job was pipelined while fewer than minMember of its pods
-// hold resources outright, so the job waits for the freed resources as a whole.
+// KAI's ShouldPipelineJob: a pod of some PodSet was pipelined while fewer than the PodSet's
+// minMember of its pods hold resources outright, so the job waits for the freed resources as a
+// whole.
 bool ShouldPipelineJob(const Session& session, JobId job);
 void ConvertAllocatedToPipelined(Session& session, Statement& stmt, JobId job);
 

@@ -8,6 +8,7 @@
 #include "kai/actions/common/job_queue.h"
 #include "kai/actions/common/placement.h"
 #include "kai/framework/job_tasks.h"
+#include "kai/framework/subgroups.h"
 
 namespace kai::actions {
 
@@ -23,26 +24,15 @@ std::vector<PodId> EvictablePods(const Session& s, JobId job) {
 
 VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
     : session_(s), queue_(s, jobs, /*reverse=*/true) {
-  for (JobId j : jobs) {
-    std::vector<PodId> pods = EvictablePods(s, j);
-    // Reverse task order: the pod that would be scheduled last is evicted first.
-    std::sort(pods.begin(), pods.end(), [&](PodId a, PodId b) { return s.TaskBefore(b, a); });
-    remaining_[j] = std::move(pods);
-  }
+  for (JobId j : jobs) remaining_.emplace(j, VictimJobPods(s, j));
   queue_.SetJobOrder([this](JobId a, JobId b) { return VictimFirst(a, b); });
-}
-
-int VictimQueue::GangState(JobId j) const {
-  const int count = static_cast<int>(remaining_.at(j).size());
-  const int min = session_.snap().jobs[j].MinAvailable();
-  return count < min ? 0 : (count == min ? 1 : 2);
 }
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
   const SnapJob& ja = session_.snap().jobs[a];
   const SnapJob& jb = session_.snap().jobs[b];
   if (ja.priority != jb.priority) return ja.priority < jb.priority;
-  const int ga = GangState(a), gb = GangState(b);
+  const GangLevel ga = remaining_.at(a).Level(), gb = remaining_.at(b).Level();
   if (ga != gb) return ga > gb;
   if (ja.creation != jb.creation) return ja.creation > jb.creation;
   return ja.uid > jb.uid;
@@ -52,16 +42,9 @@ EvictionUnit VictimQueue::Next() {
   EvictionUnit unit;
   unit.job = queue_.Pop();
   if (unit.job == kNone) return unit;
-  auto& pods = remaining_[unit.job];
-  const int min = session_.snap().jobs[unit.job].MinAvailable();
-  if (static_cast<int>(pods.size()) > min) {
-    unit.pods.push_back(pods.front());  // one surplus pod; the rest competes again
-    pods.erase(pods.begin());
-    queue_.Push(unit.job);
-  } else {
-    unit.pods = std::move(pods);
-    pods.clear();
-  }
+  VictimJobPods& pods = remaining_.at(unit.job);
+  unit.pods = pods.TakeUnit();
+  if (!pods.Empty() && !unit.pods.empty()) queue_.Push(unit.job);  // the rest competes again
   return unit;
 }
 
@@ -316,8 +299,8 @@ class Search {
         if (j == job_) return false;
       }
     }
-    const SnapJob& job = s_.snap().jobs[job_];
-    return job.active_allocated >= job.MinAvailable();
+    // KAI: every PodSet of the real job holds its minimum of active-used pods.
+    return IsGangSatisfied(s_.snap(), s_.snap().jobs[job_]);
   }
 
   bool Accept(const std::vector<PodId>& victims) {

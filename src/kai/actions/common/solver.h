@@ -13,6 +13,7 @@
 
 #include <unordered_map>
 
+#include "kai/actions/common/eviction_units.h"
 #include "kai/actions/common/job_queue.h"
 #include "kai/framework/statement.h"
 
@@ -29,8 +30,8 @@ struct SolverConfig {
   int64_t max_scenarios = 100000;  // bound on simulations per job
 };
 
-// One eviction unit of a victim job (KAI's GetTasksToEvict for a flat PodGroup): while the job
-// runs more pods than its minimum, one surplus pod (the last in task order); then all of them.
+// One eviction unit of a victim job (VictimJobPods::TakeUnit): a surplus pod or SubGroup, else
+// every pod the job still runs.
 struct EvictionUnit {
   JobId job = kNone;
   std::vector<PodId> pods;
@@ -56,10 +57,9 @@ class VictimQueue {
  private:
   // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.
   bool VictimFirst(JobId a, JobId b) const;
-  int GangState(JobId j) const;
 
   const Session& session_;
-  std::unordered_map<JobId, std::vector<PodId>> remaining_;
+  std::unordered_map<JobId, VictimJobPods> remaining_;
   JobQueue queue_;
 };
 

@@ -1,22 +1,14 @@
 // stalegangeviction: a running gang that fell below its minimum (a pod failed or was evicted) is
 // evicted whole once its staleness grace period has passed (KAI actions/stalegangeviction).
-// Stale <=> no Succeeded pod, at least one active pod, and fewer active pods than minMember.
+// Stale <=> no Succeeded pod, at least one active pod, and some PodSet with fewer active pods
+// than its minMember (minSubGroup is not consulted, as in KAI).
 // The first cycle that sees it stale stamps the time; a job no longer stale loses the stamp.
 #include "kai/actions/builtin.h"
 #include "kai/framework/statement.h"
+#include "kai/framework/subgroups.h"
 
 namespace kai::actions {
 namespace {
-
-bool IsStale(const Session& s, const SnapJob& job) {
-  int active = 0;
-  for (PodId p : job.pods) {
-    const PodStatus st = s.snap().pods[p].status;
-    if (st == PodStatus::kSucceeded) return false;
-    if (IsActiveUsed(st)) ++active;
-  }
-  return active > 0 && active < job.MinAvailable();
-}
 
 int64_t GracePeriod(const Session& s, const SnapJob& job) {
   if (job.obj->staleness_grace_seconds) return *job.obj->staleness_grace_seconds;
@@ -28,7 +20,7 @@ class StaleGangEvictionAction : public Action {
   void Execute(Session& s) override {
     for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
       SnapJob& job = s.snap().jobs[j];
-      if (!IsStale(s, job)) {
+      if (!IsStaleGang(s.snap(), job)) {
         job.stale_since.reset();
         continue;
       }

@@ -5,8 +5,10 @@
 // of the two queues (`lca`, the default). A protected gang is never a victim; a protected elastic
 // job may lose pods above its minimum only.
 #include <map>
+#include <set>
 
 #include "kai/framework/session.h"
+#include "kai/framework/subgroups.h"
 #include "kai/plugins/builtin.h"
 #include "kai/util/time.h"
 
@@ -39,10 +41,6 @@ QueueId VictimSideOfLca(const Snapshot& snap, QueueId reclaimer, QueueId victim)
   return victim;
 }
 
-bool IsElastic(const Session& s, JobId j) {
-  return static_cast<int>(s.snap().jobs[j].pods.size()) > s.snap().jobs[j].MinAvailable();
-}
-
 class MinRuntimePlugin : public Plugin {
  public:
   explicit MinRuntimePlugin(MinRuntimeArgs args) : args_(args) {}
@@ -66,7 +64,7 @@ class MinRuntimePlugin : public Plugin {
     };
     for (DisruptionKind kind : {DisruptionKind::kPreempt, DisruptionKind::kReclaim}) {
       s.AddVictimFilter(kind, [kind, protected_for](const Session& ss, JobId p, JobId v) {
-        return !protected_for(ss, kind, p, v) || IsElastic(ss, v);
+        return !protected_for(ss, kind, p, v) || IsElasticJob(ss.snap().jobs[v]);
       });
       s.AddScenarioValidator(kind, [kind, protected_for](const Session& ss, const Scenario& sc) {
         return KeepsProtectedGangs(
@@ -76,18 +74,21 @@ class MinRuntimePlugin : public Plugin {
   }
 
  private:
-  // A protected elastic job may lose only pods above its minimum.
+  // A protected elastic job may lose only pods above the minimum of each PodSet they leave.
   template <class F>
   static bool KeepsProtectedGangs(const Session& s, const Scenario& sc, F is_protected) {
-    std::map<JobId, int> evicted;
+    std::map<JobId, std::set<SubGroupIndex>> evicted;
     for (PodId p : *sc.victims) {
-      if (s.snap().pods[p].status == PodStatus::kReleasing) ++evicted[s.snap().pods[p].job];
+      const SnapPod& pod = s.snap().pods[p];
+      if (pod.status == PodStatus::kReleasing) evicted[pod.job].insert(pod.sub_group);
     }
-    for (const auto& [job, count] : evicted) {
+    for (const auto& [job, sets] : evicted) {
       if (!is_protected(job)) continue;
       const SnapJob& j = s.snap().jobs[job];
-      // active_allocated already excludes the evicted pods inside the simulation.
-      if (j.active_allocated < j.MinAvailable()) return false;
+      for (SubGroupIndex set : sets) {
+        // active_allocated already excludes the evicted pods inside the simulation.
+        if (j.sub_groups[set].active_allocated < j.sub_groups[set].min_member) return false;
+      }
     }
     return true;
   }

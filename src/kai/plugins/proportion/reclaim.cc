@@ -161,25 +161,29 @@ class Validator {
  private:
   Amounts Allocated(QueueId q) const { return st_.frozen.allocated[q]; }
 
-  // Eviction units of the scenario per victim leaf queue: each surplus pod alone, core pods as one.
+  // Eviction units of the scenario per victim leaf queue: in each PodSet of a victim job, the
+  // victims beyond the PodSet's minimum alone, the job's other victims (its core) as one.
   std::map<QueueId, std::vector<Amounts>> UnitsByQueue() const {
-    std::map<JobId, std::vector<PodId>> by_job;
-    for (PodId p : *sc_.victims) by_job[snap_.pods[p].job].push_back(p);
+    std::map<JobId, std::map<SubGroupIndex, std::vector<PodId>>> by_job;
+    for (PodId p : *sc_.victims) by_job[snap_.pods[p].job][snap_.pods[p].sub_group].push_back(p);
     std::map<QueueId, std::vector<Amounts>> out;
     const bool ignore_moved = s_.config().allow_consolidating_reclaim;
-    for (const auto& [job, pods] : by_job) {
-      const size_t min = static_cast<size_t>(std::max(0, snap_.jobs[job].MinAvailable()));
+    for (const auto& [job, by_set] : by_job) {
       Amounts core{};
       bool has_core = false;
-      for (size_t i = 0; i < pods.size(); ++i) {
-        const SnapPod& pod = snap_.pods[pods[i]];
-        if (ignore_moved && IsActiveAllocated(pod.status)) continue;
-        const Amounts a = Of(AcceptedQueueResources(pod));
-        if (pods.size() > min && i >= min) {
-          out[snap_.jobs[job].queue].push_back(a);
-        } else {
-          for (size_t r = 0; r < 3; ++r) core[r] += a[r];
-          has_core = true;
+      for (const auto& [set, pods] : by_set) {
+        const size_t min =
+            static_cast<size_t>(std::max(0, snap_.jobs[job].sub_groups[set].min_member));
+        for (size_t i = 0; i < pods.size(); ++i) {
+          const SnapPod& pod = snap_.pods[pods[i]];
+          if (ignore_moved && IsActiveAllocated(pod.status)) continue;
+          const Amounts a = Of(AcceptedQueueResources(pod));
+          if (i >= min) {
+            out[snap_.jobs[job].queue].push_back(a);
+          } else {
+            for (size_t r = 0; r < 3; ++r) core[r] += a[r];
+            has_core = true;
+          }
         }
       }
       if (has_core) out[snap_.jobs[job].queue].push_back(core);

@@ -1,0 +1,111 @@
+#include "kai/actions/common/eviction_units.h"
+
+#include <algorithm>
+
+namespace kai::actions {
+
+VictimJobPods::VictimJobPods(const Session& s, JobId job)
+    : session_(&s),
+      job_(job),
+      pods_(s.snap().jobs[job].sub_groups.size()),
+      taken_(pods_.size(), 0) {
+  const SnapJob& j = s.snap().jobs[job];
+  for (size_t i = 0; i < j.sub_groups.size(); ++i) {
+    if (!j.sub_groups[i].pod_set) continue;
+    for (PodId p : j.PodsOf(static_cast<SubGroupIndex>(i))) {
+      if (IsActiveAllocated(s.snap().pods[p].status)) pods_[i].push_back(p);
+    }
+    // Reverse task order: the pod that would be scheduled last is evicted first.
+    std::sort(pods_[i].begin(), pods_[i].end(),
+              [&](PodId a, PodId b) { return s.TaskBefore(b, a); });
+    count_ += static_cast<int>(pods_[i].size());
+  }
+}
+
+GangLevel VictimJobPods::Level() const {
+  GangLevel level = GangLevel::kExactly;
+  for (size_t i = 0; i < pods_.size(); ++i) {
+    const SnapSubGroup& sg = job().sub_groups[i];
+    if (!sg.pod_set) continue;
+    const int n = Remaining(static_cast<SubGroupIndex>(i));
+    if (n < sg.min_member) return GangLevel::kBelow;
+    if (n > sg.min_member) level = GangLevel::kAbove;
+  }
+  return level;
+}
+
+int VictimJobPods::Satisfied(SubGroupIndex i) const {
+  const SnapSubGroup& sg = job().sub_groups[i];
+  if (sg.pod_set) return Remaining(i);
+  int n = 0;
+  for (SubGroupIndex c : sg.children) n += IsSatisfied(c) ? 1 : 0;
+  return n;
+}
+
+bool VictimJobPods::IsSatisfied(SubGroupIndex i) const {
+  return Satisfied(i) >= job().sub_groups[i].MembersToSatisfy();
+}
+
+bool VictimJobPods::HasSurplus(SubGroupIndex i) const {
+  const SnapSubGroup& sg = job().sub_groups[i];
+  if (sg.pod_set) return Remaining(i) > sg.min_member;
+  if (Satisfied(i) > sg.MembersToSatisfy()) return true;
+  return std::any_of(sg.children.begin(), sg.children.end(),
+                     [&](SubGroupIndex c) { return HasSurplus(c); });
+}
+
+std::vector<SubGroupIndex> VictimJobPods::EvictionOrder(SubGroupIndex set) const {
+  std::vector<SubGroupStanding> members;
+  for (SubGroupIndex c : job().sub_groups[set].children) {
+    members.push_back({c, Satisfied(c), job().sub_groups[c].MembersToSatisfy()});
+  }
+  // Reverse SubGroup order: the member that would be filled last gives first.
+  std::sort(members.begin(), members.end(),
+            [&](const SubGroupStanding& a, const SubGroupStanding& b) {
+              return session_->SubGroupBefore(job_, b, a);
+            });
+  std::vector<SubGroupIndex> out;
+  for (const SubGroupStanding& m : members) out.push_back(m.index);
+  return out;
+}
+
+bool VictimJobPods::TakeElastic(SubGroupIndex set, std::vector<PodId>& out) {
+  const int satisfied = Satisfied(set);
+  if (satisfied == 0) return false;
+  const std::vector<SubGroupIndex> members = EvictionOrder(set);
+  if (HasSurplus(set)) {
+    for (SubGroupIndex m : members) {
+      const SnapSubGroup& sg = job().sub_groups[m];
+      if (!sg.pod_set) {
+        if (TakeElastic(m, out)) return true;
+      } else if (Remaining(m) > sg.min_member) {
+        out.push_back(pods_[m][taken_[m]++]);
+        return true;
+      }
+    }
+  }
+  if (job().sub_groups[set].MembersToSatisfy() < satisfied) {
+    for (SubGroupIndex m : members) {
+      TakeAll(m, out);
+      if (!out.empty()) return true;
+    }
+  }
+  return false;
+}
+
+void VictimJobPods::TakeAll(SubGroupIndex i, std::vector<PodId>& out) {
+  const SnapSubGroup& sg = job().sub_groups[i];
+  for (SubGroupIndex c : sg.children) TakeAll(c, out);
+  if (!sg.pod_set) return;
+  out.insert(out.end(), pods_[i].begin() + static_cast<std::ptrdiff_t>(taken_[i]), pods_[i].end());
+  taken_[i] = pods_[i].size();
+}
+
+std::vector<PodId> VictimJobPods::TakeUnit() {
+  std::vector<PodId> unit;
+  if (!TakeElastic(kRootSubGroup, unit)) TakeAll(kRootSubGroup, unit);
+  count_ -= static_cast<int>(unit.size());
+  return unit;
+}
+
+}  // namespace kai::actions

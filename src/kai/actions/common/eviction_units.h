@@ -1,0 +1,45 @@
+#pragma once
+// What a victim job still runs while a disruptive action builds its scenario, and the next
+// eviction unit it gives up (KAI GetTasksToEvict, §4.1): one surplus pod of a PodSet above its
+// minimum (searching members in reverse SubGroup order, recursing into SubGroupSets), else a whole
+// surplus member of a SubGroupSet that has more satisfied members than it needs, else every pod
+// the job still runs. Inside a PodSet the pod scheduled last (task order) goes first, so leaders
+// (masters, ray heads, high task-priority) go last.
+#include <vector>
+
+#include "kai/framework/session.h"
+#include "kai/framework/subgroups.h"
+
+namespace kai::actions {
+
+class VictimJobPods {
+ public:
+  // The job's active-allocated pods (Pipelined included), each PodSet in eviction order.
+  VictimJobPods(const Session& session, JobId job);
+  bool Empty() const { return count_ == 0; }
+  int Count() const { return count_; }
+  // The job's standing against its PodSets' minimums on the pods it still runs.
+  GangLevel Level() const;
+  // Removes and returns the next eviction unit (empty only when Empty()).
+  std::vector<PodId> TakeUnit();
+
+ private:
+  const SnapJob& job() const { return session_->snap().jobs[job_]; }
+  int Remaining(SubGroupIndex pod_set) const {
+    return static_cast<int>(pods_[pod_set].size() - taken_[pod_set]);
+  }
+  int Satisfied(SubGroupIndex sg) const;
+  bool IsSatisfied(SubGroupIndex sg) const;
+  bool HasSurplus(SubGroupIndex sg) const;
+  std::vector<SubGroupIndex> EvictionOrder(SubGroupIndex set) const;
+  bool TakeElastic(SubGroupIndex set, std::vector<PodId>& out);
+  void TakeAll(SubGroupIndex sg, std::vector<PodId>& out);
+
+  const Session* session_;
+  JobId job_;
+  std::vector<std::vector<PodId>> pods_;  // per SubGroup index (PodSets only), eviction order
+  std::vector<size_t> taken_;             // per SubGroup: pods already given up (a prefix)
+  int count_ = 0;
+};
+
+}  // namespace kai::actions

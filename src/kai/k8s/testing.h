@@ -1,0 +1,23 @@
+#pragma once
+// Test helper: decodes and validates manifest documents, failing the test on any error.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kai/k8s/decode.h"
+
+namespace kai::testing {
+
+inline ClusterState LoadDocs(const std::vector<std::string>& docs) {
+  std::string text;
+  for (const auto& d : docs) text += "---\n" + d + "\n";
+  ClusterState state;
+  const auto errors = DecodeManifestText(text, "test.yaml", state);
+  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
+  const auto invalid = ValidateCluster(state);
+  EXPECT_TRUE(invalid.empty()) << (invalid.empty() ? "" : invalid.front());
+  return state;
+}
+
+}  // namespace kai::testing
