@@ -17,10 +17,10 @@ class TaskCollector {
   // the first member in SubGroup order that has any.
   void FromSet(SubGroupIndex set, std::vector<PodId>& out) {
     const SnapSubGroup& sg = job_.sub_groups[set];
-    if (sg.children.size() == 1 && sg.MembersToSatisfy() <= 1) {
+    if (sg.member_count == 1 && sg.MembersToSatisfy() <= 1) {
       // One member that alone satisfies the set (a flat PodGroup): whether the set is below its
       // minimum or not, that member gives its tasks.
-      FromMember(sg.children[0], out);
+      FromMember(sg.first_member, out);
       return;
     }
     const std::vector<SubGroupIndex> members = OrderedMembers(s_, job_id_, set);
@@ -77,8 +77,8 @@ class TaskCollector {
 std::vector<SubGroupIndex> OrderedMembers(const Session& s, JobId job, SubGroupIndex set) {
   const SnapJob& j = s.snap().jobs[job];
   std::vector<SubGroupStanding> members;
-  members.reserve(j.sub_groups[set].children.size());
-  for (SubGroupIndex c : j.sub_groups[set].children) {
+  members.reserve(j.sub_groups[set].member_count);
+  for (SubGroupIndex c : j.sub_groups[set].Members()) {
     members.push_back({c, SatisfiedMembers(j, c), j.sub_groups[c].MembersToSatisfy()});
   }
   std::sort(members.begin(), members.end(),

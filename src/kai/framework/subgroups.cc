@@ -19,7 +19,7 @@ bool IsReady(const Snapshot& snap, const SnapJob& job, SubGroupIndex i) {
     return ready >= sg.min_member;
   }
   int ready = 0;
-  for (SubGroupIndex c : sg.children) ready += IsReady(snap, job, c) ? 1 : 0;
+  for (SubGroupIndex c : sg.Members()) ready += IsReady(snap, job, c) ? 1 : 0;
   return ready >= sg.MembersToSatisfy();
 }
 
@@ -29,7 +29,7 @@ int SatisfiedMembers(const SnapJob& job, SubGroupIndex i) {
   const SnapSubGroup& sg = job.sub_groups[i];
   if (sg.pod_set) return sg.active_allocated;
   int n = 0;
-  for (SubGroupIndex c : sg.children) n += IsSubGroupSatisfied(job, c) ? 1 : 0;
+  for (SubGroupIndex c : sg.Members()) n += IsSubGroupSatisfied(job, c) ? 1 : 0;
   return n;
 }
 

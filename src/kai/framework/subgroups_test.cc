@@ -127,7 +127,7 @@ TEST(SubGroupTreeTest, TreeFollowsSpecAndIgnoresRootMinMember) {
   EXPECT_EQ(prefill.MembersToSatisfy(), 2);  // minSubGroup unset: all members
   ASSERT_NE(prefill.topology, nullptr);
   EXPECT_EQ(prefill.topology->preferred_level, "zone");
-  EXPECT_EQ(prefill.children.size(), 2u);
+  EXPECT_EQ(prefill.member_count, 2);
   const SnapSubGroup& p2 = job.sub_groups[Named(job, "p2")];
   EXPECT_TRUE(p2.pod_set);
   EXPECT_EQ(p2.min_member, 0);  // a leaf without minMember needs no pod

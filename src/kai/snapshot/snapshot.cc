@@ -189,50 +189,65 @@ int JobPriority(const ClusterState& state, const PodGroupObject& pg) {
   return global ? global->value : keys::kDefaultJobPriority;
 }
 
-// KAI's subgroup_info/factory.go: entries with children are SubGroupSets, the others PodSets;
-// the tree was validated at load time (unique names, known parents, no cycles).
+SnapSubGroup FromSpec(const SubGroupSpec& spec, SubGroupIndex parent) {
+  SnapSubGroup sg;
+  sg.name = spec.name;
+  sg.parent = parent;
+  sg.min_sub_group = spec.min_sub_group;
+  sg.min_member = std::max(0, spec.min_member.value_or(0));
+  sg.topology = spec.topology_constraint ? &*spec.topology_constraint : nullptr;
+  return sg;
+}
+
+// KAI's subgroup_info/factory.go: entries with children are SubGroupSets (their minMember is
+// ignored), the others PodSets. Laid out breadth first from the root, so that each set's members
+// are contiguous. Validation rejected unknown parents and cycles; such entries would not be
+// reached from the root and are left out.
 void BuildSubGroupTree(const PodGroupObject& pg, SnapJob& j) {
-  j.sub_groups.reserve(pg.sub_groups.size() + (pg.sub_groups.empty() ? 2 : 1));
   SnapSubGroup root;
   root.min_sub_group = pg.min_sub_group;
   root.topology = pg.topology_constraint ? &*pg.topology_constraint : nullptr;
-  j.sub_groups.push_back(std::move(root));
+  root.first_member = 1;
   j.has_sub_groups = !pg.sub_groups.empty();
   if (!j.has_sub_groups) {
+    j.sub_groups.reserve(2);
+    root.member_count = 1;
+    j.sub_groups.push_back(std::move(root));
     SnapSubGroup flat;
     flat.name = keys::kDefaultSubGroup;
     flat.parent = kRootSubGroup;
     flat.pod_set = true;
     flat.min_member = pg.min_member.value_or(1);
     j.sub_groups.push_back(std::move(flat));
-    j.sub_groups[kRootSubGroup].children.push_back(1);
     return;
   }
-  for (const SubGroupSpec& spec : pg.sub_groups) {
-    SnapSubGroup sg;
-    sg.name = spec.name;
-    sg.min_sub_group = spec.min_sub_group;
-    sg.min_member = std::max(0, spec.min_member.value_or(0));
-    sg.topology = spec.topology_constraint ? &*spec.topology_constraint : nullptr;
-    j.sub_groups.push_back(std::move(sg));
+  // kids[0]: the root's entries; kids[i + 1]: those of spec entry i.
+  const size_t n = pg.sub_groups.size();
+  std::unordered_map<std::string_view, size_t> key_of;
+  for (size_t i = 0; i < n; ++i) key_of.emplace(pg.sub_groups[i].name, i + 1);
+  std::vector<std::vector<size_t>> kids(n + 1);
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& parent = pg.sub_groups[i].parent;
+    auto it = parent.empty() ? key_of.end() : key_of.find(parent);
+    if (!parent.empty() && it == key_of.end()) continue;
+    kids[parent.empty() ? 0 : it->second].push_back(i);
   }
-  const auto index_of = [&](std::string_view name) -> SubGroupIndex {
-    if (name.empty()) return kRootSubGroup;
-    for (size_t i = 1; i < j.sub_groups.size(); ++i) {
-      if (j.sub_groups[i].name == name) return static_cast<SubGroupIndex>(i);
+  j.sub_groups.reserve(n + 1);
+  j.sub_groups.push_back(std::move(root));
+  std::vector<size_t> key_at = {0};  // kids index of each laid-out SubGroup
+  for (size_t at = 0; at < j.sub_groups.size() && j.sub_groups.size() <= n + 1; ++at) {
+    const std::vector<size_t>& members = kids[key_at[at]];
+    j.sub_groups[at].first_member = static_cast<SubGroupIndex>(j.sub_groups.size());
+    j.sub_groups[at].member_count = static_cast<int32_t>(members.size());
+    for (size_t spec : members) {
+      j.sub_groups.push_back(FromSpec(pg.sub_groups[spec], static_cast<SubGroupIndex>(at)));
+      key_at.push_back(spec + 1);
     }
-    return kNone;
-  };
-  for (size_t i = 1; i < j.sub_groups.size(); ++i) {
-    const SubGroupIndex parent = index_of(pg.sub_groups[i - 1].parent);
-    if (parent == kNone) continue;  // rejected by validation; kept unattached
-    j.sub_groups[i].parent = parent;
-    j.sub_groups[parent].children.push_back(static_cast<SubGroupIndex>(i));
   }
   for (size_t i = 1; i < j.sub_groups.size(); ++i) {
     SnapSubGroup& sg = j.sub_groups[i];
-    sg.pod_set = sg.children.empty();
-    if (!sg.pod_set) sg.min_member = 0;  // a set's minMember is ignored
+    sg.pod_set = sg.member_count == 0;
+    if (!sg.pod_set) sg.min_member = 0;
   }
 }
 

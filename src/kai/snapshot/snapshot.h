@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
@@ -129,7 +130,10 @@ struct SnapPod {
 struct SnapSubGroup {
   std::string_view name;  // "" for the root
   SubGroupIndex parent = kNone;
-  std::vector<SubGroupIndex> children;  // members of a SubGroupSet; empty for a PodSet
+  // Members of a SubGroupSet: the job's SubGroups are laid out breadth first, so a set's members
+  // are the member_count entries from first_member (none for a PodSet).
+  SubGroupIndex first_member = 0;
+  int32_t member_count = 0;
   bool pod_set = false;
   int min_member = 0;                                // PodSet: pods required
   std::optional<int> min_sub_group;                  // SubGroupSet: members required (unset = all)
@@ -140,8 +144,9 @@ struct SnapSubGroup {
   int active_allocated = 0;  // PodSet: pods in an active-allocated status (kept live)
   // What satisfies this SubGroup: pods for a PodSet, satisfied members for a SubGroupSet.
   int MembersToSatisfy() const {
-    return pod_set ? min_member : min_sub_group.value_or(static_cast<int>(children.size()));
+    return pod_set ? min_member : min_sub_group.value_or(member_count);
   }
+  auto Members() const { return std::views::iota(first_member, first_member + member_count); }
 };
 
 struct SnapJob {

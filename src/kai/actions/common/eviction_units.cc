@@ -38,7 +38,7 @@ int VictimJobPods::Satisfied(SubGroupIndex i) const {
   const SnapSubGroup& sg = job().sub_groups[i];
   if (sg.pod_set) return Remaining(i);
   int n = 0;
-  for (SubGroupIndex c : sg.children) n += IsSatisfied(c) ? 1 : 0;
+  for (SubGroupIndex c : sg.Members()) n += IsSatisfied(c) ? 1 : 0;
   return n;
 }
 
@@ -50,13 +50,12 @@ bool VictimJobPods::HasSurplus(SubGroupIndex i) const {
   const SnapSubGroup& sg = job().sub_groups[i];
   if (sg.pod_set) return Remaining(i) > sg.min_member;
   if (Satisfied(i) > sg.MembersToSatisfy()) return true;
-  return std::any_of(sg.children.begin(), sg.children.end(),
-                     [&](SubGroupIndex c) { return HasSurplus(c); });
+  return std::ranges::any_of(sg.Members(), [&](SubGroupIndex c) { return HasSurplus(c); });
 }
 
 std::vector<SubGroupIndex> VictimJobPods::EvictionOrder(SubGroupIndex set) const {
   std::vector<SubGroupStanding> members;
-  for (SubGroupIndex c : job().sub_groups[set].children) {
+  for (SubGroupIndex c : job().sub_groups[set].Members()) {
     members.push_back({c, Satisfied(c), job().sub_groups[c].MembersToSatisfy()});
   }
   // Reverse SubGroup order: the member that would be filled last gives first.
@@ -95,7 +94,7 @@ bool VictimJobPods::TakeElastic(SubGroupIndex set, std::vector<PodId>& out) {
 
 void VictimJobPods::TakeAll(SubGroupIndex i, std::vector<PodId>& out) {
   const SnapSubGroup& sg = job().sub_groups[i];
-  for (SubGroupIndex c : sg.children) TakeAll(c, out);
+  for (SubGroupIndex c : sg.Members()) TakeAll(c, out);
   if (!sg.pod_set) return;
   out.insert(out.end(), pods_[i].begin() + static_cast<std::ptrdiff_t>(taken_[i]), pods_[i].end());
   taken_[i] = pods_[i].size();
