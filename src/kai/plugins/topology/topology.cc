@@ -25,19 +25,31 @@ using topology::kRootDomain;
 using topology::kRootLevel;
 using topology::Tree;
 
-// The job's SubGroup tree as the plugin needs it. Until SubGroups land in the snapshot a job is its
-// root SubGroup (0), constrained by the PodGroup's spec.topologyConstraint.
+// The job's SubGroup tree as the plugin needs it (root = the PodGroup's own constraint).
 const TopologyConstraintSpec* ConstraintOf(const SnapJob& job, int32_t sub_group) {
-  if (sub_group != 0 || !job.obj || !job.obj->topology_constraint) return nullptr;
-  return &*job.obj->topology_constraint;
+  return job.sub_groups[sub_group].topology;
 }
-int32_t ParentOf(const SnapJob&, int32_t) { return -1; }
-int32_t SubGroupOf(const SnapPod&) { return 0; }
-size_t SubGroupCount(const SnapJob&) { return 1; }
-std::string_view SubGroupName(const SnapJob&, int32_t) { return ""; }
+int32_t ParentOf(const SnapJob& job, int32_t sub_group) { return job.sub_groups[sub_group].parent; }
+int32_t SubGroupOf(const SnapPod& pod) { return pod.sub_group; }
+size_t SubGroupCount(const SnapJob& job) { return job.sub_groups.size(); }
+// Name of a SubGroup for reasons; empty for the root (the whole PodGroup).
+std::string_view SubGroupName(const SnapJob& job, int32_t sub_group) {
+  return job.sub_groups[sub_group].name;
+}
 // Pods of the PodSets under the group that hold one of its tasks (KAI's relevant podSets).
 std::vector<PodId> RelevantPods(const Snapshot& snap, const TaskGroup& group) {
-  return snap.jobs[group.job].pods;
+  const SnapJob& job = snap.jobs[group.job];
+  std::vector<int32_t> sets;
+  for (PodId t : group.tasks) {
+    const int32_t sg = snap.pods[t].sub_group;
+    if (std::find(sets.begin(), sets.end(), sg) == sets.end()) sets.push_back(sg);
+  }
+  std::vector<PodId> pods;
+  for (int32_t sg : sets) {
+    const std::span<const PodId> set = job.PodsOf(sg);
+    pods.insert(pods.end(), set.begin(), set.end());
+  }
+  return pods;
 }
 
 // Levels of a constraint, resolved against its topology (label or alias).

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,72 @@ TEST(Topology, UnconstrainedJobsIgnoreTheTopology) {
                      .Job("gang", 2, "")
                      .Allocate();
   EXPECT_EQ(NodesOf(r, "gang"), (std::vector<std::string>{"a1", "b1"}));
+}
+
+// A PodGroup with two SubGroups, each required to stay in one rack: prefill and decode.
+std::string PrefillDecode(const std::string& nodes, int prefill_pods, int decode_pods) {
+  std::string y = std::string(testutil::kZoneRackTopology) + testutil::kUnlimitedQueue + nodes +
+                  "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\n"
+                  "metadata: {name: serve, namespace: default}\nspec:\n  queue: q\n  subGroups:\n";
+  for (const auto& [name, pods] : {std::pair{"prefill", prefill_pods}, {"decode", decode_pods}}) {
+    y += std::string("  - name: ") + name + "\n    minMember: " + std::to_string(pods) +
+         "\n    topologyConstraint: {topology: dc, requiredTopologyLevel: rack}\n";
+  }
+  y += "---\n";
+  for (const auto& [name, pods] : {std::pair{"prefill", prefill_pods}, {"decode", decode_pods}}) {
+    for (int i = 0; i < pods; ++i) {
+      y += std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ") + name + "-" +
+           std::to_string(i) +
+           "\n  namespace: default\n  labels: {kai.scheduler/subgroup-name: " + name +
+           "}\n  annotations: {pod-group-name: serve}\nspec:\n  schedulerName: kai-scheduler\n"
+           "  containers: [{name: c, resources: {requests: {cpu: '1', memory: 1Gi, "
+           "nvidia.com/gpu: '1'}, limits: {nvidia.com/gpu: '1'}}}]\n---\n";
+    }
+  }
+  return y;
+}
+
+std::string RackNode(const std::string& name, const std::string& rack, int gpus) {
+  return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name +
+         ", labels: {zone: z1, rack: " + rack +
+         "}}\nstatus:\n  allocatable: {cpu: '64', memory: 64Gi, pods: '110', " +
+         "nvidia.com/gpu: '" + std::to_string(gpus) + "'}\n---\n";
+}
+
+// Rack of every pod whose name starts with `prefix` ("" when pending).
+std::set<std::string> RacksOf(const sim::CycleReport& r, const std::string& prefix) {
+  std::set<std::string> racks;
+  for (const auto& p : r.pods) {
+    if (p.name.rfind(prefix, 0) != 0) continue;
+    racks.insert(p.status == "Pending" ? ""
+                                       : (p.node[0] == 'a'   ? "r1"
+                                          : p.node[0] == 'b' ? "r2"
+                                                             : "r3"));
+  }
+  return racks;
+}
+
+TEST(Topology, EachSubGroupKeepsItsOwnRack) {
+  // r1 and r2 hold 2 GPUs each, r3 holds 3: prefill (3 pods) needs r3, decode (2) one of the
+  // others; the whole gang needs more than any one rack.
+  const auto r = testutil::AllocateOnce(PrefillDecode(
+      RackNode("a1", "r1", 2) + RackNode("b1", "r2", 2) + RackNode("c1", "r3", 3), 3, 2));
+  EXPECT_EQ(RacksOf(r, "prefill"), (std::set<std::string>{"r3"}));
+  const auto decode = RacksOf(r, "decode");
+  ASSERT_EQ(decode.size(), 1u);
+  EXPECT_NE(*decode.begin(), "");
+  EXPECT_NE(*decode.begin(), "r3");
+}
+
+TEST(Topology, SubGroupWithoutARackKeepsTheGangPending) {
+  const auto r = testutil::AllocateOnce(
+      PrefillDecode(RackNode("a1", "r1", 2) + RackNode("b1", "r2", 2), 3, 1));
+  EXPECT_EQ(RacksOf(r, "prefill"), (std::set<std::string>{""}));
+  EXPECT_EQ(RacksOf(r, "decode"), (std::set<std::string>{""}));
+  const Reason* why = TopologyReason(r, "serve");
+  ASSERT_NE(why, nullptr);
+  EXPECT_EQ(why->sub_group, "prefill");
+  EXPECT_NE(why->Message().find("subgroup prefill"), std::string::npos) << why->Message();
 }
 
 }  // namespace
