@@ -1,9 +1,18 @@
 #include "kai/framework/session.h"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 namespace kai {
+namespace {
+
+uint64_t NextRoomVersion() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+
+}  // namespace
 
 Session::Session(Snapshot snapshot, SchedulerConfig config)
     : snap_(std::move(snapshot)),
@@ -13,6 +22,8 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
   all_nodes_.resize(snap_.nodes.size());
   std::iota(all_nodes_.begin(), all_nodes_.end(), NodeId{0});
   candidates_ = all_nodes_;
+  scored_ = all_nodes_;
+  room_version_ = NextRoomVersion();
 }
 
 Session::~Session() = default;
@@ -78,6 +89,7 @@ void Session::PrepareScores(PodId pod) const {
 
 void Session::ScoreNodes(PodId pod, std::span<double> out) const {
   std::fill(out.begin(), out.end(), 0.0);
+  scored_ = candidates_;
   for (const auto& f : node_scores_) f(*this, pod, out);
 }
 
@@ -86,6 +98,15 @@ double Session::ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group)
   for (const auto& f : gpu_order_) score += f(*this, pod, node, group);
   return score;
 }
+
+void Session::ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const {
+  for (NodeId n : scored) out[n] = 0.0;
+  scored_ = scored;
+  for (const auto& f : node_scores_) f(*this, pod, out);
+  scored_ = candidates_;
+}
+
+void Session::RoomMayHaveGrown() { room_version_ = NextRoomVersion(); }
 
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
   for (const auto& f : predicates_) {
@@ -112,6 +133,8 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
                                status == PodStatus::kPipelined && groups &&
                                (node != pod.node || *groups != pod.gpu_groups);
   if (pod.node != kNone && IsActiveUsed(pod.status)) {
+    // A releasing pod's resources count as free already: only other pods give room back.
+    if (pod.status != PodStatus::kReleasing) room_version_ = NextRoomVersion();
     SnapNode& old = snap_.nodes[pod.node];
     if (!second_instance) RemovePodFromNode(old, pod, pod.status);
     std::erase(old.pods, id);

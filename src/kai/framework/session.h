@@ -152,8 +152,12 @@ class Session {
   bool SubGroupBefore(JobId job, const SubGroupStanding& a, const SubGroupStanding& b) const;
   bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   void PrepareScores(PodId pod) const;
+  // Scores the candidate nodes into out[node]. With `scored`, the caller reads only those nodes'
+  // scores (some of the candidates): scorers may score just ScoredNodes(), but normalise over all
+  // candidates as before, so each score read is the same.
   void ScoreNodes(PodId pod, std::span<double> out) const;
   double ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const;
+  void ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const;
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
   std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
   bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
@@ -176,6 +180,8 @@ class Session {
   // set it is given).
   std::span<const NodeId> CandidateNodes() const { return candidates_; }
   void SetCandidateNodes(std::span<const NodeId> nodes) { candidates_ = nodes; }
+  // The nodes whose scores the ScoreNodes call in progress must produce.
+  std::span<const NodeId> ScoredNodes() const { return scored_; }
 
   // Moves a pod to a status and node, keeping node accounting and firing events; `groups`, when
   // given, become the pod's shared GPU groups on the new node. Used by Statement; anything else
@@ -184,6 +190,12 @@ class Session {
                const std::vector<std::string>* groups = nullptr);
   // Changes with every MovePod: state derived from pod placement can be cached against it.
   uint64_t PlacementVersion() const { return placement_version_; }
+  // Changes whenever a pod leaves a node (evicted, moved back, rolled back): while it stays the
+  // same, free room (idle + releasing) on every node can only have shrunk. Unique across
+  // sessions.
+  uint64_t RoomVersion() const { return room_version_; }
+  // For code that gives room back other than by MovePod (Statement restoring GPU state).
+  void RoomMayHaveGrown();
 
   // Outcomes, for output and explanations.
   SessionCounters& counters() { return counters_; }
@@ -222,10 +234,12 @@ class Session {
   std::vector<JobAttemptFn> on_job_attempt_;
   std::vector<NodeId> all_nodes_;
   std::span<const NodeId> candidates_;
+  mutable std::span<const NodeId> scored_;  // set for the duration of one ScoreNodes call
   std::vector<PodEventFn> on_allocate_;
   std::vector<PodEventFn> on_deallocate_;
   SessionCounters counters_;
   uint64_t placement_version_ = 0;
+  uint64_t room_version_ = 0;
   std::vector<std::vector<Reason>> job_reasons_;
   std::vector<std::string> eviction_reasons_;
 };

@@ -25,6 +25,7 @@ std::vector<Statement::NodeGpuState> Statement::SaveGpuStates(PodId pod, NodeId 
 }
 
 void Statement::RestoreGpuStates(const std::vector<NodeGpuState>& states) {
+  if (!states.empty()) session_.RoomMayHaveGrown();
   for (const NodeGpuState& st : states) {
     SnapNode& node = session_.snap().nodes[st.node];
     node.idle = st.idle;

@@ -76,7 +76,7 @@ bool FitsIdle(const SnapPod& pod, const SnapNode& node) {
   return !pod.share.IsShared() || SharedDevicesFit(pod, node, h.milli_gpu);
 }
 
-bool FitsIdleOrReleasing(const SnapPod& pod, const SnapNode& node, Shortage* shortage) {
+bool FitsIdleOrReleasingFull(const SnapPod& pod, const SnapNode& node, Shortage* shortage) {
   // The common answer without building the sums; the shortage is worked out only on a miss.
   const Resources& r = pod.request;
   const Resources& i = node.idle;

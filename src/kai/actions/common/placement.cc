@@ -62,6 +62,32 @@ bool PlaceOnNode(Session& s, Statement& stmt, PodId pod, NodeId node, bool pipel
   return true;
 }
 
+// The candidates with room (idle + releasing) for the pod. Simulations place many pods with one
+// request: while no pod leaves a node (RoomVersion unchanged) room only shrinks, so over all
+// nodes the next such pod re-checks only the nodes that had room for the last one.
+void CollectRoomy(const Session& s, const SnapPod& p, std::span<const NodeId> candidates,
+                  std::vector<NodeId>& out) {
+  struct Remembered {
+    uint64_t version = 0;
+    Resources request;
+    std::vector<NodeId> nodes;
+  };
+  static thread_local Remembered last;
+  // Shared-GPU pods fit by device state, which is not tracked here: always checked in full.
+  const bool all = candidates.size() == s.snap().nodes.size() && !p.share.IsShared();
+  std::span<const NodeId> from = candidates;
+  if (all && last.version == s.RoomVersion() && last.request == p.request) from = last.nodes;
+  out.clear();
+  for (NodeId id : from) {
+    if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[id])) out.push_back(id);
+  }
+  if (all) {
+    last.version = s.RoomVersion();
+    last.request = p.request;
+    last.nodes = out;
+  }
+}
+
 // `verdicts` may be null (simulations): no explanation is collected then, so candidate nodes
 // without the resources (idle + releasing) are left out before the best node is chosen instead of
 // being checked one by one; the choice is the same, since such a node is always refused.
@@ -72,18 +98,18 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
   static thread_local std::vector<NodeId> roomy;
   std::span<const NodeId> nodes = s.CandidateNodes();
   if (!verdicts) {
-    roomy.clear();
-    const SnapPod& p = s.snap().pods[pod];
-    for (NodeId id : nodes) {
-      if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[id])) roomy.push_back(id);
-    }
+    CollectRoomy(s, s.snap().pods[pod], nodes, roomy);
     if (roomy.empty()) return false;
     nodes = roomy;
   }
   s.PrepareScores(pod);
   cands.clear();
   scores.resize(s.snap().nodes.size());
-  s.ScoreNodes(pod, scores);
+  if (verdicts) {
+    s.ScoreNodes(pod, scores);
+  } else {
+    s.ScoreNodes(pod, scores, nodes);
+  }
   for (NodeId id : nodes) {
     if (scores[id] == -std::numeric_limits<double>::infinity()) continue;  // vetoed by a scorer
     cands.push_back({scores[id], s.snap().node_name_rank[id], id});

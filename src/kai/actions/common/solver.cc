@@ -105,6 +105,7 @@ class Search {
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
     VictimQueue victims(s_, candidates);
     std::vector<EvictionUnit> units;
+    std::vector<std::vector<size_t>> units_by_node(s_.snap().nodes.size());  // indices in units
     std::vector<PodId> accumulated;
     std::vector<int64_t> acc_extra(s_.snap().nodes.size(), 0);
     int64_t acc_slots = base_slots_, acc_gpus = 0;
@@ -116,6 +117,7 @@ class Search {
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) continue;
       units.push_back(std::move(next));
       const EvictionUnit& unit = units.back();
+      for (NodeId node : NodesOf(unit.pods)) units_by_node[node].push_back(units.size() - 1);
       accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
       for (PodId p : unit.pods) {
         const SnapPod& pod = s_.snap().pods[p];
@@ -134,7 +136,7 @@ class Search {
       }
       if (node_local) {
         for (NodeId node : NodesOf(unit.pods)) {
-          const std::vector<PodId> local = UnitsOnNode(units, node);
+          const std::vector<PodId> local = UnitsOnNode(units, units_by_node[node]);
           if (!EnoughSlots(local)) {
             ++result_.scenarios_pruned;
             continue;
@@ -206,13 +208,11 @@ class Search {
     return nodes;
   }
 
-  std::vector<PodId> UnitsOnNode(const std::vector<EvictionUnit>& units, NodeId node) const {
+  // The pods of the units with a pod on one node (`on_node`: their indices, in order).
+  static std::vector<PodId> UnitsOnNode(const std::vector<EvictionUnit>& units,
+                                        const std::vector<size_t>& on_node) {
     std::vector<PodId> out;
-    for (const EvictionUnit& u : units) {
-      const bool here = std::any_of(u.pods.begin(), u.pods.end(),
-                                    [&](PodId p) { return s_.snap().pods[p].node == node; });
-      if (here) out.insert(out.end(), u.pods.begin(), u.pods.end());
-    }
+    for (size_t i : on_node) out.insert(out.end(), units[i].pods.begin(), units[i].pods.end());
     return out;
   }
 
@@ -237,7 +237,7 @@ class Search {
 
   bool AnyGpuShared(const std::vector<PodId>& pods) const {
     return std::any_of(pods.begin(), pods.end(),
-                       [&](PodId p) { return s_.snap().pods[p].obj->gpu_sharing.IsShared(); });
+                       [&](PodId p) { return s_.snap().pods[p].share.IsShared(); });
   }
 
   // The validators' necessary condition, before simulating.
@@ -264,14 +264,25 @@ class Search {
     return false;
   }
 
-  // Re-places the preemptor and the victims' jobs, pipeline only, in job order.
-  bool Simulate(const std::vector<PodId>& victims) {
+  // The preemptor, then the victims' jobs in order of first appearance.
+  std::vector<JobId> SimulatedJobs(const std::vector<PodId>& victims) {
+    listed_.resize(s_.snap().jobs.size(), false);
     std::vector<JobId> jobs = {job_};
+    listed_[job_] = true;
     for (PodId v : victims) {
       const JobId j = s_.snap().pods[v].job;
-      if (std::find(jobs.begin(), jobs.end(), j) == jobs.end()) jobs.push_back(j);
+      if (!listed_[j]) {
+        listed_[j] = true;
+        jobs.push_back(j);
+      }
     }
-    JobQueue order(s_, jobs, /*reverse=*/false);
+    for (JobId j : jobs) listed_[j] = false;
+    return jobs;
+  }
+
+  // Re-places the preemptor and the victims' jobs, pipeline only, in job order.
+  bool Simulate(const std::vector<PodId>& victims) {
+    JobQueue order(s_, SimulatedJobs(victims), /*reverse=*/false);
     // Requests that found no node with room. Once the victims are out, a simulation only places
     // pods, so free room only shrinks: a later task with the same request finds none either.
     std::vector<Resources> no_room;
@@ -287,15 +298,19 @@ class Search {
         if (j == job_) return false;
         continue;
       }
-      const Resources& first = s_.snap().pods[tasks.front()].request;
-      if (std::find(no_room.begin(), no_room.end(), first) != no_room.end()) {
+      // Shared-GPU pods fit by device state, not by request alone: never remembered.
+      const SnapPod& front = s_.snap().pods[tasks.front()];
+      const bool plain = !front.share.IsShared();
+      if (plain && std::find(no_room.begin(), no_room.end(), front.request) != no_room.end()) {
         if (j == job_) return false;
         continue;
       }
       const size_t cp = stmt_.Checkpoint();
       if (!PlaceJob(s_, stmt_, j, tasks, /*pipeline_only=*/true).ok) {
         stmt_.Rollback(cp);
-        if (!AnyNodeHasRoom(s_, tasks.front(), s_.AllNodes())) no_room.push_back(first);
+        if (plain && !AnyNodeHasRoom(s_, tasks.front(), s_.AllNodes())) {
+          no_room.push_back(front.request);
+        }
         if (j == job_) return false;
       }
     }
@@ -336,6 +351,7 @@ class Search {
   Resources min_evicted_;
   std::unordered_map<NodeId, int64_t> extra_;
   std::vector<bool> useful_;
+  std::vector<bool> listed_;  // scratch of SimulatedJobs
   std::set<std::vector<PodId>> tried_;
   SolveResult result_;
 };

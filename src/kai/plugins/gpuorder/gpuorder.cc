@@ -50,8 +50,7 @@ class GpuSharingOrderPlugin : public Plugin {
       // memory never exceeds its allocated memory), so it scores 0 everywhere.
       const SnapPod& p = ss.snap().pods[pod];
       if (!p.share.IsShared() && p.request.milli_gpu > 0) return;
-      AddScoreWhere(ss.snap(), ss.CandidateNodes(), pod, out, scores::kGpuSharing,
-                    CanJoinSharedGpu);
+      AddScoreWhere(ss.snap(), ss.ScoredNodes(), pod, out, scores::kGpuSharing, CanJoinSharedGpu);
     });
   }
 };

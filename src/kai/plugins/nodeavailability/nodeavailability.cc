@@ -10,7 +10,7 @@ class NodeAvailabilityPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
     s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      AddScoreWhere(ss.snap(), ss.CandidateNodes(), pod, out, scores::kAvailability, FitsIdle);
+      AddScoreWhere(ss.snap(), ss.ScoredNodes(), pod, out, scores::kAvailability, FitsIdle);
     });
   }
 };

@@ -33,7 +33,7 @@ class NodePlacementPlugin : public Plugin {
       const CoreResource r = PlacementResource(p);
       const bool spread = Spread(r);
       const auto& nodes = ss.snap().nodes;
-      for (NodeId n : ss.CandidateNodes()) {
+      for (NodeId n : ss.ScoredNodes()) {
         const SnapNode& node = nodes[n];
         const double capacity = static_cast<double>(node.allocatable.Get(r));
         if (capacity == 0) continue;
@@ -56,10 +56,13 @@ class NodePlacementPlugin : public Plugin {
     min_ = std::numeric_limits<double>::max();
     max_ = 0;
     if (Spread(r)) return;
+    // One field for the whole pass (the hot loop of binpack over every candidate).
+    int64_t Resources::*field =
+        r == CoreResource::kCpu ? &Resources::milli_cpu : &Resources::milli_gpu;
     for (NodeId id : s.CandidateNodes()) {
       const SnapNode& n = s.snap().nodes[id];
-      if (n.allocatable.Get(r) == 0) continue;
-      const double f = Free(n, r);
+      if (n.allocatable.*field == 0) continue;
+      const double f = static_cast<double>(n.idle.*field + n.releasing.*field);
       min_ = std::min(min_, f);
       max_ = std::max(max_, f);
     }

@@ -12,7 +12,7 @@ class ResourceTypePlugin : public Plugin {
     s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
       if (!IsCpuOnly(ss.snap().pods[pod])) return;
       const auto& nodes = ss.snap().nodes;
-      for (NodeId n : ss.CandidateNodes()) {
+      for (NodeId n : ss.ScoredNodes()) {
         if (!IsGpuNode(nodes[n])) out[n] += scores::kResourceType;
       }
     });
