@@ -15,6 +15,8 @@
 //   devices          a shared pod's groups are distinct and as many as it asked devices
 #include <gtest/gtest.h>
 
+#include "property_support.h"
+
 #include <map>
 #include <random>
 #include <set>
@@ -29,7 +31,7 @@ namespace kai {
 namespace {
 
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
-constexpr int kWorlds = 2000;
+constexpr int kWorlds = testing::SweepWorlds(2000);
 constexpr int kCycles = 4;
 
 ObjectMeta Meta(std::string kind, std::string name, bool namespaced) {

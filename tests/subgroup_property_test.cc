@@ -20,7 +20,8 @@
 // minSubGroup, would stamp it; the default configuration runs no stale-gang eviction.)
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include "property_support.h"
+
 #include <random>
 #include <set>
 #include <string>
@@ -36,7 +37,7 @@ namespace {
 
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
 constexpr int kCycles = 4;
-constexpr int kWorlds = 3000;
+constexpr int kWorlds = testing::SweepWorlds(3000);
 
 int Uniform(std::mt19937_64& rng, int lo, int hi) {
   return std::uniform_int_distribution<int>(lo, hi)(rng);
@@ -257,7 +258,6 @@ TEST(SubGroupProperty, FloorsHoldForRunningGangs) {
   const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
   sim::SimulateOptions options;
   options.now = kNow;
-  const auto start = std::chrono::steady_clock::now();
   int with_evictions = 0;
   std::string known;
   for (uint64_t seed = 1; seed <= kWorlds; ++seed) {
@@ -289,8 +289,6 @@ TEST(SubGroupProperty, FloorsHoldForRunningGangs) {
   }
   // The worlds must exercise eviction, or the property says little about it.
   EXPECT_GT(with_evictions, kWorlds / 20);
-  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start);
-  EXPECT_LT(seconds.count(), 20.0);
   if (!known.empty()) GTEST_SKIP() << "known bug: a disruptive action split a PodSet\n" << known;
 }
 

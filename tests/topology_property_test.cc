@@ -11,6 +11,8 @@
 // jobs start running anywhere they fit. KAI_TOPOLOGY_SEED=<seed> checks one world and prints it.
 #include <gtest/gtest.h>
 
+#include "property_support.h"
+
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -29,7 +31,7 @@ namespace kai {
 namespace {
 
 constexpr UnixSeconds kNow = 1735732800;
-constexpr int kWorlds = 1200;
+constexpr int kWorlds = testing::SweepWorlds(1200);
 constexpr int kCycles = 3;
 
 struct NodeInfo {

@@ -84,6 +84,9 @@ std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& 
       err = ParseBool(value, c.full_hierarchy_fairness);
     } else if (key == "queue-depth-per-action") {
       err = ParseInt(value, c.queue_depth_per_action);
+    } else if (key == "max-scenarios-per-job") {
+      err = ParseInt(value, c.max_scenarios_per_job);
+      if (!err && c.max_scenarios_per_job < 0) err = "expected a count of 0 or more";
     } else if (key == "default-staleness-grace-period") {
       auto d = ParseGoDuration(value);
       if (d)

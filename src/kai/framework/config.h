@@ -26,6 +26,9 @@ struct SchedulerConfig {
   bool allow_consolidating_reclaim = true;
   int64_t default_staleness_grace_seconds = 60;
   int64_t queue_depth_per_action = -1;  // -1: unlimited
+  // kai's bound on the scenarios a disruptive action simulates for one job (spec.args
+  // max-scenarios-per-job); reaching it is reported as the search giving up.
+  int64_t max_scenarios_per_job = 100000;
   bool full_hierarchy_fairness = true;
 
   const PluginConfig* Plugin(std::string_view name) const;

@@ -58,17 +58,24 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
       continue;
     }
     Statement stmt(s);
-    SolveResult result = SolveJob(s, stmt, job, candidates, spec.solver);
+    SolverConfig solver = spec.solver;
+    solver.max_scenarios = s.config().max_scenarios_per_job;
+    SolveResult result = SolveJob(s, stmt, job, candidates, solver);
     if (debug) {
       std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried
                 << " pruned=" << result.scenarios_pruned << "\n";
     }
     if (!result.solved) {
+      const std::string victims = std::to_string(candidates.size()) +
+                                  " candidate victim jobs hold " +
+                                  FormatMilli(EvictableGpus(s, candidates)) + " GPUs; ";
+      const std::string tried = std::to_string(result.scenarios_tried) + " scenarios simulated, " +
+                                std::to_string(result.scenarios_pruned) + " pruned";
       Explain(s, job,
-              spec.action + " impossible: " + std::to_string(candidates.size()) +
-                  " candidate victim jobs hold " + FormatMilli(EvictableGpus(s, candidates)) +
-                  " GPUs; " + std::to_string(result.scenarios_tried) + " scenarios simulated, " +
-                  std::to_string(result.scenarios_pruned) + " pruned, none fit the job");
+              result.gave_up
+                  ? spec.action + " gave up: " + victims + tried +
+                        ", the limit (spec.args max-scenarios-per-job) before any fit"
+                  : spec.action + " impossible: " + victims + tried + ", none fit the job");
       continue;
     }
     ExplainEvictions(s, job, result, spec.action, spec.rule);

@@ -112,7 +112,10 @@ class Search {
     int64_t gpu_tasks = 0;
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
     while (!victims.Empty()) {
-      if (result_.scenarios_tried >= cfg_.max_scenarios) return false;
+      if (result_.scenarios_tried >= cfg_.max_scenarios) {
+        result_.gave_up = true;
+        return false;
+      }
       EvictionUnit next = victims.Next();
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) continue;
       units.push_back(std::move(next));

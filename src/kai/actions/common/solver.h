@@ -69,6 +69,7 @@ struct SolveResult {
   std::vector<PodId> moved;    // victims re-placed elsewhere (Pipelined)
   int scenarios_tried = 0;
   int scenarios_pruned = 0;
+  bool gave_up = false;  // the scenario bound stopped the search before it was exhausted
 };
 
 // Solves for the next tasks of `job`; on success the statement holds the solution (uncommitted).
