@@ -5,7 +5,6 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <ranges>
 #include <span>
 #include <string>
 #include <string_view>
@@ -127,6 +126,23 @@ struct SnapPod {
 // holds pods and is satisfied when min_member of them are active-allocated. A flat PodGroup is a
 // root set with one PodSet "default" (min_member = spec.minMember, default 1); with spec.subGroups
 // the root's minMember is ignored and a leaf without minMember needs 0 pods.
+// A half-open range of indices to iterate (clang 14, used for the fuzz build, cannot compile
+// libstdc++ 12's iota_view).
+struct IndexRange {
+  struct Iter {
+    int32_t i;
+    int32_t operator*() const { return i; }
+    Iter& operator++() {
+      ++i;
+      return *this;
+    }
+    bool operator==(const Iter&) const = default;
+  };
+  int32_t first, last;
+  Iter begin() const { return {first}; }
+  Iter end() const { return {last}; }
+};
+
 struct SnapSubGroup {
   std::string_view name;  // "" for the root
   SubGroupIndex parent = kNone;
@@ -146,7 +162,7 @@ struct SnapSubGroup {
   int MembersToSatisfy() const {
     return pod_set ? min_member : min_sub_group.value_or(member_count);
   }
-  auto Members() const { return std::views::iota(first_member, first_member + member_count); }
+  IndexRange Members() const { return {first_member, first_member + member_count}; }
 };
 
 struct SnapJob {

@@ -50,7 +50,10 @@ bool VictimJobPods::HasSurplus(SubGroupIndex i) const {
   const SnapSubGroup& sg = job().sub_groups[i];
   if (sg.pod_set) return Remaining(i) > sg.min_member;
   if (Satisfied(i) > sg.MembersToSatisfy()) return true;
-  return std::ranges::any_of(sg.Members(), [&](SubGroupIndex c) { return HasSurplus(c); });
+  for (SubGroupIndex c : sg.Members()) {
+    if (HasSurplus(c)) return true;
+  }
+  return false;
 }
 
 std::vector<SubGroupIndex> VictimJobPods::EvictionOrder(SubGroupIndex set) const {
