@@ -24,7 +24,8 @@
 //   gang-moved        the advanced world has no gang split by a move (a KAI-shared finding)
 //   preempt-queue     preempt evicts only in the preemptor's queue, strictly lower priority
 //   reclaim-queue     reclaim evicts only from other queues
-//   victim-preemptible  reclaim/preempt/consolidation never touch a non-preemptible job
+//   victim-preemptible  reclaim/preempt/consolidation never touch a non-preemptible job, nor a
+//                     pod in the protected floor of a semi-preemptible one (~15% of PodGroups)
 //   reclaim-in-quota  reclaim never evicts from a queue whose GPU allocation, even counting what
 //                     it gained during the action, stayed at or below its deserved quota (the
 //                     default config leaves queuePriorityInQuotaReclaim off, and all queues here
@@ -122,6 +123,8 @@ QueueObject MakeQueue(const std::string& name, const std::string& parent, QueueR
 
 ClusterState RandomWorld(uint64_t seed) {
   std::mt19937_64 rng(seed);
+  // Picks semi-preemptible PodGroups apart, so that the worlds are otherwise unchanged.
+  std::mt19937_64 semi_rng(seed ^ 0x5e3190eeULL);
   ClusterState st;
   for (const auto& [name, value] :
        {std::pair<const char*, int>{"train", 50}, {"build", 100}, {"inference", 125}}) {
@@ -180,6 +183,7 @@ ClusterState RandomWorld(uint64_t seed) {
     pg.priority_class_name = kClasses[Uniform(rng, 0, 2)];
     const int pods = Uniform(rng, 1, 3);
     pg.min_member = Chance(rng, 0.5) ? pods : 1;
+    if (Chance(semi_rng, 0.15)) pg.preemptibility = "semi-preemptible";
     Resources req;
     req.milli_gpu = int64_t{Uniform(rng, 1, 2)} * kMilliPerUnit;
     req.milli_cpu = int64_t{Uniform(rng, 1, 4)} * kMilliPerUnit;
@@ -251,12 +255,13 @@ bool WillHold(PodStatus s) {  // holds node resources once releasing pods are go
 struct PodState {
   PodStatus status;
   NodeId node;
+  bool in_floor;  // protected floor of a semi-preemptible job
 };
 
 std::vector<PodState> States(const Session& s) {
   std::vector<PodState> out;
   out.reserve(s.snap().pods.size());
-  for (const SnapPod& p : s.snap().pods) out.push_back({p.status, p.node});
+  for (const SnapPod& p : s.snap().pods) out.push_back({p.status, p.node, p.in_floor});
   return out;
 }
 
@@ -436,7 +441,10 @@ class Checker {
         Fail("explained", when + ": " + who + " carries reason \"" + why + "\"");
       }
       if (action == "stalegangeviction") continue;
-      if (!victim.preemptible) {
+      if (victim.semi_preemptible && before[p].in_floor) {
+        Fail("victim-preemptible", when + ": " + who + " (in its semi-preemptible floor) " +
+                                       (evicted ? "evicted" : "moved") + ": " + why);
+      } else if (!victim.preemptible && !victim.semi_preemptible) {
         Fail("victim-preemptible", when + ": " + who + " (priority " +
                                        std::to_string(victim.priority) + ") evicted: " + why);
       }

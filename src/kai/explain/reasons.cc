@@ -144,9 +144,9 @@ std::string Reason::Message() const {
              FormatResourceAmount(resource, requested) + " requested, limit leaves " +
              FormatResourceAmount(resource, available);
     case ReasonKind::kNonPreemptibleOverQuota:
-      return "non-preemptible job over quota of queue " + queue + ": " + resource + " " +
-             FormatResourceAmount(resource, requested) + " requested, quota leaves " +
-             FormatResourceAmount(resource, available);
+      return (detail.empty() ? "non-preemptible job" : detail) + " over quota of queue " + queue +
+             ": " + resource + " " + FormatResourceAmount(resource, requested) +
+             " requested, quota leaves " + FormatResourceAmount(resource, available);
     case ReasonKind::kQueueMissing:
       return "queue " + queue + " does not exist";
     case ReasonKind::kNotReady:

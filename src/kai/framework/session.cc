@@ -4,6 +4,8 @@
 #include <atomic>
 #include <numeric>
 
+#include "kai/snapshot/semi_preemptible.h"
+
 namespace kai {
 namespace {
 
@@ -116,8 +118,10 @@ NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
   return {};
 }
 
-std::optional<Reason> Session::CheckJobCapacity(JobId job, const Resources& request) const {
+std::optional<Reason> Session::CheckJobCapacity(JobId job, const std::vector<PodId>& tasks) const {
   if (!job_capacity_) return std::nullopt;
+  const JobRequest request{SumCapacityRequests(tasks),
+                           SumCapacityRequests(ProtectedTasks(snap_, snap_.jobs[job], tasks))};
   return job_capacity_(*this, job, request);
 }
 
@@ -154,9 +158,11 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
     job.sub_groups[pod.sub_group].active_allocated += delta;
   }
   if (!was_allocated && is_allocated) {
+    if (pod.job != kNone) JoinFloor(snap_.jobs[pod.job], pod);
     for (auto& f : on_allocate_) f(*this, id);
   } else if (was_allocated && !is_allocated) {
     for (auto& f : on_deallocate_) f(*this, id);
+    if (pod.job != kNone) LeaveFloor(snap_.jobs[pod.job], pod);
   }
 }
 

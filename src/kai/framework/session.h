@@ -45,9 +45,16 @@ using GpuOrderFn = std::function<double(const Session&, PodId, const SnapNode&, 
 using PreScoreFn = std::function<void(const Session&, PodId)>;
 // All predicates must pass; the first failure is reported.
 using PredicateFn = std::function<NodeVerdict(const Session&, PodId, NodeId)>;
+// What placing some tasks of a job charges its queue: all of it against the limit, the protected
+// part (all of a non-preemptible job, the floor pods of a semi-preemptible one, nothing of a
+// preemptible one) against non-preemptible quota.
+struct JobRequest {
+  Resources all;
+  Resources protected_part;
+};
 // Queue capacity of a whole job (limit, non-preemptible quota): the first registered decides.
 using JobCapacityFn =
-    std::function<std::optional<Reason>(const Session&, JobId, const Resources& request)>;
+    std::function<std::optional<Reason>(const Session&, JobId, const JobRequest& request)>;
 // Allocation and deallocation events: every handler sees every event; they cannot fail.
 using PodEventFn = std::function<void(Session&, PodId)>;
 
@@ -58,6 +65,9 @@ struct Scenario {
   JobId preemptor = kNone;
   Resources preemptor_request;  // the tasks being placed now
   const std::vector<PodId>* victims = nullptr;
+  // The part of preemptor_request charged to non-preemptible quota (semi-preemptible preemptors;
+  // a non-preemptible preemptor's whole request is).
+  Resources preemptor_protected;
 };
 // Victim filters and scenario validators: all must agree (AND).
 using VictimFilterFn = std::function<bool(const Session&, JobId preemptor, JobId victim)>;
@@ -159,7 +169,8 @@ class Session {
   double ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const;
   void ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const;
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
-  std::optional<Reason> CheckJobCapacity(JobId job, const Resources& request) const;
+  // Checks placing `tasks` (pending pods of `job`, in placement order) against queue capacity.
+  std::optional<Reason> CheckJobCapacity(JobId job, const std::vector<PodId>& tasks) const;
   bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
   bool ScenarioValid(DisruptionKind k, const Scenario& scenario) const;
   bool ScenarioPossible(DisruptionKind k, const Scenario& scenario,

@@ -205,6 +205,37 @@ std::optional<int64_t> NodeGpuMemoryMib(const NodeObject& n) {
   return v - v % 100;
 }
 
+namespace {
+
+void CheckNotRaised(const PodGroupObject& pg, const std::string& field, std::optional<int> before,
+                    std::optional<int> after, std::vector<std::string>& errors) {
+  if (!before || !after || *after <= *before) return;
+  errors.push_back(pg.meta.source + ": " + pg.meta.Ref() + ": " + field + ": may not be raised (" +
+                   std::to_string(*before) + " to " + std::to_string(*after) +
+                   ") on a running semi-preemptible PodGroup");
+}
+
+}  // namespace
+
+std::vector<std::string> ValidatePodGroupUpdate(const PodGroupObject& before,
+                                                const PodGroupObject& after, bool running) {
+  std::vector<std::string> errors;
+  if (!running || after.preemptibility != "semi-preemptible") return errors;
+  // An unset root minMember means 1 (KAI's default).
+  CheckNotRaised(after, "spec.minMember", before.min_member.value_or(1),
+                 after.min_member.value_or(1), errors);
+  CheckNotRaised(after, "spec.minSubGroup", before.min_sub_group, after.min_sub_group, errors);
+  for (const SubGroupSpec& sg : after.sub_groups) {
+    const auto old = std::find_if(before.sub_groups.begin(), before.sub_groups.end(),
+                                  [&](const SubGroupSpec& b) { return b.name == sg.name; });
+    if (old == before.sub_groups.end()) continue;
+    const std::string field = "spec.subGroups[" + sg.name + "].";
+    CheckNotRaised(after, field + "minMember", old->min_member, sg.min_member, errors);
+    CheckNotRaised(after, field + "minSubGroup", old->min_sub_group, sg.min_sub_group, errors);
+  }
+  return errors;
+}
+
 std::vector<std::string> ValidateCluster(const ClusterState& s) {
   std::vector<std::string> errors;
   CheckDuplicates(s.nodes, errors);

@@ -8,6 +8,7 @@
 
 #include "kai/k8s/decode.h"
 #include "kai/k8s/keys.h"
+#include "kai/snapshot/semi_preemptible.h"
 
 namespace kai {
 namespace {
@@ -277,6 +278,9 @@ void BuildJobs(const ClusterState& state, Snapshot& snap, NsNameMap<JobId>& job_
       j.preemptible = true;
     } else if (pg.preemptibility == "non-preemptible") {
       j.preemptible = false;
+    } else if (pg.preemptibility == "semi-preemptible") {
+      j.preemptible = false;
+      j.semi_preemptible = true;
     } else {
       j.preemptible = j.priority < keys::kNonPreemptiblePriority;
     }
@@ -647,6 +651,7 @@ Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now) {
   NsNameMap<JobId> job_by_key;
   BuildJobs(state, snap, job_by_key);
   BuildPods(state, snap, job_by_key);
+  SeedSemiPreemptibleFloors(snap);
   std::vector<int32_t> order(snap.nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
   std::sort(order.begin(), order.end(),

@@ -119,6 +119,8 @@ struct SnapPod {
   bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)
   // The PodSet of its job the pod belongs to (kai.scheduler/subgroup-name, else "default").
   SubGroupIndex sub_group = kNone;
+  // In its PodSet's protected floor (semi-preemptible jobs, snapshot/semi_preemptible.h).
+  bool in_floor = false;
 };
 
 // One node of a job's SubGroup tree (KAI's SubGroupSet / PodSet, §4.1). A SubGroupSet has
@@ -158,6 +160,7 @@ struct SnapSubGroup {
   // pods are the job's (SnapJob::PodsOf serves both).
   std::vector<PodId> set_pods;
   int active_allocated = 0;  // PodSet: pods in an active-allocated status (kept live)
+  int floor_pods = 0;        // PodSet of a semi-preemptible job: pods in its floor (kept live)
   // What satisfies this SubGroup: pods for a PodSet, satisfied members for a SubGroupSet.
   int MembersToSatisfy() const {
     return pod_set ? min_member : min_sub_group.value_or(member_count);
@@ -170,7 +173,10 @@ struct SnapJob {
   std::string_view ns, name, uid;
   QueueId queue = kNone;
   int priority = 0;
+  // Non-preemptible and semi-preemptible jobs are not `preemptible`; a semi-preemptible one
+  // protects only its PodSets' floors (snapshot/semi_preemptible.h).
   bool preemptible = true;
+  bool semi_preemptible = false;
   int min_member = 1;  // spec.minMember (1 when unset); the tree below is what gangs use
   UnixSeconds creation = 0;
   std::vector<PodId> pods;               // pods of its PodSets

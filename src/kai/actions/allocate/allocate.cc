@@ -51,7 +51,7 @@ class AllocateAction : public Action {
   static bool TryJob(Session& s, JobId j) {
     const std::vector<PodId> tasks = TasksToAllocate(s, j);
     if (tasks.empty()) return false;
-    if (auto reason = s.CheckJobCapacity(j, s.SumCapacityRequests(tasks))) {
+    if (auto reason = s.CheckJobCapacity(j, tasks)) {
       s.SetJobReasons(j, {*reason});
       return false;
     }

@@ -4,15 +4,21 @@
 #include <iostream>
 
 #include "kai/resource/quantity.h"
+#include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::actions {
 namespace {
+
+// Preemptible jobs, and semi-preemptible ones with pods above their floors.
+bool MayBeVictim(const SnapJob& job) {
+  return job.preemptible || (job.semi_preemptible && SurplusPods(job) > 0);
+}
 
 std::vector<JobId> Candidates(const Session& s, JobId preemptor, const DisruptiveSpec& spec) {
   std::vector<JobId> out;
   for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
     if (j == preemptor || s.snap().jobs[j].queue == kNone) continue;
-    if (!s.snap().jobs[j].preemptible || EvictablePods(s, j).empty()) continue;
+    if (!MayBeVictim(s.snap().jobs[j]) || EvictablePods(s, j).empty()) continue;
     if (!spec.candidate(s, preemptor, j)) continue;
     out.push_back(j);
     if (spec.max_victim_jobs >= 0 && static_cast<int64_t>(out.size()) > spec.max_victim_jobs) break;

@@ -8,17 +8,23 @@ VictimJobPods::VictimJobPods(const Session& s, JobId job)
     : session_(&s),
       job_(job),
       pods_(s.snap().jobs[job].sub_groups.size()),
-      taken_(pods_.size(), 0) {
+      taken_(pods_.size(), 0),
+      semi_(s.snap().jobs[job].semi_preemptible) {
   const SnapJob& j = s.snap().jobs[job];
   for (size_t i = 0; i < j.sub_groups.size(); ++i) {
     if (!j.sub_groups[i].pod_set) continue;
     for (PodId p : j.PodsOf(static_cast<SubGroupIndex>(i))) {
       if (IsActiveAllocated(s.snap().pods[p].status)) pods_[i].push_back(p);
     }
-    // Reverse task order: the pod that would be scheduled last is evicted first.
-    std::sort(pods_[i].begin(), pods_[i].end(),
-              [&](PodId a, PodId b) { return s.TaskBefore(b, a); });
-    count_ += static_cast<int>(pods_[i].size());
+    // Reverse task order: the pod that would be scheduled last is evicted first; floor pods of
+    // a semi-preemptible job last of all.
+    std::sort(pods_[i].begin(), pods_[i].end(), [&](PodId a, PodId b) {
+      const bool fa = s.snap().pods[a].in_floor, fb = s.snap().pods[b].in_floor;
+      if (fa != fb) return fb;
+      return s.TaskBefore(b, a);
+    });
+    const int n = static_cast<int>(pods_[i].size());
+    count_ += semi_ ? std::max(0, n - j.sub_groups[i].min_member) : n;
   }
 }
 
@@ -95,6 +101,19 @@ bool VictimJobPods::TakeElastic(SubGroupIndex set, std::vector<PodId>& out) {
   return false;
 }
 
+bool VictimJobPods::TakeSurplusPod(SubGroupIndex set, std::vector<PodId>& out) {
+  const SnapSubGroup& sg = job().sub_groups[set];
+  if (sg.pod_set) {
+    if (Remaining(set) <= sg.min_member) return false;
+    out.push_back(pods_[set][taken_[set]++]);
+    return true;
+  }
+  for (SubGroupIndex m : EvictionOrder(set)) {
+    if (TakeSurplusPod(m, out)) return true;
+  }
+  return false;
+}
+
 void VictimJobPods::TakeAll(SubGroupIndex i, std::vector<PodId>& out) {
   const SnapSubGroup& sg = job().sub_groups[i];
   for (SubGroupIndex c : sg.Members()) TakeAll(c, out);
@@ -105,7 +124,11 @@ void VictimJobPods::TakeAll(SubGroupIndex i, std::vector<PodId>& out) {
 
 std::vector<PodId> VictimJobPods::TakeUnit() {
   std::vector<PodId> unit;
-  if (!TakeElastic(kRootSubGroup, unit)) TakeAll(kRootSubGroup, unit);
+  if (semi_) {
+    TakeSurplusPod(kRootSubGroup, unit);
+  } else if (!TakeElastic(kRootSubGroup, unit)) {
+    TakeAll(kRootSubGroup, unit);
+  }
   count_ -= static_cast<int>(unit.size());
   return unit;
 }

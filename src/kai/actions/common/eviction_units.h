@@ -5,6 +5,8 @@
 // surplus member of a SubGroupSet that has more satisfied members than it needs, else every pod
 // the job still runs. Inside a PodSet the pod scheduled last (task order) goes first, so leaders
 // (masters, ray heads, high task-priority) go last.
+// A semi-preemptible job only ever gives one pod above a PodSet's floor at a time (searching
+// members in reverse SubGroup order); its floors - and so its whole SubGroups - are never given.
 #include <vector>
 
 #include "kai/framework/session.h"
@@ -16,6 +18,7 @@ class VictimJobPods {
  public:
   // The job's active-allocated pods (Pipelined included), each PodSet in eviction order.
   VictimJobPods(const Session& session, JobId job);
+  // Count: the pods it may still give (of a semi-preemptible job, those above its floors).
   bool Empty() const { return count_ == 0; }
   int Count() const { return count_; }
   // The job's standing against its PodSets' minimums on the pods it still runs.
@@ -34,12 +37,14 @@ class VictimJobPods {
   std::vector<SubGroupIndex> EvictionOrder(SubGroupIndex set) const;
   bool TakeElastic(SubGroupIndex set, std::vector<PodId>& out);
   void TakeAll(SubGroupIndex sg, std::vector<PodId>& out);
+  bool TakeSurplusPod(SubGroupIndex set, std::vector<PodId>& out);
 
   const Session* session_;
   JobId job_;
   std::vector<std::vector<PodId>> pods_;  // per SubGroup index (PodSets only), eviction order
   std::vector<size_t> taken_;             // per SubGroup: pods already given up (a prefix)
   int count_ = 0;
+  bool semi_ = false;  // a semi-preemptible job: only pods above the floors are given
 };
 
 }  // namespace kai::actions

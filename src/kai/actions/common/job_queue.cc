@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "kai/framework/job_tasks.h"
 #include "kai/framework/subgroups.h"
+#include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::actions {
 
@@ -21,6 +23,13 @@ bool WithinPreemptionDelay(const Session& s, JobId j) {
   return s.now() < since + *job.obj->preemption_delay_seconds;
 }
 
+// A preemptible job; or a semi-preemptible one whose next tasks all land above its floors.
+bool PreemptibleNextTasks(const Session& s, JobId j) {
+  const SnapJob& job = s.snap().jobs[j];
+  if (job.preemptible) return true;
+  return job.semi_preemptible && ProtectedTasks(s.snap(), job, TasksToAllocate(s, j)).empty();
+}
+
 bool JobIsReady(const Session& s, JobId job) {
   return IsReadyForScheduling(s.snap(), s.snap().jobs[job]);
 }
@@ -36,7 +45,7 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
       continue;
     }
     if (!snap.queues[job.queue].IsLeaf()) continue;  // rejected at load time; never scheduled
-    if (options.skip_non_preemptible && !job.preemptible) continue;
+    if (options.skip_non_preemptible && !PreemptibleNextTasks(s, j)) continue;
     if (options.skip_within_preemption_delay && WithinPreemptionDelay(s, j)) {
       skipped_.push_back({j, Reason{.kind = ReasonKind::kPreemptionDelay}});
       continue;

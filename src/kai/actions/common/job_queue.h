@@ -15,6 +15,7 @@ struct JobQueueOptions {
   bool skip_non_pending = true;  // jobs without Pending pods
   bool skip_unready = true;      // jobs with fewer live pods than their minimum
   int64_t max_depth = -1;        // jobs kept per leaf queue; -1 unlimited
+  // Jobs whose next tasks are protected: non-preemptible jobs, semi-preemptible ones below a floor.
   bool skip_non_preemptible = false;
   bool skip_within_preemption_delay = false;  // PodGroup spec.preemptionDelay not yet elapsed
 };

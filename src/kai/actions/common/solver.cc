@@ -9,15 +9,18 @@
 #include "kai/actions/common/placement.h"
 #include "kai/framework/job_tasks.h"
 #include "kai/framework/subgroups.h"
+#include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::actions {
 
 std::vector<PodId> EvictablePods(const Session& s, JobId job) {
   std::vector<PodId> out;
-  for (PodId p : s.snap().jobs[job].pods) {
-    const PodStatus st = s.snap().pods[p].status;
-    // Every active-allocated pod, Pipelined ones included, as KAI's GetTasksToEvict takes them.
-    if (IsActiveAllocated(st)) out.push_back(p);
+  const SnapJob& j = s.snap().jobs[job];
+  for (PodId p : j.pods) {
+    const SnapPod& pod = s.snap().pods[p];
+    // Every active-allocated pod, Pipelined ones included, as KAI's GetTasksToEvict takes them;
+    // of a semi-preemptible job only those above the floors.
+    if (IsActiveAllocated(pod.status) && !(j.semi_preemptible && pod.in_floor)) out.push_back(p);
   }
   return out;
 }
@@ -73,6 +76,7 @@ class Search {
     tasks_ = TasksToAllocate(s_, job_, /*real=*/false);
     if (tasks_.empty()) return result_;
     request_ = s_.SumRequests(tasks_);
+    protected_request_ = s_.SumRequests(ProtectedTasks(s_.snap(), s_.snap().jobs[job_], tasks_));
     whole_gpus_ = WholeGpuDemand(s_, tasks_);
     free_gpus_ = FreeOrReleasingGpus(s_);
     min_task_gpu_ = 0;
@@ -246,7 +250,7 @@ class Search {
   // The validators' necessary condition, before simulating.
   bool Possible(const std::vector<PodId>& victims) const {
     if (!cfg_.validators || min_evicted_.IsZero() || AnyGpuShared(victims)) return true;
-    const Scenario scenario{job_, request_, &victims};
+    const Scenario scenario{job_, request_, &victims, protected_request_};
     return s_.ScenarioPossible(*cfg_.validators, scenario, min_evicted_);
   }
 
@@ -297,7 +301,7 @@ class Search {
         if (j == job_) return false;
         continue;
       }
-      if (s_.CheckJobCapacity(j, s_.SumCapacityRequests(tasks))) {
+      if (s_.CheckJobCapacity(j, tasks)) {
         if (j == job_) return false;
         continue;
       }
@@ -331,7 +335,7 @@ class Search {
     if (cfg_.all_victims_replaced && !evicted.empty()) return false;
     if (evicted.empty() && moved.empty()) return false;  // nothing was needed: not a disruption
     if (cfg_.validators) {
-      const Scenario scenario{job_, request_, &victims};
+      const Scenario scenario{job_, request_, &victims, protected_request_};
       if (!s_.ScenarioValid(*cfg_.validators, scenario)) return false;
     }
     result_.solved = true;
@@ -346,6 +350,7 @@ class Search {
   const SolverConfig& cfg_;
   std::vector<PodId> tasks_;
   Resources request_;
+  Resources protected_request_;  // the part of request_ joining the preemptor's floors
   int64_t free_gpus_ = 0;
   int64_t whole_gpus_ = 0;  // whole GPUs the tasks need (shared ones may use shared groups)
   int64_t min_task_gpu_ = 0;
@@ -367,15 +372,32 @@ SolveResult SolveJob(Session& s, Statement& stmt, JobId job, const std::vector<J
   return search.Run(candidates);
 }
 
+namespace {
+
+// Why a pod of a semi-preemptible job could be taken at all; empty for other jobs.
+std::string SemiPreemptibleNote(const Session& s, PodId p) {
+  const SnapPod& pod = s.snap().pods[p];
+  if (pod.job == kNone || !s.snap().jobs[pod.job].semi_preemptible) return "";
+  const SnapJob& job = s.snap().jobs[pod.job];
+  const SnapSubGroup& set = job.sub_groups[pod.sub_group];
+  const std::string where = job.HasSubGroups() ? " of SubGroup " + std::string(set.name) : "";
+  return "; evictable: above the semi-preemptible floor" + where + " (minMember " +
+         std::to_string(set.min_member) + ")";
+}
+
+}  // namespace
+
 void ExplainEvictions(Session& s, JobId preemptor, const SolveResult& result,
                       const std::string& action, const std::string& rule) {
   const SnapJob& job = s.snap().jobs[preemptor];
   const std::string beneficiary = std::string(job.ns) + "/" + std::string(job.name);
   for (PodId p : result.evicted) {
-    s.SetEvictionReason(p, action + " for " + beneficiary + ": " + rule);
+    s.SetEvictionReason(p,
+                        action + " for " + beneficiary + ": " + rule + SemiPreemptibleNote(s, p));
   }
   for (PodId p : result.moved) {
-    s.SetEvictionReason(p, action + " for " + beneficiary + ": moved to make room (" + rule + ")");
+    s.SetEvictionReason(p, action + " for " + beneficiary + ": moved to make room (" + rule + ")" +
+                               SemiPreemptibleNote(s, p));
   }
 }
 

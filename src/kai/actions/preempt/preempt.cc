@@ -9,7 +9,7 @@ namespace {
 
 bool NonPreemptibleOverQuota(const Session& s, JobId job) {
   if (s.snap().jobs[job].preemptible) return false;
-  const auto reason = s.CheckJobCapacity(job, s.SumCapacityRequests(TasksToAllocate(s, job)));
+  const auto reason = s.CheckJobCapacity(job, TasksToAllocate(s, job));
   return reason && reason->kind == ReasonKind::kNonPreemptibleOverQuota;
 }
 

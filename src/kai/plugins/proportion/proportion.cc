@@ -7,6 +7,7 @@
 
 #include "kai/framework/job_tasks.h"
 #include "kai/plugins/builtin.h"
+#include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::plugins::proportion {
 namespace {
@@ -39,10 +40,11 @@ void AccumulateUsage(Snapshot& snap) {
       const SnapPod& pod = snap.pods[p];
       if (IsAllocated(pod.status)) {
         const Resources r = AcceptedQueueResources(pod);
+        const bool charged = ChargedNonPreemptible(job, pod);
         ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) {
           q.allocated += r;
           q.requested += r;
-          if (!job.preemptible) q.allocated_non_preemptible += r;
+          if (charged) q.allocated_non_preemptible += r;
         });
       } else if (pod.status == PodStatus::kPending) {
         const Resources r = QueueResources(pod);
@@ -164,9 +166,13 @@ class ProportionPlugin : public Plugin {
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
     s.AddQueueOrder(CompareQueues);
-    s.SetJobCapacity([](const Session& ss, JobId j, const Resources& request) {
+    s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
-      return CheckQueueCapacity(ss.snap(), job.queue, job.preemptible, request);
+      auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
+      if (reason && reason->kind == ReasonKind::kNonPreemptibleOverQuota && job.semi_preemptible) {
+        reason->detail = "protected pods (up to minMember per PodSet) of semi-preemptible job";
+      }
+      return reason;
     });
     RegisterReclaimHooks(s, multiplier_, priority_in_quota_);
     s.AddAllocateHandler([](Session& ss, PodId p) { Account(ss, p, +1); });
@@ -179,13 +185,14 @@ class ProportionPlugin : public Plugin {
     if (pod.job == kNone) return;
     const SnapJob& job = s.snap().jobs[pod.job];
     const Resources r = AcceptedQueueResources(pod);
+    const bool charged = ChargedNonPreemptible(job, pod);
     ForQueueAndAncestors(s.snap(), job.queue, [&](SnapQueue& q) {
       if (sign > 0) {
         q.allocated += r;
-        if (!job.preemptible) q.allocated_non_preemptible += r;
+        if (charged) q.allocated_non_preemptible += r;
       } else {
         q.allocated -= r;
-        if (!job.preemptible) q.allocated_non_preemptible -= r;
+        if (charged) q.allocated_non_preemptible -= r;
       }
     });
   }
@@ -256,13 +263,19 @@ void ComputeQueueShares(Snapshot& snap, double k_value) {
 
 std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, bool preemptible,
                                          const Resources& request) {
+  return CheckQueueCapacity(snap, leaf, request, preemptible ? Resources{} : request);
+}
+
+std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf,
+                                         const Resources& request,
+                                         const Resources& protected_request) {
   if (leaf == kNone) return std::nullopt;
   for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
     if (auto r = OverLimit(snap.queues[q], request)) return r;
   }
-  if (preemptible) return std::nullopt;
+  if (protected_request.IsZero()) return std::nullopt;
   for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
-    if (auto r = OverNonPreemptibleQuota(snap.queues[q], request)) return r;
+    if (auto r = OverNonPreemptibleQuota(snap.queues[q], protected_request)) return r;
   }
   return std::nullopt;
 }

@@ -18,6 +18,7 @@
 
 #include "kai/framework/job_tasks.h"
 #include "kai/plugins/proportion/proportion.h"
+#include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::plugins::proportion {
 namespace {
@@ -259,7 +260,11 @@ class Validator {
     for (int r = 0; r < 3; ++r) {
       if (request_[r] > 0) reclaimer_involved.insert(r);
     }
-    const bool preemptible = snap_.jobs[sc_.preemptor].preemptible;
+    const SnapJob& preemptor = snap_.jobs[sc_.preemptor];
+    // A semi-preemptible preemptor charges only the pods that join its floors.
+    const bool protected_part = !preemptor.preemptible &&
+                                (!preemptor.semi_preemptible || !sc_.preemptor_protected.IsZero());
+    const Amounts np_request = preemptor.semi_preemptible ? Of(sc_.preemptor_protected) : request_;
     for (QueueId q = reclaimer_queue_; q != kNone; q = snap_.queues[q].parent) {
       Amounts mine = remaining_.count(q) ? remaining_[q] : Allocated(q);
       for (int r = 0; r < 3; ++r) mine[r] += request_[r];
@@ -270,8 +275,8 @@ class Validator {
         involved.insert(reclaimer_involved.begin(), reclaimer_involved.end());
         if (!SaturationLower(involved, q, mine, sib, sib_remaining)) return false;
       }
-      if (!preemptible &&
-          !AllocatedPlusWithinDeserved(snap_.queues[q], st_.frozen.allocated_np[q], request_)) {
+      if (protected_part &&
+          !AllocatedPlusWithinDeserved(snap_.queues[q], st_.frozen.allocated_np[q], np_request)) {
         return false;
       }
     }
@@ -311,7 +316,11 @@ bool CanReclaim(const Session& s, JobId j) {
     if (alloc[r] + req[r] > fs[r]) return false;
   }
   if (job.preemptible) return true;
-  return AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), req);
+  if (!job.semi_preemptible)
+    return AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), req);
+  const Resources protected_part = s.SumRequests(ProtectedTasks(snap, job, TasksToAllocate(s, j)));
+  return protected_part.IsZero() ||
+         AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), Of(protected_part));
 }
 
 bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId victim) {
