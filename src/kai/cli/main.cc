@@ -222,6 +222,23 @@ int RunQueues(const QueuesArgs& a) {
   return 0;
 }
 
+struct CheckUpdateArgs {
+  std::vector<std::string> before, after;
+};
+
+// Admission of a manifest update: rules that compare the new objects with the ones they replace.
+int RunCheckUpdate(const CheckUpdateArgs& a) {
+  auto before = kai::LoadManifests(a.before);
+  if (!before.ok()) return Fail(before.error().message);
+  auto after = kai::LoadManifests(a.after);
+  if (!after.ok()) return Fail(after.error().message);
+  const auto errors = kai::ValidateWorldUpdate(before.value(), after.value());
+  for (const auto& e : errors) std::cerr << "kai: " << e << "\n";
+  if (!errors.empty()) return kExitBadInput;
+  std::cout << "update accepted\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -250,6 +267,13 @@ int main(int argc, char** argv) {
   queues->add_option("--usage", qa.usage_file, "time-based fair share history (YAML)");
   queues->add_option("-o,--output", qa.output, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  CheckUpdateArgs cu;
+  CLI::App* check_update = app.add_subcommand(
+      "check-update", "check manifests that replace others as admission would (e.g. minMember)");
+  check_update->add_option("--before", cu.before, "the current manifests (file or directory)")
+      ->required();
+  check_update->add_option("--after", cu.after, "the updated manifests (file or directory)")
+      ->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -259,6 +283,7 @@ int main(int argc, char** argv) {
   try {
     if (*simulate) return RunSimulate(sim);
     if (*queues) return RunQueues(qa);
+    if (*check_update) return RunCheckUpdate(cu);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

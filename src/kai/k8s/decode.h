@@ -26,10 +26,13 @@ std::vector<std::string> ValidateCluster(const ClusterState& state);
 // KAI's admission rule for an update of a running semi-preemptible PodGroup (one with active
 // pods): spec.minMember, spec.minSubGroup and every SubGroup's minMember / minSubGroup may not be
 // raised (that would turn running over-quota pods into protected ones). Lowering is allowed.
-// One error per raised field, naming the PodGroup and the field. kai simulate reads one set of
-// manifests and has no update path: this is the check an admission front end runs.
+// One error per raised field, naming the PodGroup and the field.
 std::vector<std::string> ValidatePodGroupUpdate(const PodGroupObject& before,
                                                 const PodGroupObject& after, bool running);
+// The same for a whole set of manifests replacing `before` (`kai check-update`): every PodGroup of
+// `after` that `before` has, running when `before` has a pod of it bound to a node or running
+// (and not terminating or finished).
+std::vector<std::string> ValidateWorldUpdate(const ClusterState& before, const ClusterState& after);
 
 // Warnings that do not stop a load: a parent queue whose children's quotas add up to more than
 // its own (KAI 0.18 validates sibling sums against parents).

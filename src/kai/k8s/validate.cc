@@ -236,6 +236,33 @@ std::vector<std::string> ValidatePodGroupUpdate(const PodGroupObject& before,
   return errors;
 }
 
+namespace {
+
+bool HasRunningPod(const ClusterState& world, const PodGroupObject& pg) {
+  return std::any_of(world.pods.begin(), world.pods.end(), [&](const PodObject& p) {
+    return p.meta.ns == pg.meta.ns && p.pod_group == pg.meta.name && !p.meta.deletion &&
+           p.phase != "Succeeded" && p.phase != "Failed" &&
+           (p.phase == "Running" || !p.node_name.empty());
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> ValidateWorldUpdate(const ClusterState& before,
+                                             const ClusterState& after) {
+  std::vector<std::string> errors;
+  for (const PodGroupObject& updated : after.pod_groups) {
+    const auto old = std::find_if(
+        before.pod_groups.begin(), before.pod_groups.end(), [&](const PodGroupObject& pg) {
+          return pg.meta.ns == updated.meta.ns && pg.meta.name == updated.meta.name;
+        });
+    if (old == before.pod_groups.end()) continue;
+    auto found = ValidatePodGroupUpdate(*old, updated, HasRunningPod(before, *old));
+    errors.insert(errors.end(), found.begin(), found.end());
+  }
+  return errors;
+}
+
 std::vector<std::string> ValidateCluster(const ClusterState& s) {
   std::vector<std::string> errors;
   CheckDuplicates(s.nodes, errors);

@@ -304,6 +304,32 @@ TEST(SemiPreemptibleVictimTest, EvictionUnitsAreSingleSurplusPodsNeverAFloorOrAW
   EXPECT_TRUE(pods.TakeUnit().empty());
 }
 
+// A queue deserving 2 GPUs reclaims from a borrower (deserved 0, no over-quota weight) holding all
+// 4 GPUs with a preemptible job; the reclaimer asks 3 pods with `min_member` of them protected.
+std::vector<std::string> ProtectedReclaimerWorld(int min_member,
+                                                 const std::string& preemptibility) {
+  std::vector<std::string> docs = {Node("n0", 4), Queue("owner", 2, 1), Queue("borrower", 0, 0),
+                                   PodGroup("b", "borrower", 1, "preemptible"),
+                                   PodGroup("r", "owner", min_member, preemptibility)};
+  for (int i = 0; i < 4; ++i) docs.push_back(Pod("b" + std::to_string(i), "b", i, "n0"));
+  for (int i = 0; i < 3; ++i) docs.push_back(Pod("r" + std::to_string(i), "r", 50));
+  return docs;
+}
+
+TEST(SemiPreemptibleReclaimerTest, FloorPodsMustFitTheReclaimersDeservedQuota) {
+  // Floor 3 > deserved 2: like a non-preemptible reclaimer, it may not reclaim.
+  for (const char* mode : {"semi-preemptible", "non-preemptible"}) {
+    const Cycle c = RunOnce(ProtectedReclaimerWorld(3, mode), {"reclaim"});
+    EXPECT_EQ(c.Pod("r0").status, "Pending") << mode;
+    EXPECT_EQ(c.report.counts.evictions, 0) << mode;
+  }
+  // Floor 2 fits: the gang of 2 reclaims (its third pod, above the floor, comes later).
+  const Cycle c = RunOnce(ProtectedReclaimerWorld(2, "semi-preemptible"), {"reclaim"});
+  EXPECT_EQ(c.Pod("r0").status, "Pipelined");
+  EXPECT_EQ(c.Pod("r1").status, "Pipelined");
+  EXPECT_EQ(c.report.counts.evictions, 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Updates.
 
@@ -338,6 +364,20 @@ TEST(SemiPreemptibleUpdateTest, RaisingASubGroupMinimumIsAnErrorNamingTheSubGrou
                              Decoded(PodGroup("pg", "q", -1, "semi-preemptible", high)), true);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("spec.subGroups[b].minMember"), std::string::npos) << errors[0];
+}
+
+TEST(SemiPreemptibleUpdateTest, AWorldUpdateIsCheckedAgainstThePodsItReplaces) {
+  const ClusterState running = testing::LoadDocs(
+      {Node("n0", 8), Queue("q", 8), PodGroup("pg", "q", 2), Pod("a", "pg", 1, "n0")});
+  const ClusterState pending =
+      testing::LoadDocs({Node("n0", 8), Queue("q", 8), PodGroup("pg", "q", 2), Pod("a", "pg", 1)});
+  const ClusterState raised = testing::LoadDocs(
+      {Node("n0", 8), Queue("q", 8), PodGroup("pg", "q", 3), Pod("a", "pg", 1, "n0")});
+  const auto errors = ValidateWorldUpdate(running, raised);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("PodGroup default/pg: spec.minMember"), std::string::npos) << errors[0];
+  EXPECT_TRUE(ValidateWorldUpdate(pending, raised).empty());
+  EXPECT_TRUE(ValidateWorldUpdate(raised, running).empty());
 }
 
 }  // namespace
