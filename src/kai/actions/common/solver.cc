@@ -101,15 +101,16 @@ class Search {
   }
 
  private:
-  // Node-local first: for each growing scenario, try the victims on one node of the newest
-  // victim; then (second pass) whole accumulated scenarios across nodes.
   // Node-local first: for each growing scenario and each node of the newest victim, try only the
-  // victim units that run on that node (a unit is never split: a gang leaves whole). Then, in a
-  // second pass, whole accumulated scenarios across nodes.
+  // victim jobs with a pod on that node, each with every unit taken from it so far (a unit is
+  // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
+  // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
     VictimQueue victims(s_, candidates);
     std::vector<EvictionUnit> units;
-    std::vector<std::vector<size_t>> units_by_node(s_.snap().nodes.size());  // indices in units
+    // Victim jobs with a unit pod on each node, in order of first appearance there.
+    std::vector<std::vector<JobId>> jobs_by_node(s_.snap().nodes.size());
+    std::unordered_map<JobId, std::vector<size_t>> units_by_job;  // indices in units
     std::vector<PodId> accumulated;
     std::vector<int64_t> acc_extra(s_.snap().nodes.size(), 0);
     int64_t acc_slots = base_slots_, acc_gpus = 0;
@@ -124,7 +125,13 @@ class Search {
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) continue;
       units.push_back(std::move(next));
       const EvictionUnit& unit = units.back();
-      for (NodeId node : NodesOf(unit.pods)) units_by_node[node].push_back(units.size() - 1);
+      units_by_job[unit.job].push_back(units.size() - 1);
+      for (NodeId node : NodesOf(unit.pods)) {
+        std::vector<JobId>& on_node = jobs_by_node[node];
+        if (std::find(on_node.begin(), on_node.end(), unit.job) == on_node.end()) {
+          on_node.push_back(unit.job);
+        }
+      }
       accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
       for (PodId p : unit.pods) {
         const SnapPod& pod = s_.snap().pods[p];
@@ -143,7 +150,7 @@ class Search {
       }
       if (node_local) {
         for (NodeId node : NodesOf(unit.pods)) {
-          const std::vector<PodId> local = UnitsOnNode(units, units_by_node[node]);
+          const std::vector<PodId> local = UnitsOfJobs(units, units_by_job, jobs_by_node[node]);
           if (!EnoughSlots(local)) {
             ++result_.scenarios_pruned;
             continue;
@@ -215,11 +222,22 @@ class Search {
     return nodes;
   }
 
-  // The pods of the units with a pod on one node (`on_node`: their indices, in order).
-  static std::vector<PodId> UnitsOnNode(const std::vector<EvictionUnit>& units,
-                                        const std::vector<size_t>& on_node) {
+  // Every unit taken so far from the given victim jobs, in the order they were taken. A job's
+  // units only make sense together: a later unit (a gang at its minimum, a surplus SubGroup)
+  // assumes the earlier ones (its surplus pods) are gone too, so a node-local scenario takes all
+  // of them, as KAI's by-node scenario takes all task groups of a victim job found on the node.
+  static std::vector<PodId> UnitsOfJobs(
+      const std::vector<EvictionUnit>& units,
+      const std::unordered_map<JobId, std::vector<size_t>>& units_by_job,
+      const std::vector<JobId>& jobs) {
+    std::vector<size_t> indices;
+    for (JobId j : jobs) {
+      const std::vector<size_t>& of_job = units_by_job.at(j);
+      indices.insert(indices.end(), of_job.begin(), of_job.end());
+    }
+    std::sort(indices.begin(), indices.end());
     std::vector<PodId> out;
-    for (size_t i : on_node) out.insert(out.end(), units[i].pods.begin(), units[i].pods.end());
+    for (size_t i : indices) out.insert(out.end(), units[i].pods.begin(), units[i].pods.end());
     return out;
   }
 
