@@ -1,5 +1,7 @@
 #include "kai/framework/statement.h"
 
+#include <unordered_set>
+
 namespace kai {
 
 Statement::~Statement() { Discard(); }
@@ -70,6 +72,13 @@ void Statement::Evict(PodId pod) {
   p.virtually_evicted = true;
 }
 
+void Statement::Restart(PodId pod) {
+  const NodeId node = session_.snap().pods[pod].node;
+  Evict(pod);
+  const std::vector<std::string> groups = session_.snap().pods[pod].gpu_groups;
+  Record(Kind::kPipeline, pod, PodStatus::kPipelined, node, &groups);
+}
+
 void Statement::Rollback(size_t checkpoint) {
   while (ops_.size() > checkpoint) {
     const Op op = std::move(ops_.back());
@@ -92,6 +101,8 @@ bool Statement::VirtuallyEvicted(PodId pod) const {
 
 void Statement::Commit() {
   SessionCounters& c = session_.counters();
+  // A pod restarted in place was evicted and pipelined twice: each pod counts once.
+  std::unordered_set<PodId> evicted, pipelined;
   for (const Op& op : ops_) {
     SnapPod& p = session_.snap().pods[op.pod];
     p.virtually_evicted = false;
@@ -103,11 +114,14 @@ void Statement::Commit() {
         }
         break;
       case Kind::kPipeline:
-        if (p.status == PodStatus::kPipelined) ++c.pipelines;
+        if (p.status == PodStatus::kPipelined && pipelined.insert(op.pod).second) ++c.pipelines;
         break;
       case Kind::kEvict:
         // A pod re-placed elsewhere (Pipelined) is still deleted and recreated by its owner.
-        if (p.status == PodStatus::kReleasing || p.status == PodStatus::kPipelined) ++c.evictions;
+        if ((p.status == PodStatus::kReleasing || p.status == PodStatus::kPipelined) &&
+            evicted.insert(op.pod).second) {
+          ++c.evictions;
+        }
         break;
     }
   }

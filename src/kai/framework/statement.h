@@ -25,6 +25,10 @@ class Statement {
   // Pipelined pod only loses its reservation (Pending again).
   void Evict(PodId pod);
 
+  // Restarts a pod that holds its place on its node: evicted and pipelined back onto the same
+  // node (and GPUs), so that its owner deletes and recreates it while its place stays reserved.
+  void Restart(PodId pod);
+
   size_t Checkpoint() const { return ops_.size(); }
   void Rollback(size_t checkpoint);
   void Discard() { Rollback(0); }

@@ -1,5 +1,7 @@
 #include "kai/framework/subgroups.h"
 
+#include <functional>
+
 namespace kai {
 namespace {
 
@@ -11,16 +13,18 @@ int CountPods(const Snapshot& snap, const SnapJob& job, SubGroupIndex set, Pred 
   return n;
 }
 
-bool IsReady(const Snapshot& snap, const SnapJob& job, SubGroupIndex i) {
+// The SubGroup holds its minimum counting only the pods `counts` accepts (by id).
+template <class Counts>
+bool SatisfiedBy(const SnapJob& job, SubGroupIndex i, const Counts& counts) {
   const SnapSubGroup& sg = job.sub_groups[i];
   if (sg.pod_set) {
-    const int ready = CountPods(
-        snap, job, i, [](PodStatus st) { return IsAlive(st) && st != PodStatus::kGated; });
-    return ready >= sg.min_member;
+    int n = 0;
+    for (PodId p : job.PodsOf(i)) n += counts(p) ? 1 : 0;
+    return n >= sg.min_member;
   }
-  int ready = 0;
-  for (SubGroupIndex c : sg.Members()) ready += IsReady(snap, job, c) ? 1 : 0;
-  return ready >= sg.MembersToSatisfy();
+  int n = 0;
+  for (SubGroupIndex c : sg.Members()) n += SatisfiedBy(job, c, counts) ? 1 : 0;
+  return n >= sg.MembersToSatisfy();
 }
 
 }  // namespace
@@ -38,7 +42,22 @@ bool IsSubGroupSatisfied(const SnapJob& job, SubGroupIndex i) {
 }
 
 bool IsReadyForScheduling(const Snapshot& snap, const SnapJob& job) {
-  return IsReady(snap, job, kRootSubGroup);
+  return SatisfiedBy(job, kRootSubGroup, [&](PodId p) {
+    const PodStatus st = snap.pods[p].status;
+    return IsAlive(st) && st != PodStatus::kGated;
+  });
+}
+
+bool IsSplitBy(const SnapJob& job, const std::function<bool(PodId)>& counts) {
+  bool any = false;
+  for (size_t i = 0; i < job.sub_groups.size(); ++i) {
+    if (!job.sub_groups[i].pod_set) continue;
+    int n = 0;
+    for (PodId p : job.PodsOf(static_cast<SubGroupIndex>(i))) n += counts(p) ? 1 : 0;
+    if (n > 0 && n < job.sub_groups[i].min_member) return true;
+    any = any || n > 0;
+  }
+  return any && !SatisfiedBy(job, kRootSubGroup, counts);
 }
 
 bool IsGangSatisfied(const Snapshot& snap, const SnapJob& job) {

@@ -2,6 +2,8 @@
 // Gang questions asked of a job's SubGroup tree (KAI podgroup_info and subgroup_info, §4.1).
 // Counts of active-allocated pods per PodSet are kept live by the session, so these answers follow
 // a simulation as it evicts and places pods.
+#include <functional>
+
 #include "kai/snapshot/snapshot.h"
 
 namespace kai {
@@ -17,6 +19,10 @@ inline bool IsJobSatisfied(const SnapJob& job) { return IsSubGroupSatisfied(job,
 // Enough pods exist (alive, not gated) to satisfy the tree: the allocation filter (KAI
 // IsReadyForScheduling).
 bool IsReadyForScheduling(const Snapshot& snap, const SnapJob& job);
+// Counting only the pods `counts` accepts, the job runs split: some PodSet holds some of them
+// but fewer than its minimum, or they are not enough for the SubGroup tree (none at all is not
+// split).
+bool IsSplitBy(const SnapJob& job, const std::function<bool(PodId)>& counts);
 // Every PodSet has active-used pods >= its minimum (solver success, KAI IsGangSatisfied).
 bool IsGangSatisfied(const Snapshot& snap, const SnapJob& job);
 // Some PodSet holds active-used pods below its minimum while the job has active-used pods and no

@@ -283,10 +283,55 @@ class Search {
     }
     ++result_.scenarios_tried;
     const size_t cp = stmt_.Checkpoint();
-    for (PodId v : victims) stmt_.Evict(v);
-    if (Simulate(victims) && Accept(victims)) return true;
+    std::unordered_map<PodId, PodStatus> before;
+    for (PodId v : victims) {
+      before.emplace(v, s_.snap().pods[v].status);
+      stmt_.Evict(v);
+    }
+    restarted_.clear();
+    if (Simulate(victims)) {
+      RestartSplitVictims(victims, before);
+      if (Accept(victims)) return true;
+    }
     stmt_.Rollback(cp);
     return false;
+  }
+
+  // A victim job that loses placed pods (moved or evicted) while others keep their place
+  // (allocated: not pipelined, not releasing) must not run split: its victims placed back on their
+  // own node restart too (kai's choice, see docs/deviations.md; KAI keeps them running), first
+  // those of PodSets left below their minimum, then, if the SubGroup tree is still not met, all of
+  // them.
+  void RestartSplitVictims(const std::vector<PodId>& victims,
+                           const std::unordered_map<PodId, PodStatus>& before) {
+    const Snapshot& snap = s_.snap();
+    auto placed = [&](PodId p) { return IsAllocated(snap.pods[p].status); };
+    std::unordered_map<JobId, std::vector<PodId>> of_job;
+    for (PodId v : victims) of_job[snap.pods[v].job].push_back(v);
+    const std::vector<JobId> jobs = SimulatedJobs(victims);
+    for (size_t i = 1; i < jobs.size(); ++i) {  // jobs[0] is the preemptor
+      const SnapJob& job = snap.jobs[jobs[i]];
+      const std::vector<PodId>& pods = of_job[jobs[i]];
+      const bool lost = std::any_of(pods.begin(), pods.end(), [&](PodId v) {
+        return IsAllocated(before.at(v)) && !placed(v);
+      });
+      if (!lost || !IsSplitBy(job, placed)) continue;
+      std::vector<int> in_set(job.sub_groups.size(), 0);  // placed pods per PodSet
+      for (PodId p : job.pods) in_set[snap.pods[p].sub_group] += placed(p) ? 1 : 0;
+      for (PodId v : pods) {
+        const SubGroupIndex set = snap.pods[v].sub_group;
+        if (placed(v) && in_set[set] < job.sub_groups[set].min_member) Restart(v);
+      }
+      if (!IsSplitBy(job, placed)) continue;
+      for (PodId v : pods) {
+        if (placed(v)) Restart(v);
+      }
+    }
+  }
+
+  void Restart(PodId victim) {
+    stmt_.Restart(victim);
+    restarted_.push_back(victim);
   }
 
   // The preemptor, then the victims' jobs in order of first appearance.
@@ -359,6 +404,7 @@ class Search {
     result_.solved = true;
     result_.evicted = std::move(evicted);
     result_.moved = std::move(moved);
+    result_.restarted = restarted_;
     return true;
   }
 
@@ -377,7 +423,8 @@ class Search {
   Resources min_evicted_;
   std::unordered_map<NodeId, int64_t> extra_;
   std::vector<bool> useful_;
-  std::vector<bool> listed_;  // scratch of SimulatedJobs
+  std::vector<bool> listed_;      // scratch of SimulatedJobs
+  std::vector<PodId> restarted_;  // victims of the scenario restarted in place with their gang
   std::set<std::vector<PodId>> tried_;
   SolveResult result_;
 };
@@ -416,6 +463,11 @@ void ExplainEvictions(Session& s, JobId preemptor, const SolveResult& result,
   for (PodId p : result.moved) {
     s.SetEvictionReason(p, action + " for " + beneficiary + ": moved to make room (" + rule + ")" +
                                SemiPreemptibleNote(s, p));
+  }
+  for (PodId p : result.restarted) {
+    s.SetEvictionReason(p, action + " for " + beneficiary +
+                               ": moved back onto its node, restarted with its gang (" + rule +
+                               ")");
   }
 }
 

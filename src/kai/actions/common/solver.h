@@ -67,6 +67,8 @@ struct SolveResult {
   bool solved = false;
   std::vector<PodId> evicted;  // victims that end Releasing
   std::vector<PodId> moved;    // victims re-placed elsewhere (Pipelined)
+  // Victims re-placed on their own node but restarted with their gang (also in `moved`).
+  std::vector<PodId> restarted;
   int scenarios_tried = 0;
   int scenarios_pruned = 0;
   bool gave_up = false;  // the scenario bound stopped the search before it was exhausted
