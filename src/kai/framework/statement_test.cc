@@ -359,5 +359,29 @@ TEST_F(StatementTest, PipelineEvictedPodOnAnotherNodeIsAPipeline) {
   EXPECT_EQ(P("r1").node, Node("n1"));
 }
 
+// A pod placed back on its node, then restarted with its gang: it keeps its place (pipelined
+// there, the node's accounting as before), is counted once as evicted and once as pipelined, and
+// a rollback gives back the un-evicted pod.
+TEST_F(StatementTest, RestartKeepsThePlaceAndCountsOnce) {
+  const State before = Capture(session_);
+  Statement st(session_);
+  st.Evict(Pod("r1"));
+  st.Pipeline(Pod("r1"), Node("n1"));  // un-evicted
+  const size_t cp = st.Checkpoint();
+  st.Restart(Pod("r1"));
+  EXPECT_EQ(P("r1").status, PodStatus::kPipelined);
+  EXPECT_EQ(P("r1").node, Node("n1"));
+  // Room for others on n1 is what it was: 5 cpu (a pipelined pod takes from releasing).
+  EXPECT_EQ(N("n1").idle.milli_cpu + N("n1").releasing.milli_cpu, 5000);
+  EXPECT_EQ(session_.snap().jobs[Job("running")].active_allocated, 2);
+  st.Rollback(cp);
+  EXPECT_EQ(Capture(session_), before);
+  st.Restart(Pod("r1"));
+  st.Commit();
+  EXPECT_EQ(P("r1").status, PodStatus::kPipelined);
+  EXPECT_EQ(session_.counters().evictions, 1);
+  EXPECT_EQ(session_.counters().pipelines, 1);
+}
+
 }  // namespace
 }  // namespace kai

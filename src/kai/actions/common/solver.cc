@@ -111,6 +111,7 @@ class Search {
     // Victim jobs with a unit pod on each node, in order of first appearance there.
     std::vector<std::vector<JobId>> jobs_by_node(s_.snap().nodes.size());
     std::unordered_map<JobId, std::vector<size_t>> units_by_job;  // indices in units
+    std::unordered_map<JobId, std::vector<PodId>> useless;        // skipped units' pods, per job
     std::vector<PodId> accumulated;
     std::vector<int64_t> acc_extra(s_.snap().nodes.size(), 0);
     int64_t acc_slots = base_slots_, acc_gpus = 0;
@@ -122,7 +123,16 @@ class Search {
         return false;
       }
       EvictionUnit next = victims.Next();
-      if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) continue;
+      if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
+        // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
+        std::vector<PodId>& aside = useless[next.job];
+        aside.insert(aside.end(), next.pods.begin(), next.pods.end());
+        continue;
+      }
+      if (auto it = useless.find(next.job); it != useless.end()) {
+        next.pods.insert(next.pods.begin(), it->second.begin(), it->second.end());
+        useless.erase(it);
+      }
       units.push_back(std::move(next));
       const EvictionUnit& unit = units.back();
       units_by_job[unit.job].push_back(units.size() - 1);
