@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <set>
+#include <unordered_set>
 
 #include "kai/actions/common/job_queue.h"
 #include "kai/actions/common/placement.h"
@@ -293,14 +294,14 @@ class Search {
     }
     ++result_.scenarios_tried;
     const size_t cp = stmt_.Checkpoint();
-    std::unordered_map<PodId, PodStatus> before;
+    before_.clear();
     for (PodId v : victims) {
-      before.emplace(v, s_.snap().pods[v].status);
+      before_.push_back(s_.snap().pods[v].status);
       stmt_.Evict(v);
     }
     restarted_.clear();
     if (Simulate(victims)) {
-      RestartSplitVictims(victims, before);
+      RestartSplitVictims(victims);
       if (Accept(victims)) return true;
     }
     stmt_.Rollback(cp);
@@ -312,20 +313,23 @@ class Search {
   // own node restart too (kai's choice, see docs/deviations.md; KAI keeps them running), first
   // those of PodSets left below their minimum, then, if the SubGroup tree is still not met, all of
   // them.
-  void RestartSplitVictims(const std::vector<PodId>& victims,
-                           const std::unordered_map<PodId, PodStatus>& before) {
+  // `before_` holds the victims' statuses before the scenario evicted them.
+  void RestartSplitVictims(const std::vector<PodId>& victims) {
     const Snapshot& snap = s_.snap();
     auto placed = [&](PodId p) { return IsAllocated(snap.pods[p].status); };
     std::unordered_map<JobId, std::vector<PodId>> of_job;
-    for (PodId v : victims) of_job[snap.pods[v].job].push_back(v);
+    std::unordered_set<JobId> lost;  // jobs with a victim that held its place and lost it
+    for (size_t i = 0; i < victims.size(); ++i) {
+      const PodId v = victims[i];
+      of_job[snap.pods[v].job].push_back(v);
+      if (IsAllocated(before_[i]) && !placed(v)) lost.insert(snap.pods[v].job);
+    }
+    if (lost.empty()) return;
     const std::vector<JobId> jobs = SimulatedJobs(victims);
     for (size_t i = 1; i < jobs.size(); ++i) {  // jobs[0] is the preemptor
       const SnapJob& job = snap.jobs[jobs[i]];
       const std::vector<PodId>& pods = of_job[jobs[i]];
-      const bool lost = std::any_of(pods.begin(), pods.end(), [&](PodId v) {
-        return IsAllocated(before.at(v)) && !placed(v);
-      });
-      if (!lost || !IsSplitBy(job, placed)) continue;
+      if (!lost.count(jobs[i]) || !IsSplitBy(job, placed)) continue;
       std::vector<int> in_set(job.sub_groups.size(), 0);  // placed pods per PodSet
       for (PodId p : job.pods) in_set[snap.pods[p].sub_group] += placed(p) ? 1 : 0;
       for (PodId v : pods) {
@@ -433,8 +437,9 @@ class Search {
   Resources min_evicted_;
   std::unordered_map<NodeId, int64_t> extra_;
   std::vector<bool> useful_;
-  std::vector<bool> listed_;      // scratch of SimulatedJobs
-  std::vector<PodId> restarted_;  // victims of the scenario restarted in place with their gang
+  std::vector<bool> listed_;       // scratch of SimulatedJobs
+  std::vector<PodId> restarted_;   // victims of the scenario restarted in place with their gang
+  std::vector<PodStatus> before_;  // the scenario's victims' statuses before it evicted them
   std::set<std::vector<PodId>> tried_;
   SolveResult result_;
 };
