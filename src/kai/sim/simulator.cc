@@ -74,6 +74,7 @@ void StartRunning(PodObject& pod, const std::string& node, const std::vector<std
   pod.phase = "Running";
   pod.node_name = node;
   pod.gpu_groups = groups;
+  pod.nominated_node.clear();
 }
 
 void Recreate(PodObject& pod) {
@@ -81,6 +82,7 @@ void Recreate(PodObject& pod) {
   pod.node_name.clear();
   pod.meta.deletion.reset();
   pod.gpu_groups.clear();
+  pod.nominated_node.clear();
 }
 
 // Moves the world on after a cycle (FORMAT.md §4).
@@ -102,13 +104,21 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
         }
         break;
       case PodStatus::kPending:
-        // A running pod that ends the cycle Pending was moved and then evicted: recreate it.
+        // A running pod that ends the cycle Pending was moved and then evicted: recreate it. A
+        // pending pod that was nominated and not pipelined again loses its nomination.
         if (!pod.node_name.empty()) Recreate(pod);
+        pod.nominated_node.clear();
         break;
       case PodStatus::kPipelined:
-        // Pipelined placements are never persisted; a pod that was moved (evicted, then
-        // pipelined elsewhere) is recreated by its owner.
-        Recreate(pod);
+        // A pod that was moved (evicted, then pipelined elsewhere) is recreated by its owner: a
+        // new pod, with no nomination. A pending pod pipelined onto resources being freed stays
+        // Pending, nominated to that node (status.nominatedNodeName), so that next cycle's
+        // allocate serves it before the jobs that could retake the room (docs/deviations.md).
+        if (pod.node_name.empty()) {
+          pod.nominated_node = node;
+        } else {
+          Recreate(pod);
+        }
         break;
       default:
         break;

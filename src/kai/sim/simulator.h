@@ -3,7 +3,9 @@
 // objects and moves the world on between cycles the way KAI's integration harness does
 // (../shared/scenarios/FORMAT.md §4): Binding pods start Running on their node, Releasing pods are
 // deleted and recreated Pending by their owner (unless their PodGroup is in `no_recreate`), and
-// Pipelined pods are Pending again.
+// Pipelined pods are Pending again. Unlike KAI, a pending pod that ends a cycle Pipelined keeps its
+// node as status.nominatedNodeName for the next cycle, where allocate serves it first (see
+// docs/deviations.md); a moved pod is recreated without one.
 #include <set>
 #include <string>
 #include <vector>
@@ -47,7 +49,7 @@ struct CycleReport {
 struct SimulateOptions {
   UnixSeconds now = 0;
   int cycles = 1;
-  std::set<std::string> no_recreate;  // PodGroup names whose evicted pods stay Releasing
+  std::set<std::string> no_recreate;         // PodGroup names whose evicted pods stay Releasing
   const usage::UsageStore* usage = nullptr;  // time-based fair share history, optional
 };
 

@@ -37,8 +37,19 @@ std::vector<Reason> FailureReasons(const Session& s, JobId j, const PlacementRes
 class AllocateAction : public Action {
  public:
   void Execute(Session& s) override {
+    // kai only (docs/deviations.md): jobs nominated to the room a disruptive action freed for
+    // them last cycle go first, so that no job the queue order prefers retakes that room and
+    // gets evicted again (a reclaim/allocate livelock KAI has).
+    JobQueue nominated(
+        s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action, .only_nominated = true});
+    Drain(s, nominated);
     JobQueue queue(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action});
     for (const auto& [job, reason] : queue.Skipped()) s.SetJobReasons(job, {reason});
+    Drain(s, queue);
+  }
+
+ private:
+  static void Drain(Session& s, JobQueue& queue) {
     while (!queue.Empty()) {
       const JobId job = queue.Pop();
       if (job == kNone) break;
@@ -46,7 +57,6 @@ class AllocateAction : public Action {
     }
   }
 
- private:
   // Returns true when the job's step was committed.
   static bool TryJob(Session& s, JobId j) {
     const std::vector<PodId> tasks = TasksToAllocate(s, j);

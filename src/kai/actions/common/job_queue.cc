@@ -15,6 +15,15 @@ bool JobHasPending(const Session& s, JobId job) {
   return false;
 }
 
+bool JobIsNominated(const Session& s, JobId job) {
+  for (PodId p : s.snap().jobs[job].pods) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.status != PodStatus::kPending || pod.obj->nominated_node.empty()) continue;
+    if (s.snap().node_by_name.count(pod.obj->nominated_node)) return true;
+  }
+  return false;
+}
+
 bool WithinPreemptionDelay(const Session& s, JobId j) {
   const SnapJob& job = s.snap().jobs[j];
   if (!job.obj->preemption_delay_seconds) return false;
@@ -40,6 +49,7 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
   for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
     const SnapJob& job = snap.jobs[j];
     if (options.skip_non_pending && !JobHasPending(s, j)) continue;
+    if (options.only_nominated && !JobIsNominated(s, j)) continue;
     if (job.queue == kNone) {
       skipped_.push_back({j, Reason{.kind = ReasonKind::kQueueMissing, .queue = job.obj->queue}});
       continue;

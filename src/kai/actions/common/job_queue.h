@@ -18,6 +18,7 @@ struct JobQueueOptions {
   // Jobs whose next tasks are protected: non-preemptible jobs, semi-preemptible ones below a floor.
   bool skip_non_preemptible = false;
   bool skip_within_preemption_delay = false;  // PodGroup spec.preemptionDelay not yet elapsed
+  bool only_nominated = false;                // keep only jobs with a nominated pending pod
 };
 
 class JobQueue {
@@ -56,5 +57,7 @@ class JobQueue {
 bool JobIsReady(const Session& session, JobId job);
 bool JobHasPending(const Session& session, JobId job);
 bool WithinPreemptionDelay(const Session& session, JobId job);
+// A pending pod of the job carries status.nominatedNodeName naming a node of the snapshot.
+bool JobIsNominated(const Session& session, JobId job);
 
 }  // namespace kai::actions
