@@ -7,7 +7,9 @@
 //  - validator: every eviction unit must leave its queue above its allocatable share
 //    (MaintainFairShare) or, for a reclaimer within deserved quota, above deserved
 //    (GuaranteeDeservedQuota); and after the move no reclaiming queue may end more saturated than
-//    a sibling it took from (saturation multiplier m).
+//    a sibling it took from (saturation multiplier m);
+//  - kai only, for preempt: a scenario may not grow the preemptor's queue above its fair share
+//    while another queue's pending job may reclaim (docs/deviations.md).
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
@@ -39,6 +41,8 @@ struct ReclaimState {
   // The reclaimer's request while its victims are filtered (cleared when a solution starts).
   JobId cached_job = kNone;
   Amounts cached_request{};
+  // Preempt: whether a job of another queue may reclaim (cleared when a solution starts).
+  std::optional<bool> other_can_reclaim;
 };
 
 // queuePriorityInQuotaReclaim: a strictly higher-priority queue that stays within its own deserved
@@ -341,6 +345,41 @@ bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId vic
   return DeservedReclaimCandidate(vq, req);
 }
 
+// A pending job of a queue other than `q` may reclaim now (CanReclaim: its queue stays within its
+// fair share with the job). Preempt never changes other queues, so one answer serves a solution.
+bool OtherQueueCanReclaim(const Session& s, QueueId q) {
+  const Snapshot& snap = s.snap();
+  for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
+    const SnapJob& job = snap.jobs[j];
+    if (job.queue == kNone || job.queue == q) continue;
+    const bool pending = std::any_of(job.pods.begin(), job.pods.end(), [&](PodId p) {
+      return snap.pods[p].status == PodStatus::kPending;
+    });
+    if (pending && CanReclaim(s, j)) return true;
+  }
+  return false;
+}
+
+// kai only (docs/deviations.md): a preemption may not grow its queue, in a resource, to above the
+// queue's fair share while a job of another queue may reclaim: reclaim would take that gain back
+// next cycle, trading the preempted job for pods evicted at once, after which the victim's queue
+// mates may reclaim in turn (a preempt/reclaim cycle). A preemption that swaps like for like,
+// stays within the fair share, or takes what no other queue can claim, is KAI's.
+bool PreemptorStaysWithinFairShare(const Session& s, ReclaimState& st, const Scenario& sc) {
+  const QueueId q = s.snap().jobs[sc.preemptor].queue;
+  if (q == kNone || st.frozen.allocated.size() <= static_cast<size_t>(q)) return true;
+  const SnapQueue& queue = s.snap().queues[q];
+  const Amounts now = Of(queue.allocated);
+  const Amounts fair = Of(queue.fair_share);
+  bool grows_above = false;
+  for (size_t r = 0; r < now.size(); ++r) {
+    grows_above = grows_above || (now[r] > st.frozen.allocated[q][r] && now[r] > fair[r]);
+  }
+  if (!grows_above) return true;
+  if (!st.other_can_reclaim) st.other_can_reclaim = OtherQueueCanReclaim(s, q);
+  return !*st.other_can_reclaim;
+}
+
 }  // namespace
 
 void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota) {
@@ -353,6 +392,7 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   });
   s.AddSolutionStart([state](Session& ss) {
     state->cached_job = kNone;
+    state->other_can_reclaim.reset();
     state->frozen.allocated.clear();
     state->frozen.allocated_np.clear();
     for (const SnapQueue& q : ss.snap().queues) {
@@ -362,6 +402,9 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   });
   s.AddScenarioValidator(DisruptionKind::kReclaim, [state](const Session& ss, const Scenario& sc) {
     return Validator(ss, *state, sc).Run();
+  });
+  s.AddScenarioValidator(DisruptionKind::kPreempt, [state](const Session& ss, const Scenario& sc) {
+    return PreemptorStaysWithinFairShare(ss, *state, sc);
   });
   s.AddScenarioPrecheck(DisruptionKind::kReclaim,
                         [state](const Session& ss, const Scenario& sc, const Resources& min) {
