@@ -1,5 +1,7 @@
 #include "kai/framework/session.h"
 
+#include "kai/framework/node_ranking.h"
+
 #include <algorithm>
 #include <atomic>
 #include <numeric>
@@ -26,6 +28,7 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
   candidates_ = all_nodes_;
   scored_ = all_nodes_;
   room_version_ = NextRoomVersion();
+  ranking_ = std::make_unique<NodeRanking>(*this);
 }
 
 Session::~Session() = default;
@@ -108,6 +111,13 @@ void Session::ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeI
   scored_ = candidates_;
 }
 
+bool Session::NodeScoreKey(PodId pod, std::string& key) const {
+  for (const auto& f : score_keys_) {
+    if (!f || !f(*this, pod, key)) return false;
+  }
+  return true;
+}
+
 void Session::RoomMayHaveGrown() { room_version_ = NextRoomVersion(); }
 
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
@@ -142,6 +152,7 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
     SnapNode& old = snap_.nodes[pod.node];
     if (!second_instance) RemovePodFromNode(old, pod, pod.status);
     std::erase(old.pods, id);
+    NodeChanged(pod.node);
   }
   pod.status = status;
   pod.node = node;
@@ -149,6 +160,7 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
   if (node != kNone && IsActiveUsed(status)) {
     AddPodToNode(snap_.nodes[node], pod, status);
     snap_.nodes[node].pods.push_back(id);
+    NodeChanged(node);
   }
   const bool is_allocated = IsActiveAllocated(status);
   if (pod.job != kNone && was_allocated != is_allocated) {

@@ -14,6 +14,8 @@
 
 namespace kai {
 
+class NodeRanking;
+
 // Hook types. Each states how several registrations combine.
 // Order hooks return <0 when the first argument goes first, >0 when the second does, 0 for no
 // opinion; the first non-zero answer in registration order decides (KAI's session_plugins.go).
@@ -37,6 +39,13 @@ using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, 
 // candidate node (CandidateNodes()) to out[node] in one call; a score of -infinity drops the node
 // from the candidates (KAI drops a node whose scoring fails).
 using NodeScoresFn = std::function<void(const Session&, PodId, std::span<double> out)>;
+// What a scorer's scores for a pod depend on, for caching them across the tasks of a session
+// (NodeRanking): returns false unless the score of every node is a function of that node's own
+// state (its accounting, as NodeChanges() reports, and its static properties), of the pod's
+// request and GPU share (always part of the key), and of what the function appends to `key` (an
+// opaque byte string; e.g. a normalisation range, a nominated node). A scorer registered without
+// one is never cached.
+using ScoreKeyFn = std::function<bool(const Session&, PodId, std::string& key)>;
 // Scores one GPU of a node for a shared-GPU pod: an existing shared group, or (group == nullptr)
 // a whole free GPU that would become a new group. Scores of all registrations are summed; higher
 // GPUs are offered first (KAI's GpuOrderFn).
@@ -130,7 +139,10 @@ class Session {
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
   void AddSubGroupOrder(SubGroupOrderFn f) { sub_group_order_.push_back(std::move(f)); }
   void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
-  void AddNodeScores(NodeScoresFn f) { node_scores_.push_back(std::move(f)); }
+  void AddNodeScores(NodeScoresFn f, ScoreKeyFn key = {}) {
+    node_scores_.push_back(std::move(f));
+    score_keys_.push_back(std::move(key));
+  }
   void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
   void AddGpuOrder(GpuOrderFn f) { gpu_order_.push_back(std::move(f)); }
   void AddPredicate(PredicateFn f) { predicates_.push_back(std::move(f)); }
@@ -168,6 +180,11 @@ class Session {
   void ScoreNodes(PodId pod, std::span<double> out) const;
   double ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const;
   void ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const;
+  // Appends every scorer's key for the pod (ScoreKeyFn); false when some scorer's scores for it
+  // cannot be cached.
+  bool NodeScoreKey(PodId pod, std::string& key) const;
+  // The candidate nodes of pods ranked best first, kept up to date across tasks.
+  NodeRanking& ranking() { return *ranking_; }
   NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
   // Checks placing `tasks` (pending pods of `job`, in placement order) against queue capacity.
   std::optional<Reason> CheckJobCapacity(JobId job, const std::vector<PodId>& tasks) const;
@@ -207,6 +224,12 @@ class Session {
   uint64_t RoomVersion() const { return room_version_; }
   // For code that gives room back other than by MovePod (Statement restoring GPU state).
   void RoomMayHaveGrown();
+  // Every change of a node's accounting (idle, releasing, used, GPU groups) in this session, in
+  // order, one entry per change (a node may repeat): state derived from node accounting stays
+  // current by re-reading the nodes of the entries added since it last looked.
+  std::span<const NodeId> NodeChanges() const { return node_changes_; }
+  // For code that changes node accounting other than by MovePod (Statement restoring GPU state).
+  void NodeChanged(NodeId node) { node_changes_.push_back(node); }
 
   // Outcomes, for output and explanations.
   SessionCounters& counters() { return counters_; }
@@ -232,6 +255,7 @@ class Session {
   std::vector<SubGroupOrderFn> sub_group_order_;
   std::vector<QueueOrderFn> queue_order_;
   std::vector<NodeScoresFn> node_scores_;
+  std::vector<ScoreKeyFn> score_keys_;  // one per node_scores_ entry (may be empty)
   std::vector<PreScoreFn> pre_score_;
   std::vector<GpuOrderFn> gpu_order_;
   std::vector<PredicateFn> predicates_;
@@ -251,6 +275,8 @@ class Session {
   SessionCounters counters_;
   uint64_t placement_version_ = 0;
   uint64_t room_version_ = 0;
+  std::vector<NodeId> node_changes_;
+  std::unique_ptr<NodeRanking> ranking_;
   std::vector<std::vector<Reason>> job_reasons_;
   std::vector<std::string> eviction_reasons_;
 };

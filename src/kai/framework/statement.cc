@@ -35,6 +35,7 @@ void Statement::RestoreGpuStates(const std::vector<NodeGpuState>& states) {
     node.used = st.used;
     node.gpu_groups = st.groups;
     RefreshGroupRoom(node);
+    session_.NodeChanged(st.node);
   }
 }
 

@@ -9,6 +9,16 @@
 
 namespace kai::testing {
 
+// Metadata of an object built in code: uid = name, namespace "default" when namespaced.
+inline ObjectMeta Meta(std::string kind, std::string name, bool namespaced) {
+  ObjectMeta m;
+  m.kind = std::move(kind);
+  m.uid = name;
+  m.name = std::move(name);
+  if (namespaced) m.ns = "default";
+  return m;
+}
+
 inline ClusterState LoadDocs(const std::vector<std::string>& docs) {
   std::string text;
   for (const auto& d : docs) text += "---\n" + d + "\n";

@@ -3,8 +3,13 @@
 // score lives in its own decimal band, so a higher band always dominates the lower ones.
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "kai/snapshot/snapshot.h"
+
+namespace kai {
+class Session;
+}
 
 namespace kai::plugins {
 
@@ -17,6 +22,10 @@ inline constexpr double kTopology = 100000;
 inline constexpr double kK8sPlugins = 1000000;
 inline constexpr double kNominatedNode = 10000000;
 }  // namespace scores
+
+// A ScoreKeyFn for scorers whose score of a node reads only that node and the pod's request and
+// GPU share.
+inline bool AlwaysCacheable(const Session&, PodId, std::string&) { return true; }
 
 // Adds `score` to out[n] for every node n of `nodes` where pred(pod, node) holds (a band-score
 // plugin).

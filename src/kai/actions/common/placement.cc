@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "kai/plugins/gpu_sharing.h"
 #include "kai/framework/job_tasks.h"
+#include "kai/framework/node_ranking.h"
+#include "kai/plugins/gpu_sharing.h"
 #include "kai/plugins/scores.h"
 
 namespace kai::actions {
@@ -93,6 +94,17 @@ void CollectRoomy(const Session& s, const SnapPod& p, std::span<const NodeId> ca
 // being checked one by one; the choice is the same, since such a node is always refused.
 bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
                std::vector<NodeVerdict>* verdicts) {
+  // Alike tasks share a ranking that re-scores only the nodes changed since its last use: the
+  // candidates with room in placement order, so the choice is the one made below. Only a failure
+  // to explain takes the full pass.
+  if (const RankedNodes* ranked = s.ranking().Ranked(pod)) {
+    for (const RankedNode& c : *ranked) {
+      if (CheckNode(s, pod, c.id).Fits() && PlaceOnNode(s, stmt, pod, c.id, pipeline_only)) {
+        return true;
+      }
+    }
+    if (!verdicts) return false;
+  }
   static thread_local std::vector<Cand> cands;
   static thread_local std::vector<double> scores;
   static thread_local std::vector<NodeId> roomy;

@@ -45,13 +45,16 @@ bool CanJoinSharedGpu(const SnapPod& pod, const SnapNode& node) {
 class GpuSharingOrderPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      // A whole-GPU pod asks a full device: no live group ever has that much free (its releasing
-      // memory never exceeds its allocated memory), so it scores 0 everywhere.
-      const SnapPod& p = ss.snap().pods[pod];
-      if (!p.share.IsShared() && p.request.milli_gpu > 0) return;
-      AddScoreWhere(ss.snap(), ss.ScoredNodes(), pod, out, scores::kGpuSharing, CanJoinSharedGpu);
-    });
+    s.AddNodeScores(
+        [](const Session& ss, PodId pod, std::span<double> out) {
+          // A whole-GPU pod asks a full device: no live group ever has that much free (its
+          // releasing memory never exceeds its allocated memory), so it scores 0 everywhere.
+          const SnapPod& p = ss.snap().pods[pod];
+          if (!p.share.IsShared() && p.request.milli_gpu > 0) return;
+          AddScoreWhere(ss.snap(), ss.ScoredNodes(), pod, out, scores::kGpuSharing,
+                        CanJoinSharedGpu);
+        },
+        AlwaysCacheable);
   }
 };
 

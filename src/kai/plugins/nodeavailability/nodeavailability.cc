@@ -9,9 +9,11 @@ namespace {
 class NodeAvailabilityPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      AddScoreWhere(ss.snap(), ss.ScoredNodes(), pod, out, scores::kAvailability, FitsIdle);
-    });
+    s.AddNodeScores(
+        [](const Session& ss, PodId pod, std::span<double> out) {
+          AddScoreWhere(ss.snap(), ss.ScoredNodes(), pod, out, scores::kAvailability, FitsIdle);
+        },
+        AlwaysCacheable);
   }
 };
 

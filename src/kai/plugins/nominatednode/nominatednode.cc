@@ -6,15 +6,26 @@
 namespace kai::plugins {
 namespace {
 
+NodeId Nominated(const Session& s, PodId pod) {
+  const std::string& nominated = s.snap().pods[pod].obj->nominated_node;
+  if (nominated.empty()) return kNone;
+  auto it = s.snap().node_by_name.find(nominated);
+  return it == s.snap().node_by_name.end() ? kNone : it->second;
+}
+
 class NominatedNodePlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      const std::string& nominated = ss.snap().pods[pod].obj->nominated_node;
-      if (nominated.empty()) return;
-      auto it = ss.snap().node_by_name.find(nominated);
-      if (it != ss.snap().node_by_name.end()) out[it->second] += scores::kNominatedNode;
-    });
+    s.AddNodeScores(
+        [](const Session& ss, PodId pod, std::span<double> out) {
+          const NodeId n = Nominated(ss, pod);
+          if (n != kNone) out[n] += scores::kNominatedNode;
+        },
+        [](const Session& ss, PodId pod, std::string& key) {
+          const NodeId n = Nominated(ss, pod);
+          key.append(reinterpret_cast<const char*>(&n), sizeof n);
+          return true;
+        });
   }
 };
 

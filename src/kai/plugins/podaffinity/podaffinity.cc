@@ -195,6 +195,11 @@ void PodAffinityScorer::Compute(const Session& s, PodId pod) {
   }
 }
 
+bool PodAffinityScorer::ScoresNothing(const Session& s, PodId pod) {
+  if (cached_pod_ != pod || cached_version_ != s.PlacementVersion()) Compute(s, pod);
+  return entries_.empty();
+}
+
 void PodAffinityScorer::Score(const Session& s, PodId pod, std::span<double> out) {
   if (cached_pod_ != pod || cached_version_ != s.PlacementVersion()) Compute(s, pod);
   if (entries_.empty()) return;  // nothing to prefer (kube-scheduler skips the plugin)
@@ -214,9 +219,11 @@ class PodAffinityPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
     scorer_ = std::make_unique<PodAffinityScorer>(s);
-    s.AddNodeScores([this](const Session& ss, PodId pod, std::span<double> out) {
-      scorer_->Score(ss, pod, out);
-    });
+    s.AddNodeScores([this](const Session& ss, PodId pod,
+                           std::span<double> out) { scorer_->Score(ss, pod, out); },
+                    [this](const Session& ss, PodId pod, std::string&) {
+                      return scorer_->ScoresNothing(ss, pod);
+                    });
   }
 
  private:

@@ -62,6 +62,8 @@ class PodAffinityScorer {
  public:
   explicit PodAffinityScorer(const Session& s);
   void Score(const Session& s, PodId pod, std::span<double> out);
+  // True when the pod's score is 0 on every node (no preferred term involves it).
+  bool ScoresNothing(const Session& s, PodId pod);
 
  private:
   struct Entry {

@@ -9,13 +9,15 @@ namespace {
 class ResourceTypePlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddNodeScores([](const Session& ss, PodId pod, std::span<double> out) {
-      if (!IsCpuOnly(ss.snap().pods[pod])) return;
-      const auto& nodes = ss.snap().nodes;
-      for (NodeId n : ss.ScoredNodes()) {
-        if (!IsGpuNode(nodes[n])) out[n] += scores::kResourceType;
-      }
-    });
+    s.AddNodeScores(
+        [](const Session& ss, PodId pod, std::span<double> out) {
+          if (!IsCpuOnly(ss.snap().pods[pod])) return;
+          const auto& nodes = ss.snap().nodes;
+          for (NodeId n : ss.ScoredNodes()) {
+            if (!IsGpuNode(nodes[n])) out[n] += scores::kResourceType;
+          }
+        },
+        AlwaysCacheable);
   }
 };
 

@@ -89,7 +89,8 @@ class TopologyPlugin : public Plugin {
     s.AddSubsetNodes([this](Session& ss, const TaskGroup& group, std::span<const NodeId> nodes,
                             NodeSubsets& out) { Subset(ss, group, nodes, out); });
     s.AddNodeScores(
-        [this](const Session& ss, PodId pod, std::span<double> out) { Score(ss, pod, out); });
+        [this](const Session& ss, PodId pod, std::span<double> out) { Score(ss, pod, out); },
+        [this](const Session& ss, PodId pod, std::string&) { return !ScoresOf(ss, pod); });
   }
 
  private:
@@ -325,14 +326,20 @@ class TopologyPlugin : public Plugin {
     return r;
   }
 
-  void Score(const Session& s, PodId pod, std::span<double> out) const {
+  // The node scores of the pod's SubGroup or its nearest ancestor with some; null when none.
+  const std::vector<double>* ScoresOf(const Session& s, PodId pod) const {
     const SnapPod& p = s.snap().pods[pod];
-    if (p.job == kNone) return;
+    if (p.job == kNone) return nullptr;
     const SnapJob& job = s.snap().jobs[p.job];
     const std::vector<double>* scores = nullptr;
     for (int32_t sg = SubGroupOf(p); sg >= 0 && !scores; sg = ParentOf(job, sg)) {
       scores = scores_.Find(sg);
     }
+    return scores;
+  }
+
+  void Score(const Session& s, PodId pod, std::span<double> out) const {
+    const std::vector<double>* scores = ScoresOf(s, pod);
     if (!scores) return;
     for (NodeId n : s.CandidateNodes()) {
       const double v = (*scores)[n];
