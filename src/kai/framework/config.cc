@@ -87,6 +87,8 @@ std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& 
     } else if (key == "max-scenarios-per-job") {
       err = ParseInt(value, c.max_scenarios_per_job);
       if (!err && c.max_scenarios_per_job < 0) err = "expected a count of 0 or more";
+    } else if (key == "restart-partly-moved-gangs") {
+      err = ParseBool(value, c.restart_partly_moved_gangs);
     } else if (key == "default-staleness-grace-period") {
       auto d = ParseGoDuration(value);
       if (d)

@@ -29,6 +29,10 @@ struct SchedulerConfig {
   // kai's bound on the scenarios a disruptive action simulates for one job (spec.args
   // max-scenarios-per-job); reaching it is reported as the search giving up.
   int64_t max_scenarios_per_job = 100000;
+  // kai's opt-in (spec.args restart-partly-moved-gangs): a victim gang that loses placed pods to a
+  // disruptive action restarts whole instead of keeping its re-placed pods running below minMember
+  // (KAI's behaviour, the default; docs/deviations.md).
+  bool restart_partly_moved_gangs = false;
   bool full_hierarchy_fairness = true;
 
   const PluginConfig* Plugin(std::string_view name) const;

@@ -1,6 +1,7 @@
 // Scheduler arguments from the SchedulingShard, and the scenario bound of the disruptive actions.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -35,22 +36,48 @@ TEST(ConfigTest, NegativeMaxScenariosNamesTheField) {
       << c.error().message;
 }
 
+TEST(ConfigTest, RestartPartlyMovedGangsIsOptIn) {
+  EXPECT_FALSE(ConfigFromShard(std::nullopt)->restart_partly_moved_gangs);
+  auto on = ConfigFromShard(ShardWithArg("restart-partly-moved-gangs", "true"));
+  ASSERT_TRUE(on.ok()) << on.error().message;
+  EXPECT_TRUE(on->restart_partly_moved_gangs);
+  auto off = ConfigFromShard(ShardWithArg("restart-partly-moved-gangs", "false"));
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_FALSE(off->restart_partly_moved_gangs);
+}
+
+TEST(ConfigTest, BadRestartPartlyMovedGangsNamesTheField) {
+  auto c = ConfigFromShard(ShardWithArg("restart-partly-moved-gangs", "yes"));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("spec.args.restart-partly-moved-gangs"), std::string::npos)
+      << c.error().message;
+  EXPECT_NE(c.error().message.find("expected true or false"), std::string::npos)
+      << c.error().message;
+}
+
+// The first cycle of an own scenario (tests/scenarios/<dir>), running only `action`, with its
+// shard's configuration changed by `tweak`.
+sim::CycleReport FirstCycle(const std::string& dir, const std::string& action,
+                            const std::function<void(SchedulerConfig&)>& tweak) {
+  auto state =
+      LoadManifests({std::string(KAI_SOURCE_DIR) + "/tests/scenarios/" + dir + "/scenario.yaml"});
+  EXPECT_TRUE(state.ok()) << state.error().message;
+  auto config = ConfigFromShard(state->shard).value();
+  config.actions = {action};
+  tweak(config);
+  sim::SimulateOptions options;
+  options.now = *ParseRfc3339("2025-01-01T12:00:00Z");
+  auto reports = sim::Simulate(*state, config, options);
+  EXPECT_TRUE(reports.ok());
+  return reports.value().front();
+}
+
 // With no scenario allowed, a reclaim that would succeed reports that its search gave up (not
 // that reclaim is impossible), and evicts nothing.
 TEST(ConfigTest, ScenarioBoundIsReportedAsGivingUp) {
-  const std::string dir =
-      std::string(KAI_SOURCE_DIR) + "/tests/scenarios/reclaim/min-runtime-elapsed-allows-reclaim";
-  auto state = LoadManifests({dir + "/scenario.yaml"});
-  ASSERT_TRUE(state.ok()) << state.error().message;
-  auto run = [&](int64_t bound) {
-    auto config = ConfigFromShard(state->shard).value();
-    config.actions = {"reclaim"};
-    config.max_scenarios_per_job = bound;
-    sim::SimulateOptions options;
-    options.now = *ParseRfc3339("2025-01-01T12:00:00Z");
-    auto reports = sim::Simulate(*state, config, options);
-    EXPECT_TRUE(reports.ok());
-    return reports.value().front();
+  auto run = [](int64_t bound) {
+    return FirstCycle("reclaim/min-runtime-elapsed-allows-reclaim", "reclaim",
+                      [&](SchedulerConfig& c) { c.max_scenarios_per_job = bound; });
   };
   const sim::CycleReport bounded = run(0);
   EXPECT_EQ(bounded.counts.evictions, 0);
@@ -60,6 +87,22 @@ TEST(ConfigTest, ScenarioBoundIsReportedAsGivingUp) {
   }
   EXPECT_TRUE(gave_up);
   EXPECT_GT(run(100000).counts.evictions, 0);  // the same cluster reclaims when searching
+}
+
+// The option decides what consolidation does to a gang it moves in part (tests/scenarios/
+// consolidation/gang-moves-whole): by default, as in KAI, only the moved pod is evicted and its
+// siblings keep running on their node; with the option the siblings restart with it.
+TEST(ConfigTest, RestartPartlyMovedGangsDecidesConsolidation) {
+  auto run = [](bool restart) {
+    return FirstCycle("consolidation/gang-moves-whole", "consolidation",
+                      [&](SchedulerConfig& c) { c.restart_partly_moved_gangs = restart; });
+  };
+  const sim::CycleReport kai_default = run(false);
+  EXPECT_EQ(kai_default.counts.evictions, 1);
+  EXPECT_EQ(kai_default.counts.pipelines, 2);
+  const sim::CycleReport restarted = run(true);
+  EXPECT_EQ(restarted.counts.evictions, 3);
+  EXPECT_EQ(restarted.counts.pipelines, 4);
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     Statement stmt(s);
     SolverConfig solver = spec.solver;
     solver.max_scenarios = s.config().max_scenarios_per_job;
+    solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
     SolveResult result = SolveJob(s, stmt, job, candidates, solver);
     if (debug) {
       std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried

@@ -301,7 +301,7 @@ class Search {
     }
     restarted_.clear();
     if (Simulate(victims)) {
-      RestartSplitVictims(victims);
+      if (cfg_.restart_split_gangs) RestartSplitVictims(victims);
       if (Accept(victims)) return true;
     }
     stmt_.Rollback(cp);
@@ -310,7 +310,7 @@ class Search {
 
   // A victim job that loses placed pods (moved or evicted) while others keep their place
   // (allocated: not pipelined, not releasing) must not run split: its victims placed back on their
-  // own node restart too (kai's choice, see docs/deviations.md; KAI keeps them running), first
+  // own node restart too (kai's opt-in, see docs/deviations.md; KAI keeps them running), first
   // those of PodSets left below their minimum, then, if the SubGroup tree is still not met, all of
   // them.
   // `before_` holds the victims' statuses before the scenario evicted them.

@@ -28,6 +28,9 @@ struct SolverConfig {
   // such evictions can still open a new home for a moved pod.
   bool skip_useless_victims = true;
   int64_t max_scenarios = 100000;  // bound on simulations per job
+  // A victim gang that loses placed pods restarts whole (its pods placed back on their own node
+  // too) instead of running split (KAI's behaviour; spec.args restart-partly-moved-gangs).
+  bool restart_split_gangs = false;
 };
 
 // One eviction unit of a victim job (VictimJobPods::TakeUnit): a surplus pod or SubGroup, else
