@@ -1,4 +1,4 @@
-// Fair share (the proportion plugin) at scale, and allocate on KAI's many-queues shape.
+// Fair share (the proportion plugin) at scale.
 //
 //   BM_FairShare1000Queues  ComputeQueueShares alone on a 3-level tree of 1,110 queues
 //                           (10 departments x 10 teams x 10 projects = 1,000 leaves), random
@@ -9,35 +9,19 @@
 //                           computes (requested / allocated are reset and re-accumulated, every
 //                           fair share is rewritten), so re-running it on one snapshot measures
 //                           exactly one computation.
-//   BM_ManyQueuesAllocate   KAI's BenchmarkManyQueues_MediumCluster
-//                           (pkg/scheduler/actions/benchmark_test.go,
-//                           createBenchmarkTopologyWithManyQueues(50, 200, 20)): 50 nodes x 8
-//                           GPUs, 200 pending one-pod one-GPU jobs (priority train), job i in
-//                           queue-(i % 20); queue-i (deserved 400/20 = 20 GPUs, overQuotaWeight
-//                           1) under dept-(i % 5) (deserved 400/5 = 80 GPUs, overQuotaWeight =
-//                           its deserved, as the Go harness sets). Times the allocate action
-//                           only (UseManualTime); every iteration must bind all 200 pods.
-//   BM_ManyQueuesCycle      the same shape, whole cycle: snapshot + session + plugins (fair
-//                           share) + allocate, which is what KAI's figure covers (BuildSession +
-//                           allocate.Execute inside b.N).
+// KAI's many-queues shape is BM_ManyQueues/50 in actions_bench.cc.
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 #include <optional>
 #include <random>
 #include <string>
 
-#include "generator.h"  // compiled once, by allocate_bench.cc, until CMakeLists.txt lists it
 #include "kai/framework/config.h"
-#include "kai/framework/plugin.h"
-#include "kai/framework/session.h"
 #include "kai/plugins/proportion/proportion.h"
 #include "kai/snapshot/snapshot.h"
 
 namespace kai::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
 constexpr int64_t kGpu = 1000;
@@ -179,92 +163,7 @@ void BM_FairShare1000Queues(benchmark::State& state) {
   state.counters["pods"] = static_cast<double>(snap.pods.size());
 }
 
-// ---------------------------------------------------------------------------------------------
-// KAI's many-queues shape.
-
-struct ManyQueues {
-  ClusterState state;
-  SchedulerConfig config;
-  UnixSeconds now = 0;
-  int jobs = 0;
-};
-
-const ManyQueues& GetManyQueues() {
-  static const ManyQueues fixture = [] {
-    constexpr int kNodes = 50, kJobs = 200, kQueues = 20;
-    constexpr int kDepts = (kQueues + 3) / 4;  // 5, as the Go harness computes it
-    const double total = kNodes * 8.0;
-    ClusterShape shape;
-    shape.nodes = kNodes;
-    shape.gpus_per_node = 8;
-    shape.jobs = kJobs;
-    shape.pods_per_job = 1;
-    shape.gpus_per_pod = 1;
-    for (int d = 0; d < kDepts; ++d) {
-      shape.queues.push_back(
-          QueueSpec{"dept-" + std::to_string(d), "", total / kDepts, -1, total / kDepts});
-    }
-    // Leaves are listed queue-0..19, so the generator's round-robin puts job i in queue-(i % 20).
-    for (int i = 0; i < kQueues; ++i) {
-      shape.queues.push_back(QueueSpec{"queue-" + std::to_string(i),
-                                       "dept-" + std::to_string(i % kDepts), total / kQueues, -1,
-                                       1});
-    }
-    ManyQueues f;
-    f.state = Generate(shape);
-    f.now = shape.now;
-    f.config = ConfigFromShard(std::nullopt).value();
-    f.jobs = kJobs;
-    return f;
-  }();
-  return fixture;
-}
-
-bool CheckBinds(benchmark::State& state, const Session& s, int expected) {
-  if (s.counters().binds == expected) return true;
-  state.SkipWithError(
-      ("expected " + std::to_string(expected) + " binds, got " + std::to_string(s.counters().binds))
-          .c_str());
-  return false;
-}
-
-void BM_ManyQueuesAllocate(benchmark::State& state) {
-  const ManyQueues& f = GetManyQueues();
-  const ActionInfo* allocate = FindAction("allocate");
-  for (auto _ : state) {
-    Session s(BuildSnapshot(f.state, f.now), f.config);
-    if (!s.OpenPlugins().ok()) {
-      state.SkipWithError("OpenPlugins failed");
-      break;
-    }
-    auto action = allocate->make();
-    const auto t0 = Clock::now();
-    action->Execute(s);
-    const auto t1 = Clock::now();
-    if (!CheckBinds(state, s, f.jobs)) break;
-    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
-  }
-  state.counters["jobs"] = f.jobs;
-}
-
-void BM_ManyQueuesCycle(benchmark::State& state) {
-  const ManyQueues& f = GetManyQueues();
-  const ActionInfo* allocate = FindAction("allocate");
-  for (auto _ : state) {
-    Session s(BuildSnapshot(f.state, f.now), f.config);
-    if (!s.OpenPlugins().ok()) {
-      state.SkipWithError("OpenPlugins failed");
-      break;
-    }
-    allocate->make()->Execute(s);
-    if (!CheckBinds(state, s, f.jobs)) break;
-  }
-  state.counters["jobs"] = f.jobs;
-}
-
 BENCHMARK(BM_FairShare1000Queues)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_ManyQueuesAllocate)->Unit(benchmark::kMillisecond)->UseManualTime();
-BENCHMARK(BM_ManyQueuesCycle)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace kai::bench

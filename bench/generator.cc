@@ -73,6 +73,105 @@ ClusterShape KaiAllocateShape(int nodes, int jobs) {
   return s;
 }
 
+namespace {
+
+// `jobs` one-pod one-GPU train jobs over queue-0..3, run as `run` says.
+ClusterShape KaiFourQueueShape(int nodes, int jobs, JobGroup::Run run) {
+  ClusterShape s = KaiAllocateShape(nodes, jobs);
+  JobGroup g;
+  g.jobs = jobs;
+  g.run = run;
+  s.job_groups = {g};
+  return s;
+}
+
+// The two queues of KAI's reclaim benchmarks, under the harness' implicit `default`.
+ClusterShape KaiReclaimShape(int nodes, const std::string& running_queue, double running_deserved,
+                             const std::string& pending_queue, double pending_deserved) {
+  ClusterShape s;
+  s.nodes = nodes;
+  s.node_prefix = "node";
+  s.gpus_per_node = 8;
+  s.queues = {{"default", "", -1, -1, -1},
+              {running_queue, "default", running_deserved, -1, 0},
+              {pending_queue, "default", pending_deserved, -1, 0}};
+  JobGroup running;
+  running.prefix = "running-job-";
+  running.jobs = nodes * 8;
+  running.queues = {running_queue};
+  running.run = JobGroup::Run::kAll;
+  s.job_groups = {running};
+  return s;
+}
+
+JobGroup PendingGang(const std::string& name, const std::string& queue, int pods, int gpus) {
+  JobGroup g;
+  g.name = name;
+  g.jobs = 1;
+  g.pods_per_job = pods;
+  g.gpus_per_pod = gpus;
+  g.queues = {queue};
+  return g;
+}
+
+}  // namespace
+
+ClusterShape KaiRunningShape(int nodes, int jobs) {
+  return KaiFourQueueShape(nodes, jobs, JobGroup::Run::kAll);
+}
+
+ClusterShape KaiMixedShape(int nodes, int jobs) {
+  return KaiFourQueueShape(nodes, jobs, JobGroup::Run::kEven);
+}
+
+ClusterShape KaiManyQueuesShape(int nodes, int jobs, int queues) {
+  const int depts = std::max((queues + 3) / 4, 1);
+  const double total = nodes * 8.0;
+  ClusterShape s;
+  s.nodes = nodes;
+  s.jobs = jobs;
+  for (int d = 0; d < depts; ++d) {
+    s.queues.push_back({"dept-" + std::to_string(d), "", total / depts, -1, total / depts});
+  }
+  // Leaves listed queue-0..n-1: the round-robin puts job i in queue-(i % n).
+  for (int i = 0; i < queues; ++i) {
+    s.queues.push_back(
+        {"queue-" + std::to_string(i), "dept-" + std::to_string(i % depts), total / queues, -1, 1});
+  }
+  return s;
+}
+
+ClusterShape KaiGangShape(int nodes, int jobs, int tasks) {
+  ClusterShape s = KaiAllocateShape(nodes, jobs);
+  s.pods_per_job = tasks;
+  return s;
+}
+
+ClusterShape KaiReclaimLargeJobsShape(int nodes) {
+  ClusterShape s = KaiReclaimShape(nodes, "queue-0", 0, "queue-1", nodes * 8.0);
+  s.job_groups.push_back(PendingGang("very-large-job", "queue-1", nodes / 2, 8));
+  return s;
+}
+
+ClusterShape KaiReclaimUnschedulableShape(int nodes) {
+  ClusterShape s = KaiReclaimShape(nodes, "queue-0", nodes * 8.0 - 80 + 1, "queue-1", 80);
+  s.job_groups.push_back(PendingGang("unschedulable-distributed-job", "queue-1", 10, 8));
+  return s;
+}
+
+ClusterShape KaiReclaimManySingleGPUShape(int nodes) {
+  const std::string running = "many-single-gpu-running-queue";
+  const std::string pending = "many-single-gpu-pending-queue";
+  ClusterShape s = KaiReclaimShape(nodes, running, 0, pending, nodes * 8.0);
+  s.job_groups[0].prefix = "many-single-gpu-running-job-";
+  JobGroup p;
+  p.prefix = "many-single-gpu-pending-job-";
+  p.jobs = nodes * 8;
+  p.queues = {pending};
+  s.job_groups.push_back(p);
+  return s;
+}
+
 ClusterShape KaiTopologyShape(const std::string& preferred_level) {
   ClusterShape s;
   s.topology_levels = {{"kai.scheduler/zone", "zone", 4},
@@ -115,15 +214,73 @@ std::optional<TopologyConstraintSpec> JobTopologyConstraint(const ClusterShape& 
                                 shape.job_preferred_level};
 }
 
+JobGroup LegacyJobGroup(const ClusterShape& shape) {
+  JobGroup g;
+  g.jobs = shape.jobs;
+  g.pods_per_job = shape.pods_per_job;
+  g.gpus_per_pod = shape.gpus_per_pod;
+  g.priority_class = shape.priority_class;
+  g.priority = shape.priority;
+  return g;
+}
+
+void AddPriorityClasses(const std::vector<JobGroup>& groups, ClusterState& st) {
+  for (const JobGroup& g : groups) {
+    const bool known =
+        std::any_of(st.priority_classes.begin(), st.priority_classes.end(),
+                    [&](const auto& pc) { return pc.meta.name == g.priority_class; });
+    if (known) continue;
+    PriorityClassObject pc;
+    pc.meta = Meta("PriorityClass", g.priority_class, false);
+    pc.value = g.priority;
+    st.priority_classes.push_back(std::move(pc));
+  }
+}
+
+bool JobRuns(const JobGroup& g, int j) {
+  return g.run == JobGroup::Run::kAll || (g.run == JobGroup::Run::kEven && j % 2 == 0);
+}
+
+// Job j of group g (pods appended to st.pods, running ones placed on their node).
+void AddJob(const ClusterShape& shape, const JobGroup& g, int j, const std::string& queue,
+            UnixSeconds created, ClusterState& st) {
+  PodGroupObject pg;
+  pg.meta = Meta("PodGroup", g.name.empty() ? g.prefix + std::to_string(j) : g.name, true);
+  pg.meta.creation = created;
+  pg.meta.labels = {{std::string(keys::kQueueLabel), queue}};
+  pg.queue = queue;
+  pg.priority_class_name = g.priority_class;
+  pg.min_member = g.pods_per_job;
+  pg.topology_constraint = JobTopologyConstraint(shape);
+  const bool runs = JobRuns(g, j);
+  if (runs) pg.last_start = shape.now - 60;  // the harness' last-start timestamp
+  Resources req;
+  req.milli_cpu = Quantity(shape.pod_cpu, 3);
+  req.memory = Quantity(shape.pod_memory, 0);
+  req.milli_gpu = int64_t{g.gpus_per_pod} * kMilliPerUnit;
+  req.pods = 1;
+  for (int p = 0; p < g.pods_per_job; ++p) {
+    PodObject pod;
+    pod.meta = Meta("Pod", pg.meta.name + "-" + std::to_string(p), true);
+    pod.meta.creation = created;
+    pod.meta.labels = {{std::string(keys::kQueueLabel), queue}, {"job-name", pod.meta.name}};
+    pod.meta.annotations = {{std::string(keys::kPodGroupAnnotation), pg.meta.name}};
+    pod.scheduler_name = std::string(keys::kSchedulerName);
+    pod.request = req;
+    pod.pod_group = pg.meta.name;
+    if (runs) {
+      pod.phase = "Running";
+      pod.node_name = shape.node_prefix + std::to_string((j * g.pods_per_job + p) % shape.nodes);
+    }
+    st.pods.push_back(std::move(pod));
+  }
+  st.pod_groups.push_back(std::move(pg));
+}
+
 }  // namespace
 
 ClusterState Generate(const ClusterShape& shape) {
   ClusterState st;
-
-  PriorityClassObject pc;
-  pc.meta = Meta("PriorityClass", shape.priority_class, false);
-  pc.value = shape.priority;
-  st.priority_classes.push_back(std::move(pc));
 
   Resources node_alloc;
   node_alloc.milli_cpu = Quantity(shape.node_cpu, 3);
@@ -142,7 +299,7 @@ ClusterState Generate(const ClusterShape& shape) {
   st.nodes.reserve(shape.nodes);
   for (int i = 0; i < shape.nodes; ++i) {
     NodeObject n;
-    n.meta = Meta("Node", "node-" + std::to_string(i), false);
+    n.meta = Meta("Node", shape.node_prefix + std::to_string(i), false);
     n.meta.labels = {
         {std::string(keys::kNodeGpuCount), std::to_string(shape.gpus_per_node)},
         {std::string(keys::kNodeGpuMemory), std::to_string(shape.gpu_memory_mib)},
@@ -169,36 +326,24 @@ ClusterState Generate(const ClusterShape& shape) {
   }
   if (leaves.empty()) std::abort();
 
-  Resources pod_req;
-  pod_req.milli_cpu = Quantity(shape.pod_cpu, 3);
-  pod_req.memory = Quantity(shape.pod_memory, 0);
-  pod_req.milli_gpu = int64_t{shape.gpus_per_pod} * kMilliPerUnit;
-  pod_req.pods = 1;
-  st.pod_groups.reserve(shape.jobs);
-  st.pods.reserve(static_cast<size_t>(shape.jobs) * shape.pods_per_job);
-  for (int j = 0; j < shape.jobs; ++j) {
-    const std::string& queue = leaves[j % leaves.size()];
-    const UnixSeconds created = shape.now - static_cast<UnixSeconds>(shape.jobs - j) * 60;
-    PodGroupObject pg;
-    pg.meta = Meta("PodGroup", "job-" + std::to_string(j), true);
-    pg.meta.creation = created;
-    pg.meta.labels = {{std::string(keys::kQueueLabel), queue}};
-    pg.queue = queue;
-    pg.priority_class_name = shape.priority_class;
-    pg.min_member = shape.pods_per_job;
-    pg.topology_constraint = JobTopologyConstraint(shape);
-    for (int p = 0; p < shape.pods_per_job; ++p) {
-      PodObject pod;
-      pod.meta = Meta("Pod", pg.meta.name + "-" + std::to_string(p), true);
-      pod.meta.creation = created;
-      pod.meta.labels = {{std::string(keys::kQueueLabel), queue}, {"job-name", pod.meta.name}};
-      pod.meta.annotations = {{std::string(keys::kPodGroupAnnotation), pg.meta.name}};
-      pod.scheduler_name = std::string(keys::kSchedulerName);
-      pod.request = pod_req;
-      pod.pod_group = pg.meta.name;
-      st.pods.push_back(std::move(pod));
+  std::vector<JobGroup> groups = shape.job_groups;
+  if (groups.empty()) groups.push_back(LegacyJobGroup(shape));
+  AddPriorityClasses(groups, st);
+  int total_jobs = 0;
+  size_t total_pods = 0;
+  for (const JobGroup& g : groups) {
+    total_jobs += g.jobs;
+    total_pods += static_cast<size_t>(g.jobs) * g.pods_per_job;
+  }
+  st.pod_groups.reserve(total_jobs);
+  st.pods.reserve(total_pods);
+  int job_index = 0;
+  for (const JobGroup& g : groups) {
+    const std::vector<std::string>& queues = g.queues.empty() ? leaves : g.queues;
+    for (int j = 0; j < g.jobs; ++j, ++job_index) {
+      const UnixSeconds created = shape.now - static_cast<UnixSeconds>(total_jobs - job_index) * 60;
+      AddJob(shape, g, j, queues[j % queues.size()], created, st);
     }
-    st.pod_groups.push_back(std::move(pg));
   }
   return st;
 }

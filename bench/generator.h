@@ -36,9 +36,27 @@ struct TopologyLevelShape {
   int count = 1;
 };
 
+// One group of jobs (PodGroups with minMember = pods_per_job, each pod asking gpus_per_pod GPUs),
+// named <prefix><i>, i from 0. `queues` receive the jobs round-robin (empty: every leaf queue of
+// the shape, in listed order). Running jobs: pod p of job i runs on node (i * pods_per_job + p) %
+// nodes (kEven: only the even-numbered jobs run, KAI's "half running, half pending").
+struct JobGroup {
+  enum class Run { kNone, kAll, kEven };
+  std::string prefix = "job-";
+  std::string name;  // the name of a single job (jobs == 1); empty: <prefix><i>
+  int jobs = 0;
+  int pods_per_job = 1;
+  int gpus_per_pod = 1;
+  std::vector<std::string> queues;
+  std::string priority_class = "train";
+  int priority = 50;
+  Run run = Run::kNone;
+};
+
 struct ClusterShape {
-  // Nodes.
+  // Nodes, named <node_prefix><i>.
   int nodes = 100;
+  std::string node_prefix = "node-";
   int gpus_per_node = 8;
   std::string node_cpu = "20000";  // allocatable, Kubernetes quantities (literal cores)
   std::string node_memory = "20G";
@@ -47,7 +65,11 @@ struct ClusterShape {
   std::string node_memory_capacity = "30G";
   int gpu_memory_mib = 100;  // nvidia.com/gpu.memory label
 
-  // Jobs: `jobs` PodGroups with minMember = pods_per_job, each pod asking `gpus_per_pod` GPUs.
+  // Jobs: `jobs` PodGroups with minMember = pods_per_job, each pod asking `gpus_per_pod` GPUs,
+  // pending, round-robin over the leaf queues. Used when `job_groups` is empty; otherwise the
+  // groups are generated in order, and the i-th of all n jobs is created at now - (n - i) minutes
+  // as the harness does (earlier groups are older).
+  std::vector<JobGroup> job_groups;
   int jobs = 500;
   int pods_per_job = 1;
   int gpus_per_pod = 1;
@@ -79,6 +101,36 @@ std::vector<QueueSpec> QueuesUnderDefault(int leaves, double gpu_quota, double g
 // queue-0/1 under dept-a, queue-2/3 under dept-b; each queue deserves a quarter of the GPUs
 // (overQuotaWeight 1, no limit); each department deserves half (overQuotaWeight = that half).
 ClusterShape KaiAllocateShape(int nodes, int jobs);
+
+// The other shapes of KAI's benchmark_test.go, with KAI's queues as in KaiAllocateShape:
+// createBenchmarkTopologyWithRunningJobs: every job running, job i on node i % nodes;
+ClusterShape KaiRunningShape(int nodes, int jobs);
+// createBenchmarkTopologyWithMixedJobs: the even-numbered jobs running (on node i % nodes), the
+// odd ones pending;
+ClusterShape KaiMixedShape(int nodes, int jobs);
+// createBenchmarkTopologyWithManyQueues: `queues` leaves queue-i under dept-(i % d),
+// d = ceil(queues / 4); each leaf deserves gpus / queues (overQuotaWeight 1), each department
+// gpus / d (overQuotaWeight = that);
+ClusterShape KaiManyQueuesShape(int nodes, int jobs, int queues);
+// createBenchmarkTopologyWithGangJobs: pending jobs of `tasks` one-GPU pods (minMember = tasks).
+ClusterShape KaiGangShape(int nodes, int jobs, int tasks);
+
+// KAI's reclaim benchmarks (pkg/scheduler/actions/integration_tests/reclaim/
+// reclaim_large_job_topology_test.go, reclaim_many_single_gpu_topology_test.go,
+// pkg/scheduler/actions/reclaim/reclaim_benchmark_test.go). Nodes `node<i>` x 8 GPUs, both
+// queues under the harness' implicit `default`, overQuotaWeight 0, priority train:
+// ReclaimLargeJobs: nodes * 8 running one-GPU jobs `running-job-<i>` of queue-0 (deserved 0), job i
+// on node i % nodes; a pending gang `very-large-job` of nodes / 2 pods x 8 GPUs in queue-1
+// (deserved nodes * 8).
+ClusterShape KaiReclaimLargeJobsShape(int nodes);
+// ReclaimUnschedulableDistributedJob: the same running jobs with queue-0 deserving
+// nodes * 8 - 80 + 1, and a pending gang `unschedulable-distributed-job` of 10 pods x 8 GPUs in
+// queue-1 (deserved 80): reclaiming 80 GPUs would take queue-0 below its deserved quota.
+ClusterShape KaiReclaimUnschedulableShape(int nodes);
+// ReclaimManySingleGPUJobs: nodes * 8 running one-GPU jobs `many-single-gpu-running-job-<i>` of
+// many-single-gpu-running-queue (deserved 0), and as many pending one-GPU jobs
+// `many-single-gpu-pending-job-<i>` of many-single-gpu-pending-queue (deserved nodes * 8).
+ClusterShape KaiReclaimManySingleGPUShape(int nodes);
 
 // KAI's topology scale test (test/e2e/scale, "Allocate with preferred topology": 48.7 s end to
 // end): 512 nodes x 8 GPUs as 4 zones x 8 blocks x 8 racks x 2 nodes, one gang of 512 pods x

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "harness.h"
 #include "kai/framework/config.h"
 #include "kai/framework/plugin.h"
 #include "kai/framework/session.h"
@@ -78,6 +79,10 @@ void CountersOf(benchmark::State& state, const SessionCounters& c) {
   state.counters["pipelines"] = c.pipelines;
   state.counters["evictions"] = c.evictions;
 }
+
+// Issue #315's case: 4 of the 6 Deployment replicas bind on the 16 free GPUs; the two replicas
+// left and both gangs (8 pods) are pipelined onto GPUs that reclaim frees.
+constexpr Expect kExpect{.binds = 4, .pipelined = 8};
 
 constexpr std::array<const char*, 5> kDefaultActions = {"allocate", "consolidation", "reclaim",
                                                         "preempt", "stalegangeviction"};
@@ -150,6 +155,7 @@ void BM_ProductionActions(benchmark::State& state) {
     }
     state.SetIterationTime(total);
     last = s.counters();
+    if (!CheckOutcome(state, CountOutcome(s), kExpect)) break;
   }
   ShapeCounters(state, f);
   const double n = static_cast<double>(state.iterations());
@@ -174,6 +180,10 @@ void RunCycle(benchmark::State& state, bool churn) {
     }
     for (const ActionInfo* a : actions) a->make()->Execute(s);
     last = s.counters();
+    state.PauseTiming();
+    const bool ok = CheckOutcome(state, CountOutcome(s), kExpect);
+    state.ResumeTiming();
+    if (!ok) break;
   }
   Restore(f);
   ShapeCounters(state, f);
