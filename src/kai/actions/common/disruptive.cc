@@ -18,7 +18,7 @@ std::vector<JobId> Candidates(const Session& s, JobId preemptor, const Disruptiv
   std::vector<JobId> out;
   for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
     if (j == preemptor || s.snap().jobs[j].queue == kNone) continue;
-    if (!MayBeVictim(s.snap().jobs[j]) || EvictablePods(s, j).empty()) continue;
+    if (!MayBeVictim(s.snap().jobs[j]) || !HasEvictablePod(s, j)) continue;
     if (!spec.candidate(s, preemptor, j)) continue;
     out.push_back(j);
     if (spec.max_victim_jobs >= 0 && static_cast<int64_t>(out.size()) > spec.max_victim_jobs) break;

@@ -84,8 +84,12 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
   }
 }
 
-JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse)
-    : session_(s), reverse_(reverse), leaf_jobs_(s.snap().queues.size()) {
+JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse,
+                   std::function<bool(JobId, JobId)> first)
+    : session_(s),
+      reverse_(reverse),
+      job_first_(std::move(first)),
+      leaf_jobs_(s.snap().queues.size()) {
   for (JobId j : jobs) {
     const QueueId q = s.snap().jobs[j].queue;
     if (q == kNone) continue;
@@ -94,13 +98,6 @@ JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool revers
   }
   for (auto& v : leaf_jobs_)
     std::make_heap(v.begin(), v.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
-}
-
-void JobQueue::SetJobOrder(std::function<bool(JobId, JobId)> first) {
-  job_first_ = std::move(first);
-  for (auto& v : leaf_jobs_) {
-    std::make_heap(v.begin(), v.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
-  }
 }
 
 bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {

@@ -25,10 +25,10 @@ class JobQueue {
  public:
   JobQueue(const Session& session, JobQueueOptions options);
   // A queue over the given jobs only. `reverse` pops in victim order: the queue that would be
-  // served last and, inside it, the job that would be scheduled last, first.
-  JobQueue(const Session& session, const std::vector<JobId>& jobs, bool reverse);
-  // Replaces the order of jobs inside a leaf queue (true when the first goes first).
-  void SetJobOrder(std::function<bool(JobId, JobId)> first);
+  // served last and, inside it, the job that would be scheduled last, first. `first`, when set,
+  // replaces the order of jobs inside a leaf queue (true when the first goes first).
+  JobQueue(const Session& session, const std::vector<JobId>& jobs, bool reverse,
+           std::function<bool(JobId, JobId)> first = {});
   bool Empty() const;
   // Removes and returns the next job, or kNone.
   JobId Pop();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
-#include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "kai/actions/common/job_queue.h"
@@ -14,29 +14,60 @@
 
 namespace kai::actions {
 
+namespace {
+
+// Every active-allocated pod, Pipelined ones included, as KAI's GetTasksToEvict takes them; of a
+// semi-preemptible job only those above the floors.
+bool Evictable(const SnapJob& job, const SnapPod& pod) {
+  return IsActiveAllocated(pod.status) && !(job.semi_preemptible && pod.in_floor);
+}
+
+}  // namespace
+
 std::vector<PodId> EvictablePods(const Session& s, JobId job) {
   std::vector<PodId> out;
   const SnapJob& j = s.snap().jobs[job];
   for (PodId p : j.pods) {
-    const SnapPod& pod = s.snap().pods[p];
-    // Every active-allocated pod, Pipelined ones included, as KAI's GetTasksToEvict takes them;
-    // of a semi-preemptible job only those above the floors.
-    if (IsActiveAllocated(pod.status) && !(j.semi_preemptible && pod.in_floor)) out.push_back(p);
+    if (Evictable(j, s.snap().pods[p])) out.push_back(p);
   }
   return out;
 }
 
-VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
-    : session_(s), queue_(s, jobs, /*reverse=*/true) {
-  for (JobId j : jobs) remaining_.emplace(j, VictimJobPods(s, j));
-  queue_.SetJobOrder([this](JobId a, JobId b) { return VictimFirst(a, b); });
+bool HasEvictablePod(const Session& s, JobId job) {
+  const SnapJob& j = s.snap().jobs[job];
+  return std::any_of(j.pods.begin(), j.pods.end(),
+                     [&](PodId p) { return Evictable(j, s.snap().pods[p]); });
 }
+
+namespace {
+
+std::vector<int> Slots(const Session& s, const std::vector<JobId>& jobs) {
+  std::vector<int> slot(s.snap().jobs.size(), -1);
+  for (size_t i = 0; i < jobs.size(); ++i) slot[jobs[i]] = static_cast<int>(i);
+  return slot;
+}
+
+std::vector<VictimJobPods> RemainingPods(const Session& s, const std::vector<JobId>& jobs) {
+  std::vector<VictimJobPods> out;
+  out.reserve(jobs.size());
+  for (JobId j : jobs) out.emplace_back(s, j);
+  return out;
+}
+
+}  // namespace
+
+// The remaining pods are built before the queue, whose heap orders jobs by them.
+VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
+    : session_(s),
+      slot_(Slots(s, jobs)),
+      remaining_(RemainingPods(s, jobs)),
+      queue_(s, jobs, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); }) {}
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
   const SnapJob& ja = session_.snap().jobs[a];
   const SnapJob& jb = session_.snap().jobs[b];
   if (ja.priority != jb.priority) return ja.priority < jb.priority;
-  const GangLevel ga = remaining_.at(a).Level(), gb = remaining_.at(b).Level();
+  const GangLevel ga = Remaining(a).Level(), gb = Remaining(b).Level();
   if (ga != gb) return ga > gb;
   if (ja.creation != jb.creation) return ja.creation > jb.creation;
   return ja.uid > jb.uid;
@@ -46,7 +77,7 @@ EvictionUnit VictimQueue::Next() {
   EvictionUnit unit;
   unit.job = queue_.Pop();
   if (unit.job == kNone) return unit;
-  VictimJobPods& pods = remaining_.at(unit.job);
+  VictimJobPods& pods = Remaining(unit.job);
   unit.pods = pods.TakeUnit();
   if (!pods.Empty() && !unit.pods.empty()) queue_.Push(unit.job);  // the rest competes again
   return unit;
@@ -285,9 +316,7 @@ class Search {
 
   bool TryScenario(const std::vector<PodId>& victims) {
     if (victims.empty()) return false;
-    std::vector<PodId> key = victims;
-    std::sort(key.begin(), key.end());
-    if (!tried_.insert(key).second) return false;
+    if (!FirstTry(victims)) return false;
     if (!Possible(victims)) {
       ++result_.scenarios_pruned;
       return false;
@@ -346,6 +375,37 @@ class Search {
   void Restart(PodId victim) {
     stmt_.Restart(victim);
     restarted_.push_back(victim);
+  }
+
+  // Order-independent fingerprint of a victim set (pods are distinct): a sum of mixed ids.
+  static uint64_t Fingerprint(const std::vector<PodId>& victims) {
+    uint64_t h = victims.size();
+    for (PodId p : victims) {
+      uint64_t x = static_cast<uint64_t>(p) + 0x9e3779b97f4a7c15ULL;
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+      h += x ^ (x >> 31);
+    }
+    return h;
+  }
+
+  // True the first time a victim set is seen. Sets are kept unsorted under their fingerprint and
+  // compared as sets only when fingerprints collide, so the growing accumulated scenarios are
+  // not sorted on every step (that was quadratic in the victims).
+  bool FirstTry(const std::vector<PodId>& victims) {
+    std::vector<std::vector<PodId>>& same = tried_[Fingerprint(victims)];
+    if (!same.empty()) {
+      std::vector<PodId> sorted = victims;
+      std::sort(sorted.begin(), sorted.end());
+      for (const std::vector<PodId>& seen : same) {
+        if (seen.size() != sorted.size()) continue;
+        std::vector<PodId> other = seen;
+        std::sort(other.begin(), other.end());
+        if (other == sorted) return false;
+      }
+    }
+    same.push_back(victims);
+    return true;
   }
 
   // The preemptor, then the victims' jobs in order of first appearance.
@@ -440,7 +500,7 @@ class Search {
   std::vector<bool> listed_;       // scratch of SimulatedJobs
   std::vector<PodId> restarted_;   // victims of the scenario restarted in place with their gang
   std::vector<PodStatus> before_;  // the scenario's victims' statuses before it evicted them
-  std::set<std::vector<PodId>> tried_;
+  std::unordered_map<uint64_t, std::vector<std::vector<PodId>>> tried_;  // by Fingerprint
   SolveResult result_;
 };
 

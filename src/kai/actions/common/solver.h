@@ -47,6 +47,9 @@ int64_t WholeGpuDemand(const Session& session, const std::vector<PodId>& tasks);
 
 // Pods of a job a disruptive action may evict: every active-allocated pod.
 std::vector<PodId> EvictablePods(const Session& session, JobId job);
+// EvictablePods(session, job) is not empty, without building the list (it runs for every job for
+// every preemptor).
+bool HasEvictablePod(const Session& session, JobId job);
 
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
 // last first). A job that still has pods after giving a unit goes back into the queue and is
@@ -61,8 +64,12 @@ class VictimQueue {
   // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.
   bool VictimFirst(JobId a, JobId b) const;
 
+  VictimJobPods& Remaining(JobId job) { return remaining_[slot_[job]]; }
+  const VictimJobPods& Remaining(JobId job) const { return remaining_[slot_[job]]; }
+
   const Session& session_;
-  std::unordered_map<JobId, VictimJobPods> remaining_;
+  std::vector<int> slot_;  // per job id: its index in remaining_ (-1: not a candidate)
+  std::vector<VictimJobPods> remaining_;
   JobQueue queue_;
 };
 

@@ -31,12 +31,18 @@ int64_t Resolve(const Snapshot& snap, QueueId q, QueueRuntime field, int64_t fal
   return fallback;
 }
 
+bool OnPathToRoot(const Snapshot& snap, QueueId from, QueueId q) {
+  for (; from != kNone; from = snap.queues[from].parent) {
+    if (from == q) return true;
+  }
+  return false;
+}
+
+// Without allocating: it runs for every reclaimer x victim job pair.
 QueueId VictimSideOfLca(const Snapshot& snap, QueueId reclaimer, QueueId victim) {
-  std::vector<QueueId> up;
-  for (QueueId q = reclaimer; q != kNone; q = snap.queues[q].parent) up.push_back(q);
   QueueId child = victim;
   for (QueueId q = victim; q != kNone; child = q, q = snap.queues[q].parent) {
-    if (std::find(up.begin(), up.end(), q) != up.end()) return q == victim ? victim : child;
+    if (OnPathToRoot(snap, reclaimer, q)) return q == victim ? victim : child;
   }
   return victim;
 }

@@ -50,23 +50,31 @@ struct ReclaimState {
 bool PriorityInQuota(const ReclaimState& st, const SnapQueue& reclaimer, const Amounts& allocated,
                      const Amounts& request, const SnapQueue& victim);
 
-std::vector<QueueId> PathFromRoot(const Snapshot& snap, QueueId q) {
-  std::vector<QueueId> path;
-  for (; q != kNone; q = snap.queues[q].parent) path.insert(path.begin(), q);
-  return path;
+int Depth(const Snapshot& snap, QueueId q) {
+  int d = 0;
+  for (; q != kNone; q = snap.queues[q].parent) ++d;
+  return d;
 }
 
-// The reclaimer's and the victim's queues at the first level where their paths differ.
+QueueId Ancestor(const Snapshot& snap, QueueId q, int levels_up) {
+  for (; levels_up > 0; --levels_up) q = snap.queues[q].parent;
+  return q;
+}
+
+// The reclaimer's and the victim's queues at the first level where their paths from the roots
+// differ; when one path is a prefix of the other, the last shared queue on both sides. Walks up
+// the tree without allocating (it runs for every reclaimer x victim job pair).
 std::pair<QueueId, QueueId> Leveled(const Snapshot& snap, QueueId reclaimer, QueueId victim) {
-  const auto a = PathFromRoot(snap, reclaimer);
-  const auto b = PathFromRoot(snap, victim);
-  QueueId ra = kNone, rb = kNone;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    ra = a[i];
-    rb = b[i];
-    if (ra != rb) break;
+  if (reclaimer == kNone || victim == kNone) return {kNone, kNone};
+  const int da = Depth(snap, reclaimer), db = Depth(snap, victim);
+  const int common = std::min(da, db);
+  QueueId a = Ancestor(snap, reclaimer, da - common);
+  QueueId b = Ancestor(snap, victim, db - common);
+  while (a != b && snap.queues[a].parent != snap.queues[b].parent) {
+    a = snap.queues[a].parent;
+    b = snap.queues[b].parent;
   }
-  return {ra, rb};
+  return {a, b};
 }
 
 int64_t Deserved(const SnapQueue& q, size_t i) { return q.Quota(kQueueResources[i]).quota; }
