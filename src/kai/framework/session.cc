@@ -28,6 +28,7 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
   candidates_ = all_nodes_;
   scored_ = all_nodes_;
   room_version_ = NextRoomVersion();
+  job_versions_.assign(snap_.jobs.size(), NextRoomVersion());
   ranking_ = std::make_unique<NodeRanking>(*this);
 }
 
@@ -120,6 +121,8 @@ bool Session::NodeScoreKey(PodId pod, std::string& key) const {
 
 void Session::RoomMayHaveGrown() { room_version_ = NextRoomVersion(); }
 
+void Session::JobChanged(JobId job) { job_versions_[job] = NextRoomVersion(); }
+
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
   for (const auto& f : predicates_) {
     NodeVerdict v = f(*this, pod, node);
@@ -139,6 +142,7 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
                       const std::vector<std::string>* groups) {
   ++placement_version_;
   SnapPod& pod = snap_.pods[id];
+  if (pod.job != kNone) JobChanged(pod.job);
   const bool was_allocated = IsActiveAllocated(pod.status);
   // A shared-GPU pod being released and pipelined onto other GPUs (of its node or another) is a
   // second instance: the first keeps releasing its GPUs until it is gone (KAI adds the task again

@@ -218,6 +218,10 @@ class Session {
                const std::vector<std::string>* groups = nullptr);
   // Changes with every MovePod: state derived from pod placement can be cached against it.
   uint64_t PlacementVersion() const { return placement_version_; }
+  // Changes whenever a pod of the job moves or a Statement commits one of its pods: state derived
+  // from the job's pods (its next tasks) can be cached against it. Unique across sessions.
+  uint64_t JobVersion(JobId job) const { return job_versions_[job]; }
+  void JobChanged(JobId job);
   // Changes whenever a pod leaves a node (evicted, moved back, rolled back): while it stays the
   // same, free room (idle + releasing) on every node can only have shrunk. Unique across
   // sessions.
@@ -275,6 +279,7 @@ class Session {
   SessionCounters counters_;
   uint64_t placement_version_ = 0;
   uint64_t room_version_ = 0;
+  std::vector<uint64_t> job_versions_;
   std::vector<NodeId> node_changes_;
   std::unique_ptr<NodeRanking> ranking_;
   std::vector<std::vector<Reason>> job_reasons_;

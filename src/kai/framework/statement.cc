@@ -107,6 +107,7 @@ void Statement::Commit() {
   for (const Op& op : ops_) {
     SnapPod& p = session_.snap().pods[op.pod];
     p.virtually_evicted = false;
+    if (p.job != kNone) session_.JobChanged(p.job);
     switch (op.kind) {
       case Kind::kAllocate:
         if (p.status == PodStatus::kAllocated) {

@@ -140,14 +140,13 @@ int Prefer(bool a, bool b) { return a == b ? 0 : (a ? -1 : 1); }
 
 int CompareDouble(double a, double b) { return a == b ? 0 : (a < b ? -1 : 1); }
 
-// KAI's queue order (queue_order.go), first decisive rule wins.
-int CompareQueues(const Session& s, QueueId qa, JobId ja, QueueId qb, JobId jb) {
+// KAI's queue order (queue_order.go), first decisive rule wins; ra and rb are the queue views of
+// the two jobs' next-step requests.
+int CompareQueues(const Session& s, QueueId qa, const Resources& ra, QueueId qb,
+                  const Resources& rb) {
   const Snapshot& snap = s.snap();
   const SnapQueue& a = snap.queues[qa];
   const SnapQueue& b = snap.queues[qb];
-  // KAI sizes the job with virtually evicted pods counted as pending (isRealAllocation=false).
-  const Resources ra = QueueView(TasksToAllocateRequest(s, ja, false));
-  const Resources rb = QueueView(TasksToAllocateRequest(s, jb, false));
   if (int c = Prefer(!OverFairShare(a), !OverFairShare(b))) return c;
   if (int c = Prefer(WithinDeserved(a, ra), WithinDeserved(b, rb))) return c;
   if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;
@@ -165,7 +164,10 @@ class ProportionPlugin : public Plugin {
 
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
-    s.AddQueueOrder(CompareQueues);
+    next_steps_.assign(s.snap().jobs.size(), NextStep{});
+    s.AddQueueOrder([this](const Session& ss, QueueId qa, JobId ja, QueueId qb, JobId jb) {
+      return CompareQueues(ss, qa, NextStepRequest(ss, ja), qb, NextStepRequest(ss, jb));
+    });
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
       auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
@@ -180,6 +182,22 @@ class ProportionPlugin : public Plugin {
   }
 
  private:
+  // A job's next-step request in the queue view, valid while the job's version is unchanged.
+  struct NextStep {
+    uint64_t version = 0;  // 0: not computed (session versions start at 1)
+    Resources request;
+  };
+
+  // KAI sizes the job with virtually evicted pods counted as pending (isRealAllocation=false).
+  const Resources& NextStepRequest(const Session& s, JobId j) {
+    NextStep& step = next_steps_[j];
+    if (step.version != s.JobVersion(j)) {
+      step.request = QueueView(TasksToAllocateRequest(s, j, false));
+      step.version = s.JobVersion(j);
+    }
+    return step.request;
+  }
+
   static void Account(Session& s, PodId p, int sign) {
     const SnapPod& pod = s.snap().pods[p];
     if (pod.job == kNone) return;
@@ -200,6 +218,7 @@ class ProportionPlugin : public Plugin {
   double k_value_;
   double multiplier_;
   bool priority_in_quota_;
+  std::vector<NextStep> next_steps_;  // per job
 };
 
 std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
