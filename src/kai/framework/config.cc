@@ -89,6 +89,10 @@ std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& 
       if (!err && c.max_scenarios_per_job < 0) err = "expected a count of 0 or more";
     } else if (key == "restart-partly-moved-gangs") {
       err = ParseBool(value, c.restart_partly_moved_gangs);
+    } else if (key == "max-search-time-per-job") {
+      const auto ms = ParseGoDurationMillis(value);
+      if (!ms || *ms < 0) err = "expected a duration of 0 or more such as 500ms";
+      if (ms && *ms >= 0) c.max_search_millis_per_job = *ms;
     } else if (key == "default-staleness-grace-period") {
       auto d = ParseGoDuration(value);
       if (d)

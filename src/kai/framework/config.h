@@ -33,6 +33,10 @@ struct SchedulerConfig {
   // disruptive action restarts whole instead of keeping its re-placed pods running below minMember
   // (KAI's behaviour, the default; docs/deviations.md).
   bool restart_partly_moved_gangs = false;
+  // The same bound in time (spec.args max-search-time-per-job, a duration), in milliseconds of
+  // the session's monotonic clock; 0 (the default) leaves the search bounded by count only, so
+  // that decisions never depend on machine speed.
+  int64_t max_search_millis_per_job = 0;
   bool full_hierarchy_fairness = true;
 
   const PluginConfig* Plugin(std::string_view name) const;

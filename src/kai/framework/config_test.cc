@@ -65,28 +65,71 @@ sim::CycleReport FirstCycle(const std::string& dir, const std::string& action,
   auto config = ConfigFromShard(state->shard).value();
   config.actions = {action};
   tweak(config);
+  int64_t clock = 0;  // the search clock jumps a second per reading
   sim::SimulateOptions options;
   options.now = *ParseRfc3339("2025-01-01T12:00:00Z");
+  options.monotonic_millis = [&clock] { return clock += 1000; };
   auto reports = sim::Simulate(*state, config, options);
   EXPECT_TRUE(reports.ok());
   return reports.value().front();
 }
 
+// One reclaim cycle of an own scenario that reclaims when searching, with `bounds` applied.
+sim::CycleReport ReclaimOnce(const std::function<void(SchedulerConfig&)>& bounds) {
+  return FirstCycle("reclaim/min-runtime-elapsed-allows-reclaim", "reclaim", bounds);
+}
+
+// Whether some pod's reason says the reclaim search gave up, naming `bound`.
+bool GaveUp(const sim::CycleReport& report, const std::string& bound) {
+  for (const auto& pod : report.pods) {
+    for (const auto& r : pod.reasons) {
+      if (r.detail.starts_with("reclaim gave up") && r.detail.find(bound) != std::string::npos) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // With no scenario allowed, a reclaim that would succeed reports that its search gave up (not
 // that reclaim is impossible), and evicts nothing.
 TEST(ConfigTest, ScenarioBoundIsReportedAsGivingUp) {
-  auto run = [](int64_t bound) {
-    return FirstCycle("reclaim/min-runtime-elapsed-allows-reclaim", "reclaim",
-                      [&](SchedulerConfig& c) { c.max_scenarios_per_job = bound; });
-  };
-  const sim::CycleReport bounded = run(0);
+  const sim::CycleReport bounded =
+      ReclaimOnce([](SchedulerConfig& c) { c.max_scenarios_per_job = 0; });
   EXPECT_EQ(bounded.counts.evictions, 0);
-  bool gave_up = false;
-  for (const auto& pod : bounded.pods) {
-    for (const auto& r : pod.reasons) gave_up = gave_up || r.detail.find("reclaim gave up") == 0;
+  EXPECT_TRUE(GaveUp(bounded, "max-scenarios-per-job"));
+  // The same cluster reclaims when searching.
+  EXPECT_GT(ReclaimOnce([](SchedulerConfig&) {}).counts.evictions, 0);
+}
+
+TEST(ConfigTest, SearchTimeBoundParsesDurations) {
+  auto c = ConfigFromShard(ShardWithArg("max-search-time-per-job", "250ms"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->max_search_millis_per_job, 250);
+  EXPECT_EQ(
+      ConfigFromShard(ShardWithArg("max-search-time-per-job", "1.5s"))->max_search_millis_per_job,
+      1500);
+  EXPECT_EQ(ConfigFromShard(std::nullopt)->max_search_millis_per_job, 0);  // unbounded
+  for (const char* bad : {"-1s", "soon", "10"}) {
+    auto e = ConfigFromShard(ShardWithArg("max-search-time-per-job", bad));
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.error().message.find("spec.args.max-search-time-per-job"), std::string::npos)
+        << e.error().message;
   }
-  EXPECT_TRUE(gave_up);
-  EXPECT_GT(run(100000).counts.evictions, 0);  // the same cluster reclaims when searching
+}
+
+// The time bound reads the injected clock (a second per reading): a 500 ms bound stops the
+// search at its first check and the reason names the time bound; without a bound the clock is
+// never consulted, and an hour is plenty even for this clock.
+TEST(ConfigTest, SearchTimeBoundIsReportedAsGivingUp) {
+  const sim::CycleReport bounded =
+      ReclaimOnce([](SchedulerConfig& c) { c.max_search_millis_per_job = 500; });
+  EXPECT_EQ(bounded.counts.evictions, 0);
+  EXPECT_TRUE(GaveUp(bounded, "max-search-time-per-job"));
+  EXPECT_GT(ReclaimOnce([](SchedulerConfig&) {}).counts.evictions, 0);
+  const sim::CycleReport hour =
+      ReclaimOnce([](SchedulerConfig& c) { c.max_search_millis_per_job = 3600 * 1000; });
+  EXPECT_GT(hour.counts.evictions, 0);
 }
 
 // The option decides what consolidation does to a gang it moves in part (tests/scenarios/

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <numeric>
 
 #include "kai/snapshot/semi_preemptible.h"
@@ -33,6 +34,12 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
 }
 
 Session::~Session() = default;
+
+int64_t Session::MonotonicMillis() const {
+  if (clock_) return clock_();
+  const auto since = std::chrono::steady_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(since).count();
+}
 
 Result<bool> Session::OpenPlugins() {
   for (const PluginConfig& pc : config_.plugins) {

@@ -134,6 +134,12 @@ class Session {
   const Snapshot& snap() const { return snap_; }
   const SchedulerConfig& config() const { return config_; }
   UnixSeconds now() const { return snap_.now; }
+  // Monotonic milliseconds for the disruptive search's time bound (spec.args
+  // max-search-time-per-job); read only when that bound is set. Injected: tests install a fake,
+  // the default reads std::chrono::steady_clock.
+  using MonotonicClock = std::function<int64_t()>;
+  void SetMonotonicClock(MonotonicClock clock) { clock_ = std::move(clock); }
+  int64_t MonotonicMillis() const;
 
   void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
@@ -253,6 +259,7 @@ class Session {
  private:
   Snapshot snap_;
   SchedulerConfig config_;
+  MonotonicClock clock_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<JobOrderFn> job_order_;
   std::vector<TaskOrderFn> task_order_;

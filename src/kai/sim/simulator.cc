@@ -166,6 +166,7 @@ Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& opti
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
                              const SimulateOptions& options, int cycle) {
   Session session(BuildSimSnapshot(world, options), config);
+  if (options.monotonic_millis) session.SetMonotonicClock(options.monotonic_millis);
   if (auto opened = session.OpenPlugins(); !opened.ok()) return opened.error();
   for (const std::string& name : config.actions) {
     const ActionInfo* info = FindAction(name);

@@ -51,6 +51,7 @@ struct SimulateOptions {
   int cycles = 1;
   std::set<std::string> no_recreate;         // PodGroup names whose evicted pods stay Releasing
   const usage::UsageStore* usage = nullptr;  // time-based fair share history, optional
+  Session::MonotonicClock monotonic_millis;  // the sessions' search clock (default: steady)
 };
 
 // Snapshot of `world` at `now`, with queue usage from the store when there is one.

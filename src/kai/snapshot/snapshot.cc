@@ -560,13 +560,36 @@ int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share) {
   return std::llround(portion * 100) * (kMilliPerUnit / 100);
 }
 
+int64_t MigProfileGpus(std::string_view name) {
+  if (!name.starts_with(keys::kMigResourcePrefix)) return 0;
+  name.remove_prefix(keys::kMigResourcePrefix.size());
+  int64_t gpus = 0;
+  const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), gpus);
+  const std::string_view rest(end, static_cast<size_t>(name.data() + name.size() - end));
+  int64_t memory = 0;
+  if (ec != std::errc() || gpus <= 0 || !rest.starts_with("g.")) return 0;
+  const std::string_view mem = rest.substr(2);
+  const auto [mend, mec] = std::from_chars(mem.data(), mem.data() + mem.size(), memory);
+  if (mec != std::errc() || std::string_view(mend, mem.data() + mem.size() - mend) != "gb")
+    return 0;
+  return gpus;
+}
+
+int64_t MigMilliGpus(const Resources& r) {
+  int64_t milli = 0;
+  for (const auto& [id, amount] : r.scalars) {
+    milli += MigProfileGpus(ResourceName(id)) * amount * kMilliPerUnit;
+  }
+  return milli;
+}
+
 int64_t RequestedMilliGpu(const SnapPod& pod) {
   if (pod.share.kind == GpuShareKind::kFraction) {
     const double portion = static_cast<double>(pod.share.portion_milli) / kMilliPerUnit;
     return std::llround(portion * 100) * (kMilliPerUnit / 100) * pod.share.devices;
   }
   if (pod.share.kind == GpuShareKind::kMemory) return pod.memory_request_milli_gpu;
-  return pod.request.milli_gpu;
+  return pod.request.milli_gpu + MigMilliGpus(pod.request);
 }
 
 Resources QueueResources(const SnapPod& pod) {
@@ -609,7 +632,7 @@ void AddPodToNode(SnapNode& node, SnapPod& pod, PodStatus status) {
   ApplyVector(node, Tracked(node, pod), status, +1);
   if (pod.legacy_mig) ++node.legacy_mig_pods;
   if (!pod.share.IsShared()) {
-    pod.accepted_milli_gpu = pod.request.milli_gpu;
+    pod.accepted_milli_gpu = pod.request.milli_gpu + MigMilliGpus(pod.request);
     return;
   }
   pod.accepted_milli_gpu = SharedPortionOn(node, pod.share) * pod.share.devices;

@@ -253,8 +253,13 @@ void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status);
 // devices; its portion of one device there, in milli-GPU rounded up to 0.01 GPU (KAI).
 int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share);
 int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share);
+// GPUs one MIG instance counts for in queue accounting: g of `nvidia.com/mig-<g>g.<m>gb` (KAI's
+// GetGpusQuota); 0 for any other resource name.
+int64_t MigProfileGpus(std::string_view resource_name);
+// Milli-GPUs of the MIG instances among r's scalars, g GPUs per instance.
+int64_t MigMilliGpus(const Resources& r);
 // Queue-accounting GPUs of a pod that asks (pending): whole GPUs, fraction x devices rounded to
-// 0.01 GPU, or a gpu-memory pod's memory_request_milli_gpu.
+// 0.01 GPU, a gpu-memory pod's memory_request_milli_gpu, or its MIG instances' GPUs.
 int64_t RequestedMilliGpu(const SnapPod& pod);
 // Queue-accounting resources (cpu, memory, gpu) of a pod: accepted ones when it holds resources,
 // requested ones otherwise.

@@ -82,7 +82,10 @@ std::string FormatRfc3339(UnixSeconds t) {
   return buf;
 }
 
-std::optional<int64_t> ParseGoDuration(std::string_view s) {
+namespace {
+
+// Sums the duration's terms in seconds (a double, as Go's parser accumulates in one number).
+std::optional<double> GoDurationSeconds(std::string_view s) {
   if (s.empty()) return std::nullopt;
   bool negative = false;
   size_t pos = 0;
@@ -90,7 +93,7 @@ std::optional<int64_t> ParseGoDuration(std::string_view s) {
     negative = s[0] == '-';
     pos = 1;
   }
-  if (s.substr(pos) == "0") return 0;
+  if (s.substr(pos) == "0") return 0.0;
   double total = 0;
   bool any = false;
   while (pos < s.size()) {
@@ -123,9 +126,22 @@ std::optional<int64_t> ParseGoDuration(std::string_view s) {
     total += value * scale;
     any = true;
   }
-  if (!any || !(total < 9.2e18)) return std::nullopt;  // also rejects NaN and overflow
-  const auto secs = static_cast<int64_t>(total);
-  return negative ? -secs : secs;
+  if (!any || !(total < 9.2e15)) return std::nullopt;  // also rejects NaN and overflow
+  return negative ? -total : total;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseGoDuration(std::string_view s) {
+  const auto seconds = GoDurationSeconds(s);
+  if (!seconds) return std::nullopt;
+  return static_cast<int64_t>(*seconds);
+}
+
+std::optional<int64_t> ParseGoDurationMillis(std::string_view s) {
+  const auto seconds = GoDurationSeconds(s);
+  if (!seconds) return std::nullopt;
+  return static_cast<int64_t>(*seconds * 1000);
 }
 
 }  // namespace kai

@@ -14,5 +14,7 @@ std::optional<UnixSeconds> ParseRfc3339(std::string_view text);
 std::string FormatRfc3339(UnixSeconds t);
 // Parses a Go duration ("60s", "1m30s", "2h", "-1s", "0"); returns seconds (fractions truncated).
 std::optional<int64_t> ParseGoDuration(std::string_view text);
+// The same in milliseconds (fractions truncated): "250ms" is 250, "1.5s" is 1500.
+std::optional<int64_t> ParseGoDurationMillis(std::string_view text);
 
 }  // namespace kai

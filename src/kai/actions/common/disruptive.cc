@@ -67,6 +67,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     SolverConfig solver = spec.solver;
     solver.max_scenarios = s.config().max_scenarios_per_job;
     solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
+    solver.max_millis = s.config().max_search_millis_per_job;
     SolveResult result = SolveJob(s, stmt, job, candidates, solver);
     if (debug) {
       std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried
@@ -80,8 +81,8 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                                 std::to_string(result.scenarios_pruned) + " pruned";
       Explain(s, job,
               result.gave_up
-                  ? spec.action + " gave up: " + victims + tried +
-                        ", the limit (spec.args max-scenarios-per-job) before any fit"
+                  ? spec.action + " gave up: " + victims + tried + ", the limit (spec.args " +
+                        result.bound + ") before any fit"
                   : spec.action + " impossible: " + victims + tried + ", none fit the job");
       continue;
     }

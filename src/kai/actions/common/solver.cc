@@ -116,6 +116,7 @@ class Search {
       const int64_t g = s_.snap().pods[t].request.milli_gpu;
       if (g > 0 && (min_task_gpu_ == 0 || g < min_task_gpu_)) min_task_gpu_ = g;
     }
+    if (cfg_.max_millis > 0) deadline_ = s_.MonotonicMillis() + cfg_.max_millis;
     base_.assign(s_.snap().nodes.size(), 0);
     base_slots_ = 0;
     for (size_t n = 0; n < base_.size(); ++n) {
@@ -150,10 +151,7 @@ class Search {
     int64_t gpu_tasks = 0;
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
     while (!victims.Empty()) {
-      if (result_.scenarios_tried >= cfg_.max_scenarios) {
-        result_.gave_up = true;
-        return false;
-      }
+      if (OutOfBudget()) return false;
       EvictionUnit next = victims.Next();
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
         // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
@@ -204,6 +202,19 @@ class Search {
       }
     }
     return false;
+  }
+
+  // Whether a bound (scenario count, then time) ends the search; records which one.
+  bool OutOfBudget() {
+    if (result_.scenarios_tried >= cfg_.max_scenarios) {
+      result_.bound = "max-scenarios-per-job";
+    } else if (deadline_ >= 0 && s_.MonotonicMillis() >= deadline_) {
+      result_.bound = "max-search-time-per-job";
+    } else {
+      return false;
+    }
+    result_.gave_up = true;
+    return true;
   }
 
   // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
@@ -492,6 +503,7 @@ class Search {
   int64_t free_gpus_ = 0;
   int64_t whole_gpus_ = 0;  // whole GPUs the tasks need (shared ones may use shared groups)
   int64_t min_task_gpu_ = 0;
+  int64_t deadline_ = -1;  // session-clock milliseconds at which the search stops; -1: none
   std::vector<int64_t> base_;
   int64_t base_slots_ = 0;
   Resources min_evicted_;

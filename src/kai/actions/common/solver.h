@@ -31,6 +31,7 @@ struct SolverConfig {
   // A victim gang that loses placed pods restarts whole (its pods placed back on their own node
   // too) instead of running split (KAI's behaviour; spec.args restart-partly-moved-gangs).
   bool restart_split_gangs = false;
+  int64_t max_millis = 0;  // bound on search time per job (session clock); 0: none
 };
 
 // One eviction unit of a victim job (VictimJobPods::TakeUnit): a surplus pod or SubGroup, else
@@ -81,7 +82,8 @@ struct SolveResult {
   std::vector<PodId> restarted;
   int scenarios_tried = 0;
   int scenarios_pruned = 0;
-  bool gave_up = false;  // the scenario bound stopped the search before it was exhausted
+  bool gave_up = false;  // a bound stopped the search before it was exhausted
+  std::string bound;     // which one, as its spec.args key (when gave_up)
 };
 
 // Solves for the next tasks of `job`; on success the statement holds the solution (uncommitted).

@@ -16,12 +16,12 @@ using kai::proportion::DivideResource;
 using kai::proportion::DivisionParams;
 using kai::proportion::DivisionQueue;
 
-// Only cpu, memory and gpu take part in queue accounting.
+// Only cpu, memory and gpu take part in queue accounting; MIG instances count as their GPUs.
 Resources QueueView(const Resources& r) {
   Resources out;
   out.milli_cpu = r.milli_cpu;
   out.memory = r.memory;
-  out.milli_gpu = r.milli_gpu;
+  out.milli_gpu = r.milli_gpu + MigMilliGpus(r);
   return out;
 }
 
@@ -286,9 +286,11 @@ std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf, boo
 }
 
 std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf,
-                                         const Resources& request,
-                                         const Resources& protected_request) {
+                                         const Resources& pod_request,
+                                         const Resources& pod_protected_request) {
   if (leaf == kNone) return std::nullopt;
+  const Resources request = QueueView(pod_request);
+  const Resources protected_request = QueueView(pod_protected_request);
   for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
     if (auto r = OverLimit(snap.queues[q], request)) return r;
   }
