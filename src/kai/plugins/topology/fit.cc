@@ -33,12 +33,46 @@ bool Homogeneous(const Snapshot& snap, std::span<const PodId> tasks) {
 // Copies of `need` that fit in `have` along one resource (need > 0).
 int64_t Copies(int64_t have, int64_t need) { return have <= 0 ? 0 : have / need; }
 
+// A task's request as the topology filter sees it: a gpu-fraction pod asks fraction x devices
+// GPUs (KAI's ResReqVector); a gpu-memory pod asks none there.
+Resources TopologyRequest(const SnapPod& pod) {
+  Resources r = pod.request;
+  if (pod.share.kind == GpuShareKind::kFraction) {
+    r.milli_gpu = pod.share.portion_milli * pod.share.devices;
+  }
+  return r;
+}
+
+// Free GPUs of a node's partly used shared GPUs, as fractions of a device (KAI
+// AvailableSharedGPUFractions: float64, kept so that the copies counted match KAI's).
+double SharedGpuFractions(const SnapNode& node) {
+  if (node.gpu_memory_mib <= 0) return 0;
+  double total = 0;
+  for (const GpuGroup& g : node.gpu_groups) {
+    if (g.used <= 0) continue;
+    const int64_t available = node.gpu_memory_mib - g.allocated + g.releasing;
+    if (available > 0) {
+      total += static_cast<double>(available) / static_cast<double>(node.gpu_memory_mib);
+    }
+  }
+  return total;
+}
+
+// Copies of a fractional GPU request a node holds along the GPU dimension: its free whole GPUs
+// plus the free fractions of its shared ones, over the fraction (KAI's float division).
+int64_t FractionalGpuCopies(const SnapNode& node, int64_t free_milli_gpu, int64_t need_milli) {
+  const double free =
+      static_cast<double>(free_milli_gpu) / kMilliPerUnit + SharedGpuFractions(node);
+  const double need = static_cast<double>(need_milli) / kMilliPerUnit;
+  return free < need ? 0 : static_cast<int64_t>(free / need);
+}
+
 }  // namespace
 
 Demand DemandOf(const Snapshot& snap, std::span<const PodId> tasks) {
   Demand d;
   for (PodId p : tasks) {
-    const Resources& r = snap.pods[p].request;
+    const Resources r = TopologyRequest(snap.pods[p]);
     d.total += r;
     d.largest = d.pods == 0 ? r : Max(d.largest, r);
     ++d.pods;
@@ -53,8 +87,13 @@ int64_t NodeAccommodation(const Demand& demand, const SnapNode& node) {
   Resources need = one;
   if (node.allocatable.pods == 0) need.pods = 0;  // a node without a pod count limits nothing
   const Resources free = node.idle + node.releasing;
-  if (!FitsIn(need, free)) return 0;
+  const bool fractional = need.milli_gpu > 0 && need.milli_gpu < kMilliPerUnit;
   int64_t copies = std::numeric_limits<int64_t>::max();
+  if (fractional) {
+    copies = FractionalGpuCopies(node, free.milli_gpu, need.milli_gpu);
+    need.milli_gpu = 0;  // counted above
+  }
+  if (copies == 0 || !FitsIn(need, free)) return 0;
   for (CoreResource r :
        {CoreResource::kCpu, CoreResource::kMemory, CoreResource::kGpu, CoreResource::kPods}) {
     if (need.Get(r) > 0) copies = std::min(copies, Copies(free.Get(r), need.Get(r)));

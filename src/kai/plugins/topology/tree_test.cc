@@ -161,5 +161,54 @@ TEST(TopologyFit, BestEffortTasksFitAnywhere) {
   EXPECT_EQ(NodeAccommodation(d, f.snap.nodes[2]), 5);
 }
 
+// A fractional task is counted along the GPU dimension too, as KAI counts it: the node's free
+// whole GPUs plus the free fractions of its shared GPUs, over the fraction. n1 has 2 GPUs of
+// 100 MiB; a running 0.5 pod shares one (group g1), the other is idle: 1.5 / 0.25 = 6 copies
+// (CPU alone would allow 8), 1.5 / 0.5 = 3.
+TEST(TopologyFit, FractionalTasksCountFreeFractionsOfSharedGpus) {
+  std::string yaml = R"(apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  labels: {nvidia.com/gpu.memory: '100'}
+status:
+  allocatable: {cpu: '8', memory: 8Gi, pods: '110', nvidia.com/gpu: '2'}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: running
+  namespace: default
+  labels: {runai-gpu-group: g1}
+  annotations: {gpu-fraction: '0.5'}
+spec:
+  nodeName: n1
+  containers: [{name: c, resources: {requests: {cpu: '1'}}}]
+status: {phase: Running}
+)";
+  for (const char* f : {"0.25", "0.5"}) {
+    yaml += std::string("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p") + f +
+            "\n  namespace: default\n  annotations: {gpu-fraction: '" + f +
+            "'}\nspec:\n  containers: [{name: c, resources: {requests: {cpu: '1'}}}]\n"
+            "status: {phase: Pending}\n";
+  }
+  ClusterState state;
+  const auto errors = DecodeManifestText(yaml, "t.yaml", state);
+  ASSERT_TRUE(errors.empty()) << errors.front();
+  const Snapshot snap = BuildSnapshot(state, kNow);
+  auto copies = [&](const std::string& pod) {
+    for (PodId p = 0; p < static_cast<PodId>(snap.pods.size()); ++p) {
+      if (snap.pods[p].name != pod) continue;
+      const PodId tasks[] = {p};
+      Demand d = DemandOf(snap, tasks);
+      d.pods = 100;
+      return NodeAccommodation(d, snap.nodes[0]);
+    }
+    return int64_t{-1};
+  };
+  EXPECT_EQ(copies("p0.25"), 6);
+  EXPECT_EQ(copies("p0.5"), 3);
+}
+
 }  // namespace
 }  // namespace kai::plugins::topology
