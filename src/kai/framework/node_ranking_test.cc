@@ -158,7 +158,8 @@ TEST(NodeRanking, FollowsPlacementsEvictionsAndRollbacksSpread) {
 }
 
 TEST(NodeRanking, NotUsedOnASubsetOfTheNodes) {
-  Session s(BuildSnapshot(World(1), kNow), Config("binpack"));
+  const ClusterState world = World(1);  // the snapshot points into it: it must outlive s
+  Session s(BuildSnapshot(world, kNow), Config("binpack"));
   ASSERT_TRUE(s.OpenPlugins().ok());
   const std::vector<NodeId> some = {0, 1, 2};
   s.SetCandidateNodes(some);
