@@ -60,6 +60,8 @@
 #include <string>
 #include <vector>
 
+#include "property_support.h"
+
 #include "kai/framework/config.h"
 #include "kai/framework/plugin.h"
 #include "kai/framework/session.h"
@@ -83,6 +85,9 @@
 namespace kai {
 namespace {
 
+using testing::Chance;
+using testing::Uniform;
+
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
 constexpr int kCycles = 6;
 // CTest runs every TEST in its own process, so each one sweeps all worlds: keep a sweep short.
@@ -97,19 +102,8 @@ constexpr int64_t kGi = int64_t{1} << 30;
 // Random worlds.
 
 ObjectMeta Meta(std::string kind, std::string name, bool namespaced) {
-  ObjectMeta m;
-  m.kind = std::move(kind);
-  m.uid = name;
-  m.name = std::move(name);
-  if (namespaced) m.ns = "default";
-  m.source = "property-test";
-  return m;
+  return testing::PropertyMeta(std::move(kind), std::move(name), namespaced, "property-test");
 }
-
-int Uniform(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-bool Chance(std::mt19937_64& rng, double p) { return std::bernoulli_distribution(p)(rng); }
 
 QueueObject MakeQueue(const std::string& name, const std::string& parent, QueueResource gpu,
                       UnixSeconds creation) {

@@ -30,23 +30,18 @@
 namespace kai {
 namespace {
 
+using testing::Chance;
+using testing::Uniform;
+
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
 constexpr int kWorlds = testing::SweepWorlds(2000);
 constexpr int kCycles = 4;
 
 ObjectMeta Meta(std::string kind, std::string name, bool namespaced) {
-  ObjectMeta m;
-  m.kind = std::move(kind);
-  m.uid = name;
-  m.name = std::move(name);
-  if (namespaced) m.ns = "default";
+  ObjectMeta m = testing::PropertyMeta(std::move(kind), std::move(name), namespaced,
+                                       "gpu-sharing-property-test");
   m.creation = kNow - 600;
-  m.source = "gpu-sharing-property-test";
   return m;
-}
-
-int Uniform(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
 }
 
 QueueObject Queue(const std::string& name, const std::string& parent, int64_t quota) {

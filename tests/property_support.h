@@ -10,7 +10,31 @@
 #endif
 #endif
 
+#include <random>
+#include <string>
+#include <utility>
+
+#include "kai/model/cluster.h"
+
 namespace kai::testing {
+
+inline int Uniform(std::mt19937_64& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+inline bool Chance(std::mt19937_64& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+
+// Metadata of an object a property test builds: uid = name, namespace "default" when namespaced,
+// `source` naming the test.
+inline ObjectMeta PropertyMeta(std::string kind, std::string name, bool namespaced,
+                               std::string source) {
+  ObjectMeta m;
+  m.kind = std::move(kind);
+  m.uid = name;
+  m.name = std::move(name);
+  if (namespaced) m.ns = "default";
+  m.source = std::move(source);
+  return m;
+}
 
 // The number of random worlds a sweep checks: `release` in a plain build, a tenth under ASan.
 constexpr int SweepWorlds(int release) {

@@ -41,23 +41,16 @@
 namespace kai {
 namespace {
 
+using testing::Chance;
+using testing::Uniform;
+
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
 constexpr int kCycles = 4;
 constexpr int kWorlds = testing::SweepWorlds(3000);
 
-int Uniform(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-bool Chance(std::mt19937_64& rng, double p) { return std::bernoulli_distribution(p)(rng); }
-
 ObjectMeta Meta(std::string kind, std::string name, bool namespaced) {
-  ObjectMeta m;
-  m.kind = std::move(kind);
-  m.uid = name;
-  m.name = std::move(name);
-  if (namespaced) m.ns = "default";
-  m.source = "subgroup-property-test";
-  return m;
+  return testing::PropertyMeta(std::move(kind), std::move(name), namespaced,
+                               "subgroup-property-test");
 }
 
 class WorldBuilder {
