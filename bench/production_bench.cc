@@ -13,7 +13,13 @@
 //                                     preempt, stalegangeviction); per-action ms as counters.
 //                                     KAI: 176-290 ms.
 //   BM_ProductionFullCycle            snapshot + session + plugins + five actions + teardown.
-//   BM_ProductionCycleAfterChurn      churn + the full cycle: the "incremental + cycle" figure.
+//   BM_ProductionCycleAfterChurn      churn + the full cycle with a full rebuild.
+//   BM_ProductionSnapshotIncremental  the same churn, then SnapshotCache::Update (kai's
+//                                     incremental snapshot: only the changed pods, their nodes
+//                                     and jobs are derived again).
+//   BM_ProductionCycleIncremental     churn + incremental snapshot + session + plugins + five
+//                                     actions, the snapshot lent to the session and returned:
+//                                     the steady-state cycle of a running scheduler.
 // Phase benchmarks time their region with a steady clock (UseManualTime).
 #include <benchmark/benchmark.h>
 
@@ -27,6 +33,7 @@
 #include "kai/framework/config.h"
 #include "kai/framework/plugin.h"
 #include "kai/framework/session.h"
+#include "kai/snapshot/cache.h"
 #include "kai/snapshot/snapshot.h"
 #include "production_shape.h"
 
@@ -165,15 +172,63 @@ void BM_ProductionActions(benchmark::State& state) {
   CountersOf(state, last);
 }
 
-// Snapshot + session + plugins + the five actions; `churn` flips 1 % of the pods first.
-void RunCycle(benchmark::State& state, bool churn) {
+// The churn as the cache hears of it: the flipped pods, changed in place.
+ClusterChanges ChurnChanges(const Fixture& f) {
+  ClusterChanges changes;
+  changes.pods = f.churn;
+  return changes;
+}
+
+void CacheCounters(benchmark::State& state, const SnapshotCache& cache) {
+  const SnapshotCacheStats& st = cache.stats();
+  const double n = static_cast<double>(std::max<int64_t>(1, st.incremental_updates));
+  state.counters["full_builds"] = static_cast<double>(st.full_builds);
+  state.counters["pods_rederived"] = static_cast<double>(st.pods_rederived) / n;
+  state.counters["nodes_rederived"] = static_cast<double>(st.nodes_rederived) / n;
+  state.counters["jobs_rederived"] = static_cast<double>(st.jobs_rederived) / n;
+}
+
+void BM_ProductionSnapshotIncremental(benchmark::State& state) {
+  Fixture& f = GetFixture();
+  SnapshotCache cache;
+  cache.Update(f.state, f.shape.now, {});
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    Churn(f);
+    const Snapshot& snap = cache.Update(f.state, f.shape.now, ChurnChanges(f));
+    const auto t1 = Clock::now();
+    benchmark::DoNotOptimize(snap.pods.data());
+    state.SetIterationTime(Seconds(t0, t1));
+  }
+  Restore(f);
+  ShapeCounters(state, f);
+  CacheCounters(state, cache);
+  state.counters["changed_pods"] = static_cast<double>(f.churn.size());
+}
+
+enum class CycleKind {
+  kFull,              // snapshot built in full, no churn
+  kChurnRebuild,      // 1 % churn, snapshot built in full
+  kChurnIncremental,  // 1 % churn, snapshot from the cache (lent to the session, returned)
+};
+
+// Snapshot + session + plugins + the five actions.
+void RunCycle(benchmark::State& state, CycleKind kind) {
   Fixture& f = GetFixture();
   std::vector<const ActionInfo*> actions;
   for (const char* name : kDefaultActions) actions.push_back(FindAction(name));
+  const bool incremental = kind == CycleKind::kChurnIncremental;
+  SnapshotCache cache;
+  if (incremental) cache.Update(f.state, f.shape.now, {});
+  auto snapshot = [&]() -> Snapshot {
+    if (!incremental) return BuildSnapshot(f.state, f.shape.now);
+    cache.Update(f.state, f.shape.now, ChurnChanges(f));
+    return cache.Lend();
+  };
   SessionCounters last;
   for (auto _ : state) {
-    if (churn) Churn(f);
-    Session s(BuildSnapshot(f.state, f.shape.now), f.config);
+    if (kind != CycleKind::kFull) Churn(f);
+    Session s(snapshot(), f.config);
     if (!s.OpenPlugins().ok()) {
       state.SkipWithError("OpenPlugins failed");
       break;
@@ -183,22 +238,30 @@ void RunCycle(benchmark::State& state, bool churn) {
     state.PauseTiming();
     const bool ok = CheckOutcome(state, CountOutcome(s), kExpect);
     state.ResumeTiming();
+    if (incremental) cache.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
     if (!ok) break;
   }
   Restore(f);
   ShapeCounters(state, f);
   CountersOf(state, last);
+  if (incremental) CacheCounters(state, cache);
 }
 
-void BM_ProductionFullCycle(benchmark::State& state) { RunCycle(state, false); }
-void BM_ProductionCycleAfterChurn(benchmark::State& state) { RunCycle(state, true); }
-
+void BM_ProductionFullCycle(benchmark::State& state) { RunCycle(state, CycleKind::kFull); }
+void BM_ProductionCycleAfterChurn(benchmark::State& state) {
+  RunCycle(state, CycleKind::kChurnRebuild);
+}
+void BM_ProductionCycleIncremental(benchmark::State& state) {
+  RunCycle(state, CycleKind::kChurnIncremental);
+}
 BENCHMARK(BM_ProductionSnapshotBuild)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_ProductionSnapshotAfterChurn)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_ProductionSessionOpen)->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(10);
 BENCHMARK(BM_ProductionActions)->Unit(benchmark::kMillisecond)->UseManualTime();
 BENCHMARK(BM_ProductionFullCycle)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ProductionCycleAfterChurn)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ProductionSnapshotIncremental)->Unit(benchmark::kMillisecond)->UseManualTime();
+BENCHMARK(BM_ProductionCycleIncremental)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace kai::bench

@@ -600,6 +600,8 @@ Violations CheckWorld(ClusterState world, const SchedulerConfig& config, Stats* 
   Violations v;
   sim::SimulateOptions options;
   options.now = kNow;
+  options.verify_snapshot_cache = true;  // every cycle after the first runs on the cache
+  sim::CycleCache cycles;
   std::vector<std::string> prints = {Fingerprint(world)};
   std::vector<SessionCounters> counts;
   for (int cycle = 1; cycle <= kCycles; ++cycle) {
@@ -607,7 +609,7 @@ Violations CheckWorld(ClusterState world, const SchedulerConfig& config, Stats* 
     const auto running_before = RunningPerGroup(world);
     const auto probe = checker.Probe(config);
 
-    auto report = sim::RunCycle(world, config, options, cycle);
+    auto report = sim::RunCycle(world, config, options, cycle, &cycles);
     if (!report.ok()) {
       v["determinism"] = "RunCycle failed: " + report.error().message;
       return v;

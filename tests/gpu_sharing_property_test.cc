@@ -242,13 +242,15 @@ TEST(GpuSharingProperty, GroupsNeverOverfilledNorSharedWithWholeGpus) {
   const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
   sim::SimulateOptions options;
   options.now = kNow;
+  options.verify_snapshot_cache = true;  // every cycle after the first runs on the cache
   int placed_shared = 0;
   for (uint64_t seed = 1; seed <= kWorlds; ++seed) {
     std::vector<NodeSpec> specs;
     ClusterState world = RandomWorld(seed, specs);
+    sim::CycleCache cycles;
     for (int cycle = 1; cycle <= kCycles; ++cycle) {
       const ClusterState before = world;
-      auto rep = sim::RunCycle(world, config, options, cycle);
+      auto rep = sim::RunCycle(world, config, options, cycle, &cycles);
       ASSERT_TRUE(rep.ok()) << "seed " << seed << ": " << rep.error().message;
       const std::string failure = Check(before, specs, rep.value());
       ASSERT_EQ(failure, "") << "seed " << seed << " cycle " << cycle << "\n"

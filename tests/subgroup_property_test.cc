@@ -260,6 +260,7 @@ void ExpectFloorsHold(bool restart_partly_moved_gangs) {
   config.restart_partly_moved_gangs = restart_partly_moved_gangs;
   sim::SimulateOptions options;
   options.now = kNow;
+  options.verify_snapshot_cache = true;  // every cycle after the first runs on the cache
   int with_evictions = 0;
   // KAI_PROPERTY_SEED=<seed> checks that one world only.
   const char* only = std::getenv("KAI_PROPERTY_SEED");
@@ -269,8 +270,9 @@ void ExpectFloorsHold(bool restart_partly_moved_gangs) {
     ClusterState world = WorldBuilder(seed).Build();
     const ClusterState start = world;
     ASSERT_EQ(BrokenFloor(world), "") << "seed " << seed << " starts broken";
+    sim::CycleCache cycles;
     for (int cycle = 1; cycle <= kCycles; ++cycle) {
-      auto report = sim::RunCycle(world, config, options, cycle);
+      auto report = sim::RunCycle(world, config, options, cycle, &cycles);
       ASSERT_TRUE(report.ok()) << report.error().message;
       with_evictions += report.value().counts.evictions > 0;
       std::string evictions;

@@ -148,6 +148,7 @@ std::optional<Reason> Session::CheckJobCapacity(JobId job, const std::vector<Pod
 void Session::MovePod(PodId id, PodStatus status, NodeId node,
                       const std::vector<std::string>* groups) {
   ++placement_version_;
+  moved_pods_.push_back(id);
   SnapPod& pod = snap_.pods[id];
   if (pod.job != kNone) JobChanged(pod.job);
   const bool was_allocated = IsActiveAllocated(pod.status);

@@ -240,6 +240,11 @@ class Session {
   std::span<const NodeId> NodeChanges() const { return node_changes_; }
   // For code that changes node accounting other than by MovePod (Statement restoring GPU state).
   void NodeChanged(NodeId node) { node_changes_.push_back(node); }
+  // Every pod MovePod moved in this session, in order (a pod may repeat).
+  std::span<const PodId> MovedPods() const { return moved_pods_; }
+  // Gives the snapshot back, e.g. to the SnapshotCache it was lent from (which derives the moved
+  // pods and changed nodes again). Only destruction may follow.
+  Snapshot TakeSnapshot() { return std::move(snap_); }
 
   // Outcomes, for output and explanations.
   SessionCounters& counters() { return counters_; }
@@ -258,6 +263,7 @@ class Session {
 
  private:
   Snapshot snap_;
+  std::vector<PodId> moved_pods_;
   SchedulerConfig config_;
   MonotonicClock clock_;
   std::vector<std::unique_ptr<Plugin>> plugins_;

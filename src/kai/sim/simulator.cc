@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "kai/snapshot/compare.h"
+
 #include "kai/framework/plugin.h"
 #include "kai/k8s/keys.h"
 
@@ -85,9 +87,10 @@ void Recreate(PodObject& pod) {
   pod.nominated_node.clear();
 }
 
-// Moves the world on after a cycle (FORMAT.md §4).
-void Advance(ClusterState& world, const Session& s, const SimulateOptions& options) {
+// Moves the world on after a cycle (FORMAT.md §4); returns what changed in it.
+ClusterChanges Advance(ClusterState& world, const Session& s, const SimulateOptions& options) {
   const Snapshot& snap = s.snap();
+  ClusterChanges changes;
   for (size_t i = 0; i < world.pods.size(); ++i) {
     PodObject& pod = world.pods[i];
     const SnapPod& sp = snap.pods[i];
@@ -121,14 +124,17 @@ void Advance(ClusterState& world, const Session& s, const SimulateOptions& optio
         }
         break;
       default:
-        break;
+        continue;
     }
+    changes.pods.push_back(i);
   }
+  changes.bind_requests = !world.bind_requests.empty();
   world.bind_requests.clear();  // every Binding pod is Running now
   for (size_t j = 0; j < world.pod_groups.size(); ++j) {
     world.pod_groups[j].last_start = snap.jobs[j].last_start;
     world.pod_groups[j].stale_since = snap.jobs[j].stale_since;
   }
+  return changes;
 }
 
 }  // namespace
@@ -152,38 +158,75 @@ usage::QueueUsage QueueUsageOf(Snapshot& snap, QueueId id,
   return q.usage;
 }
 
+void ApplyUsage(Snapshot& snap, const SimulateOptions& options) {
+  if (!options.usage || options.usage->empty()) return;
+  const auto usage = options.usage->Usage(options.now, options.usage->params());
+  for (QueueId root : snap.root_queues) QueueUsageOf(snap, root, usage);
+}
+
+// The cycle's snapshot from the cache, checked against a full build when asked.
+Result<Snapshot> CachedSnapshot(const ClusterState& world, const SimulateOptions& options,
+                                CycleCache& cycles, int cycle) {
+  Snapshot& snap = cycles.cache.Update(world, options.now, cycles.changes);
+  ApplyUsage(snap, options);
+  if (options.verify_snapshot_cache) {
+    const std::string diff = SnapshotDifference(BuildSimSnapshot(world, options), snap);
+    if (!diff.empty()) {
+      return Error{"cycle " + std::to_string(cycle) +
+                   ": the incremental snapshot differs from a full build:\n" + diff};
+    }
+  }
+  return cycles.cache.Lend();
+}
+
 }  // namespace
 
 Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options) {
   Snapshot snap = BuildSnapshot(world, options.now);
-  if (options.usage && !options.usage->empty()) {
-    const auto usage = options.usage->Usage(options.now, options.usage->params());
-    for (QueueId root : snap.root_queues) QueueUsageOf(snap, root, usage);
-  }
+  ApplyUsage(snap, options);
   return snap;
 }
 
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
-                             const SimulateOptions& options, int cycle) {
-  Session session(BuildSimSnapshot(world, options), config);
+                             const SimulateOptions& options, int cycle, CycleCache* cycles) {
+  Snapshot snap;
+  if (cycles) {
+    auto cached = CachedSnapshot(world, options, *cycles, cycle);
+    if (!cached.ok()) return cached.error();
+    snap = std::move(cached.value());
+  } else {
+    snap = BuildSimSnapshot(world, options);
+  }
+  Session session(std::move(snap), config);
   if (options.monotonic_millis) session.SetMonotonicClock(options.monotonic_millis);
-  if (auto opened = session.OpenPlugins(); !opened.ok()) return opened.error();
+  if (auto opened = session.OpenPlugins(); !opened.ok()) {
+    if (cycles) cycles->changes.rebuild = true;  // the snapshot stays with the session
+    return opened.error();
+  }
   for (const std::string& name : config.actions) {
     const ActionInfo* info = FindAction(name);
-    if (!info) return Error{"unknown action \"" + name + "\""};
+    if (!info) {
+      if (cycles) cycles->changes.rebuild = true;
+      return Error{"unknown action \"" + name + "\""};
+    }
     info->make()->Execute(session);
   }
   session.Close();
   CycleReport report = Report(session, cycle);
-  Advance(world, session, options);
+  ClusterChanges changes = Advance(world, session, options);
+  if (cycles) {
+    cycles->cache.Return(session.TakeSnapshot(), session.MovedPods(), session.NodeChanges());
+    cycles->changes = std::move(changes);
+  }
   return report;
 }
 
 Result<std::vector<CycleReport>> Simulate(ClusterState world, const SchedulerConfig& config,
                                           const SimulateOptions& options) {
   std::vector<CycleReport> out;
+  CycleCache cycles;
   for (int c = 1; c <= options.cycles; ++c) {
-    auto r = RunCycle(world, config, options, c);
+    auto r = RunCycle(world, config, options, c, &cycles);
     if (!r.ok()) return r.error();
     out.push_back(std::move(r.value()));
   }

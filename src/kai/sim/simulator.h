@@ -14,6 +14,7 @@
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
 #include "kai/model/cluster.h"
+#include "kai/snapshot/cache.h"
 #include "kai/usage/usage_store.h"
 
 namespace kai::sim {
@@ -52,14 +53,26 @@ struct SimulateOptions {
   std::set<std::string> no_recreate;         // PodGroup names whose evicted pods stay Releasing
   const usage::UsageStore* usage = nullptr;  // time-based fair share history, optional
   Session::MonotonicClock monotonic_millis;  // the sessions' search clock (default: steady)
+  // Checks every cycle that the incremental snapshot equals a full build (an error if not).
+  bool verify_snapshot_cache = false;
+};
+
+// What carries from one cycle to the next: the snapshot, kept up to date incrementally, and what
+// the world changed since the last cycle.
+struct CycleCache {
+  SnapshotCache cache;
+  ClusterChanges changes;
 };
 
 // Snapshot of `world` at `now`, with queue usage from the store when there is one.
 Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options);
 
-// Runs one cycle on `world` and advances it. Errors come from plugin configuration only.
+// Runs one cycle on `world` and advances it. With `cycles`, the snapshot comes from its cache
+// (updated from the previous cycle's); without, it is built in full. Errors come from plugin
+// configuration (and a failed snapshot check).
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
-                             const SimulateOptions& options, int cycle);
+                             const SimulateOptions& options, int cycle,
+                             CycleCache* cycles = nullptr);
 
 Result<std::vector<CycleReport>> Simulate(ClusterState world, const SchedulerConfig& config,
                                           const SimulateOptions& options);

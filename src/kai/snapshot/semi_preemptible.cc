@@ -29,19 +29,27 @@ void SeedJob(Snapshot& snap, SnapJob& job) {
   }
 }
 
+void SeedFloorsOf(Snapshot& snap, SnapJob& job) {
+  if (!job.semi_preemptible) return;
+  if (!AnyFloor(job)) {
+    // minMember 0 everywhere: nothing is protected, the job is plainly preemptible.
+    job.semi_preemptible = false;
+    job.preemptible = true;
+    return;
+  }
+  SeedJob(snap, job);
+}
+
 }  // namespace
 
 void SeedSemiPreemptibleFloors(Snapshot& snap) {
-  for (SnapJob& job : snap.jobs) {
-    if (!job.semi_preemptible) continue;
-    if (!AnyFloor(job)) {
-      // minMember 0 everywhere: nothing is protected, the job is plainly preemptible.
-      job.semi_preemptible = false;
-      job.preemptible = true;
-      continue;
-    }
-    SeedJob(snap, job);
-  }
+  for (SnapJob& job : snap.jobs) SeedFloorsOf(snap, job);
+}
+
+void ReseedFloors(Snapshot& snap, SnapJob& job) {
+  for (SnapSubGroup& sg : job.sub_groups) sg.floor_pods = 0;
+  for (PodId p : job.pods) snap.pods[p].in_floor = false;
+  SeedFloorsOf(snap, job);
 }
 
 void JoinFloor(SnapJob& job, SnapPod& pod) {

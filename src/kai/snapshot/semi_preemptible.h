@@ -17,6 +17,8 @@ namespace kai {
 
 // Marks the floor pods of every semi-preemptible job of a freshly built snapshot.
 void SeedSemiPreemptibleFloors(Snapshot& snap);
+// Marks a job's floor pods again from scratch (its pods' standing changed outside a session).
+void ReseedFloors(Snapshot& snap, SnapJob& job);
 
 // A pod of `job` becomes active-allocated / stops being so: joins or leaves its PodSet's floor.
 // Call JoinFloor before the allocation handlers run and LeaveFloor after the deallocation ones,

@@ -8,27 +8,17 @@
 
 #include "kai/k8s/decode.h"
 #include "kai/k8s/keys.h"
+#include "kai/snapshot/derive.h"
 #include "kai/snapshot/semi_preemptible.h"
 
 namespace kai {
-namespace {
+namespace snapshot_detail {
 
-struct BindInfo {
-  std::string_view node;
-  const BindRequestObject* obj;
-};
-
-// Objects are looked up by (namespace, name) without building key strings.
-using NsName = std::pair<std::string_view, std::string_view>;
-struct NsNameHash {
-  size_t operator()(const NsName& k) const {
-    const size_t a = std::hash<std::string_view>()(k.first);
-    return a ^
-           (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
-  }
-};
-template <class V>
-using NsNameMap = std::unordered_map<NsName, V, NsNameHash>;
+size_t NsNameHash::operator()(const NsName& k) const {
+  const size_t a = std::hash<std::string_view>()(k.first);
+  return a ^
+         (std::hash<std::string_view>()(k.second) + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+}
 
 NsNameMap<BindInfo> LiveBindRequests(const ClusterState& state) {
   NsNameMap<BindInfo> out;
@@ -38,6 +28,12 @@ NsNameMap<BindInfo> LiveBindRequests(const ClusterState& state) {
   }
   return out;
 }
+
+}  // namespace snapshot_detail
+
+namespace {
+
+using namespace snapshot_detail;
 
 PodStatus DerivePodStatus(const PodObject& p, bool has_bind_request, UnixSeconds now) {
   if (p.phase == "Succeeded") return PodStatus::kSucceeded;
@@ -137,21 +133,8 @@ void ApplyLegacyMig(const PodObject& p, SnapPod& sp) {
 void BuildNodes(const ClusterState& state, Snapshot& snap) {
   snap.nodes.reserve(state.nodes.size());
   for (const auto& n : state.nodes) {
-    SnapNode sn;
-    sn.obj = &n;
-    sn.name = n.meta.name;
-    sn.allocatable = n.allocatable;
-    sn.idle = n.allocatable;
-    FillGpuInfo(n, sn);
-    if (!n.ready) {
-      sn.unusable_reason = "NotReady";
-    } else if (n.unschedulable) {
-      sn.unusable_reason = "Unschedulable";
-    } else if (!n.bad_conditions.empty()) {
-      sn.unusable_reason = n.bad_conditions.front();
-    }
-    snap.node_by_name[sn.name] = static_cast<NodeId>(snap.nodes.size());
-    snap.nodes.push_back(std::move(sn));
+    snap.node_by_name[n.meta.name] = static_cast<NodeId>(snap.nodes.size());
+    snap.nodes.push_back(DeriveNode(n));
   }
 }
 
@@ -266,32 +249,63 @@ void BuildJobs(const ClusterState& state, Snapshot& snap, NsNameMap<JobId>& job_
   snap.jobs.reserve(state.pod_groups.size());
   job_by_key.reserve(state.pod_groups.size());
   for (const auto& pg : state.pod_groups) {
-    SnapJob j;
-    j.obj = &pg;
-    j.ns = pg.meta.ns;
-    j.name = pg.meta.name;
-    j.uid = pg.meta.uid;
-    auto q = snap.queue_by_name.find(pg.queue);
-    j.queue = q == snap.queue_by_name.end() ? kNone : q->second;
-    j.priority = JobPriority(state, pg);
-    if (pg.preemptibility == "preemptible") {
-      j.preemptible = true;
-    } else if (pg.preemptibility == "non-preemptible") {
-      j.preemptible = false;
-    } else if (pg.preemptibility == "semi-preemptible") {
-      j.preemptible = false;
-      j.semi_preemptible = true;
-    } else {
-      j.preemptible = j.priority < keys::kNonPreemptiblePriority;
-    }
-    j.min_member = pg.min_member.value_or(1);
-    j.creation = pg.meta.creation.value_or(0);
-    j.last_start = pg.last_start;
-    j.stale_since = pg.stale_since;
-    BuildSubGroupTree(pg, j);
     job_by_key[{pg.meta.ns, pg.meta.name}] = static_cast<JobId>(snap.jobs.size());
-    snap.jobs.push_back(std::move(j));
+    snap.jobs.push_back(DeriveJob(state, snap, pg));
   }
+}
+
+// devices x memory / device memory, in milli-GPU rounded up.
+int64_t MemoryAsMilliGpu(const GpuShare& share, int64_t device_mib) {
+  const int64_t total = share.memory_mib * share.devices * kMilliPerUnit;
+  return (total + device_mib - 1) / device_mib;
+}
+
+}  // namespace
+
+namespace snapshot_detail {
+
+SnapNode DeriveNode(const NodeObject& n) {
+  SnapNode sn;
+  sn.obj = &n;
+  sn.name = n.meta.name;
+  sn.allocatable = n.allocatable;
+  sn.idle = n.allocatable;
+  FillGpuInfo(n, sn);
+  if (!n.ready) {
+    sn.unusable_reason = "NotReady";
+  } else if (n.unschedulable) {
+    sn.unusable_reason = "Unschedulable";
+  } else if (!n.bad_conditions.empty()) {
+    sn.unusable_reason = n.bad_conditions.front();
+  }
+  return sn;
+}
+
+SnapJob DeriveJob(const ClusterState& state, const Snapshot& snap, const PodGroupObject& pg) {
+  SnapJob j;
+  j.obj = &pg;
+  j.ns = pg.meta.ns;
+  j.name = pg.meta.name;
+  j.uid = pg.meta.uid;
+  auto q = snap.queue_by_name.find(pg.queue);
+  j.queue = q == snap.queue_by_name.end() ? kNone : q->second;
+  j.priority = JobPriority(state, pg);
+  if (pg.preemptibility == "preemptible") {
+    j.preemptible = true;
+  } else if (pg.preemptibility == "non-preemptible") {
+    j.preemptible = false;
+  } else if (pg.preemptibility == "semi-preemptible") {
+    j.preemptible = false;
+    j.semi_preemptible = true;
+  } else {
+    j.preemptible = j.priority < keys::kNonPreemptiblePriority;
+  }
+  j.min_member = pg.min_member.value_or(1);
+  j.creation = pg.meta.creation.value_or(0);
+  j.last_start = pg.last_start;
+  j.stale_since = pg.stale_since;
+  BuildSubGroupTree(pg, j);
+  return j;
 }
 
 // Smallest and largest per-device GPU memory among nodes that report more than KAI's 100 MiB
@@ -307,66 +321,83 @@ std::pair<int64_t, int64_t> GpuMemoryRange(const Snapshot& snap) {
   return lo == 0 ? std::pair{kPlaceholder, kPlaceholder} : std::pair{lo, hi};
 }
 
-// devices x memory / device memory, in milli-GPU rounded up.
-int64_t MemoryAsMilliGpu(const GpuShare& share, int64_t device_mib) {
-  const int64_t total = share.memory_mib * share.devices * kMilliPerUnit;
-  return (total + device_mib - 1) / device_mib;
+SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ctx) {
+  const auto& binds = *ctx.binds;
+  auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
+  SnapPod sp;
+  sp.obj = &p;
+  sp.ns = p.meta.ns;
+  sp.name = p.meta.name;
+  sp.uid = p.meta.uid;
+  sp.request = p.request;
+  sp.creation = p.meta.creation.value_or(0);
+  sp.gpu_groups = p.gpu_groups;
+  sp.share = ShareOf(p);
+  if (sp.share.kind == GpuShareKind::kMemory) {
+    sp.memory_request_milli_gpu = MemoryAsMilliGpu(sp.share, ctx.memory_range.first);
+    sp.memory_capacity_milli_gpu = MemoryAsMilliGpu(sp.share, ctx.memory_range.second);
+  }
+  ApplyLegacyMig(p, sp);
+  sp.accepted_milli_gpu = RequestedMilliGpu(sp);
+  sp.kai_scheduled = p.scheduler_name == keys::kSchedulerName;
+  if (auto app = p.meta.labels.find("app"); app != p.meta.labels.end()) {
+    sp.kai_utility = app->second == keys::kReservationAppLabel;
+  }
+  sp.status = DerivePodStatus(p, bind != binds.end(), ctx.now);
+  std::string_view node_name = p.node_name;
+  if (sp.status == PodStatus::kBinding) {
+    node_name = bind->second.node;
+    if (!bind->second.obj->selected_gpu_groups.empty()) {
+      sp.gpu_groups = bind->second.obj->selected_gpu_groups;
+    }
+  }
+  if (auto it = snap.node_by_name.find(node_name); it != snap.node_by_name.end()) {
+    sp.node = it->second;
+  }
+  FillTaskOrderKeys(p, sp);
+  return sp;
 }
+
+Membership MembershipOf(const Snapshot& snap, const NsNameMap<JobId>& job_by_key,
+                        const SnapPod& pod) {
+  const PodObject& p = *pod.obj;
+  Membership m;
+  if (p.pod_group.empty() || !pod.kai_scheduled) return m;
+  auto j = job_by_key.find({p.meta.ns, p.pod_group});
+  if (j == job_by_key.end()) return m;
+  const SubGroupIndex set = PodSetOf(p, snap.jobs[j->second]);
+  if (set == kNone) {
+    m.invalid_in = j->second;
+  } else {
+    m.job = j->second;
+    m.sub_group = set;
+  }
+  return m;
+}
+
+}  // namespace snapshot_detail
+
+namespace {
 
 void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>& job_by_key) {
   const auto binds = LiveBindRequests(state);
-  const auto memory_range = GpuMemoryRange(snap);
+  const PodContext ctx{&binds, GpuMemoryRange(snap), snap.now};
   snap.pods.reserve(state.pods.size());
   for (const auto& p : state.pods) {
-    auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
-    SnapPod sp;
-    sp.obj = &p;
-    sp.ns = p.meta.ns;
-    sp.name = p.meta.name;
-    sp.uid = p.meta.uid;
-    sp.request = p.request;
-    sp.creation = p.meta.creation.value_or(0);
-    sp.gpu_groups = p.gpu_groups;
-    sp.share = ShareOf(p);
-    if (sp.share.kind == GpuShareKind::kMemory) {
-      sp.memory_request_milli_gpu = MemoryAsMilliGpu(sp.share, memory_range.first);
-      sp.memory_capacity_milli_gpu = MemoryAsMilliGpu(sp.share, memory_range.second);
-    }
-    ApplyLegacyMig(p, sp);
-    sp.accepted_milli_gpu = RequestedMilliGpu(sp);
-    sp.kai_scheduled = p.scheduler_name == keys::kSchedulerName;
-    if (auto app = p.meta.labels.find("app"); app != p.meta.labels.end()) {
-      sp.kai_utility = app->second == keys::kReservationAppLabel;
-    }
-    sp.status = DerivePodStatus(p, bind != binds.end(), snap.now);
-    std::string_view node_name = p.node_name;
-    if (sp.status == PodStatus::kBinding) {
-      node_name = bind->second.node;
-      if (!bind->second.obj->selected_gpu_groups.empty()) {
-        sp.gpu_groups = bind->second.obj->selected_gpu_groups;
-      }
-    }
-    if (auto it = snap.node_by_name.find(node_name); it != snap.node_by_name.end()) {
-      sp.node = it->second;
-    }
-    FillTaskOrderKeys(p, sp);
+    SnapPod sp = DerivePod(snap, p, ctx);
     const auto pid = static_cast<PodId>(snap.pods.size());
-    if (!p.pod_group.empty() && sp.kai_scheduled) {
-      if (auto j = job_by_key.find({p.meta.ns, p.pod_group}); j != job_by_key.end()) {
-        SnapJob& job = snap.jobs[j->second];
-        sp.sub_group = PodSetOf(p, job);
-        if (sp.sub_group == kNone) {
-          job.invalid_sub_group_pods.push_back(pid);
-        } else {
-          sp.job = j->second;
-          SnapSubGroup& set = job.sub_groups[sp.sub_group];
-          job.pods.push_back(pid);
-          if (job.has_sub_groups) set.set_pods.push_back(pid);
-          if (IsActiveAllocated(sp.status)) {
-            ++job.active_allocated;
-            ++set.active_allocated;
-          }
-        }
+    const Membership m = MembershipOf(snap, job_by_key, sp);
+    if (m.invalid_in != kNone) snap.jobs[m.invalid_in].invalid_sub_group_pods.push_back(pid);
+    if (m.job != kNone) {
+      sp.job = m.job;
+      sp.sub_group = m.sub_group;
+      SnapJob& job = snap.jobs[m.job];
+      SnapSubGroup& set = job.sub_groups[sp.sub_group];
+      job.pods.push_back(pid);
+      if (job.has_sub_groups) set.set_pods.push_back(pid);
+      if (IsActiveAllocated(sp.status)) {
+        ++job.active_allocated;
+        ++set.active_allocated;
       }
     }
     if (sp.node != kNone && IsActiveUsed(sp.status)) {
