@@ -30,28 +30,47 @@ void ForQueueAndAncestors(Snapshot& snap, QueueId q, F f) {
   for (; q != kNone; q = snap.queues[q].parent) f(snap.queues[q]);
 }
 
+// Queue accounting has cpu, memory and gpu only (QueueResources never sets anything else).
+void AddCore(Resources& to, const Resources& r) {
+  to.milli_cpu += r.milli_cpu;
+  to.memory += r.memory;
+  to.milli_gpu += r.milli_gpu;
+}
+
+// Adds every queue's totals to its parent's, children before parents.
+void RollUp(Snapshot& snap, QueueId id) {
+  SnapQueue& q = snap.queues[id];
+  for (QueueId c : q.children) {
+    RollUp(snap, c);
+    const SnapQueue& child = snap.queues[c];
+    AddCore(q.allocated, child.allocated);
+    AddCore(q.allocated_non_preemptible, child.allocated_non_preemptible);
+    AddCore(q.requested, child.requested);
+  }
+}
+
+// Each queue's allocated, non-preemptible and requested resources: its jobs' pods, summed into
+// the job's queue first and then up the tree (one pass over the pods, one over the queues).
 void AccumulateUsage(Snapshot& snap) {
   for (auto& q : snap.queues) {
     q.allocated = q.allocated_non_preemptible = q.requested = Resources{};
   }
   for (const SnapJob& job : snap.jobs) {
     if (job.queue == kNone) continue;
+    SnapQueue& q = snap.queues[job.queue];
     for (PodId p : job.pods) {
       const SnapPod& pod = snap.pods[p];
       if (IsAllocated(pod.status)) {
         const Resources r = AcceptedQueueResources(pod);
-        const bool charged = ChargedNonPreemptible(job, pod);
-        ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) {
-          q.allocated += r;
-          q.requested += r;
-          if (charged) q.allocated_non_preemptible += r;
-        });
+        AddCore(q.allocated, r);
+        AddCore(q.requested, r);
+        if (ChargedNonPreemptible(job, pod)) AddCore(q.allocated_non_preemptible, r);
       } else if (pod.status == PodStatus::kPending) {
-        const Resources r = QueueResources(pod);
-        ForQueueAndAncestors(snap, job.queue, [&](SnapQueue& q) { q.requested += r; });
+        AddCore(q.requested, QueueResources(pod));
       }
     }
   }
+  for (QueueId root : snap.root_queues) RollUp(snap, root);
 }
 
 int64_t FloorUnit(CoreResource r) { return r == CoreResource::kGpu ? kMilliPerUnit : 1; }
