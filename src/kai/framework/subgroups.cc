@@ -76,7 +76,10 @@ bool IsStaleGang(const Snapshot& snap, const SnapJob& job) {
     if (st == PodStatus::kSucceeded) return false;
     active += IsActiveUsed(st) ? 1 : 0;
   }
-  return active > 0 && !IsGangSatisfied(snap, job);
+  if (active == 0) return false;
+  // A flat PodGroup's one PodSet holds all its pods: the count above decides.
+  if (!job.has_sub_groups) return active < job.sub_groups[1].min_member;
+  return !IsGangSatisfied(snap, job);
 }
 
 bool IsElasticJob(const SnapJob& job) {
