@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -260,6 +261,109 @@ TEST(SnapshotCache, StructuralChangesRebuild) {
   Snapshot lent = cache.Lend();
   ExpectFresh(cache, state, kNow, {});
   EXPECT_EQ(cache.stats().full_builds, 5);
+}
+
+int Uniform(std::mt19937_64& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+// One random in-place change to a pod: what the object model of a live cluster sees.
+void MutatePod(std::mt19937_64& rng, PodObject& pod) {
+  static const char* const kPhases[] = {"Pending", "Running", "Succeeded", "Failed"};
+  static const char* const kNodes[] = {"", "n1", "n2", "cpu", "gone"};
+  static const char* const kGroups[] = {"semi", "tree", "shared", "late", "nowhere", ""};
+  static const char* const kSets[] = {"", "x", "y", "z"};
+  switch (Uniform(rng, 0, 6)) {
+    case 0:
+      pod.phase = kPhases[Uniform(rng, 0, 3)];
+      break;
+    case 1:
+      pod.node_name = kNodes[Uniform(rng, 0, 4)];
+      break;
+    case 2:
+      if (pod.meta.deletion) {
+        pod.meta.deletion.reset();
+      } else {
+        pod.meta.deletion = kNow - Uniform(rng, 0, 3600);
+      }
+      break;
+    case 3:
+      pod.gpu_groups = {Uniform(rng, 0, 1) ? "g1" : "g2"};
+      if (Uniform(rng, 0, 2) == 0) pod.gpu_groups.push_back("g3");
+      break;
+    case 4:
+      pod.pod_group = kGroups[Uniform(rng, 0, 5)];
+      break;
+    case 5:
+      pod.sub_group = kSets[Uniform(rng, 0, 3)];
+      break;
+    default:
+      pod.scheduler_name = Uniform(rng, 0, 3) ? "kai-scheduler" : "default-scheduler";
+      break;
+  }
+}
+
+// Random sequences of pod changes, appended pods and PodGroups, BindRequests, clock moves and
+// sessions lent and returned: after every step the cache equals a full build.
+TEST(SnapshotCache, RandomChangesKeepItEqualToAFullBuild) {
+  const ClusterState late_group = Decoded(R"(
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: late, namespace: default}
+spec: {queue: a, minMember: 2}
+)");
+  const ClusterState bind = Decoded(R"(
+apiVersion: scheduling.run.ai/v1alpha2
+kind: BindRequest
+metadata: {name: b, namespace: default}
+spec: {podName: semi-2, selectedNode: n1, selectedGPUGroups: [g2], receivedResourceType: Regular}
+)");
+  const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
+  for (int seed = 1; seed <= 60; ++seed) {
+    std::mt19937_64 rng(seed);
+    ClusterState state = World();
+    state.pods.reserve(64);
+    state.pod_groups.reserve(8);
+    SnapshotCache cache;
+    UnixSeconds now = kNow;
+    for (int step = 0; step < 30; ++step) {
+      ClusterChanges changes;
+      const int kind = Uniform(rng, 0, 9);
+      if (kind <= 4) {
+        for (int n = Uniform(rng, 1, 3); n > 0; --n) {
+          const auto i =
+              static_cast<size_t>(Uniform(rng, 0, static_cast<int>(state.pods.size()) - 1));
+          MutatePod(rng, state.pods[i]);
+          changes.pods.push_back(i);
+        }
+      } else if (kind == 5 && state.pods.size() < 60) {
+        PodObject pod = state.pods[Uniform(rng, 0, 10)];
+        pod.meta.name = pod.meta.uid = "extra-" + std::to_string(step);
+        state.pods.push_back(std::move(pod));
+      } else if (kind == 6 && state.pod_groups.size() == 3) {
+        state.pod_groups.push_back(late_group.pod_groups.front());
+      } else if (kind == 7) {
+        state.bind_requests =
+            state.bind_requests.empty() ? bind.bind_requests : std::vector<BindRequestObject>{};
+        changes.bind_requests = true;
+      } else if (kind == 8) {
+        now += Uniform(rng, 0, 1) * keys::kStuckInReleasingSeconds;
+      } else {
+        cache.Update(state, now, changes);
+        Session session(cache.Lend(), config);
+        ASSERT_TRUE(session.OpenPlugins().ok());
+        for (const char* a : {"allocate", "reclaim", "preempt", "consolidation"}) {
+          FindAction(a)->make()->Execute(session);
+        }
+        cache.Return(session.TakeSnapshot(), session.MovedPods(), session.NodeChanges());
+        changes = {};
+      }
+      const Snapshot& got = cache.Update(state, now, changes);
+      ASSERT_EQ(SnapshotDifference(BuildSnapshot(state, now), got), "")
+          << "seed " << seed << " step " << step;
+    }
+    EXPECT_GE(cache.stats().incremental_updates, 25) << "seed " << seed;
+  }
 }
 
 TEST(SnapshotDifference, NamesTheObjectAndTheField) {
