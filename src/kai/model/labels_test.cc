@@ -1,0 +1,69 @@
+#include "kai/model/labels.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kai {
+namespace {
+
+std::vector<std::pair<std::string, std::string>> Entries(const Labels& l) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : l) out.emplace_back(k, v);
+  return out;
+}
+
+TEST(Labels, IteratesInKeyOrderLikeAStdMap) {
+  Labels l;
+  std::map<std::string, std::string> m;
+  for (const char* k : {"zone", "app", "kai.scheduler/queue", "a", "app2", "Z"}) {
+    l[k] = std::string(k) + "-v";
+    m[k] = std::string(k) + "-v";
+  }
+  EXPECT_EQ(Entries(l), (std::vector<std::pair<std::string, std::string>>(m.begin(), m.end())));
+  EXPECT_EQ(l.size(), m.size());
+}
+
+TEST(Labels, InitializerListKeepsTheFirstOfEqualKeys) {
+  const Labels l = {{"b", "1"}, {"a", "2"}, {"b", "3"}};
+  EXPECT_EQ(Entries(l), (std::vector<std::pair<std::string, std::string>>{{"a", "2"}, {"b", "1"}}));
+}
+
+TEST(Labels, FindCountAtEmplaceAssignErase) {
+  Labels l = {{"app", "web"}};
+  EXPECT_EQ(l.find("app")->second, "web");
+  EXPECT_EQ(l.find("ap"), l.end());
+  EXPECT_EQ(l.count("app"), 1u);
+  EXPECT_EQ(l.count(std::string("zzz")), 0u);
+  EXPECT_EQ(l.at("app"), "web");
+  EXPECT_THROW(static_cast<void>(l.at("missing")), std::out_of_range);
+
+  auto [it, inserted] = l.emplace("app", "other");
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(it->second, "web");
+  EXPECT_TRUE(l.emplace(std::string("tier"), "gpu").second);
+  EXPECT_FALSE(l.insert_or_assign("tier", "cpu").second);
+  EXPECT_EQ(l.at("tier"), "cpu");
+  EXPECT_EQ(l.erase("app"), 1u);
+  EXPECT_EQ(l.erase("app"), 0u);
+  EXPECT_EQ(Entries(l), (std::vector<std::pair<std::string, std::string>>{{"tier", "cpu"}}));
+  l.clear();
+  EXPECT_TRUE(l.empty());
+}
+
+TEST(Labels, EqualityComparesEntries) {
+  const Labels a = {{"x", "1"}, {"y", "2"}};
+  Labels b;
+  b["y"] = "2";
+  b["x"] = "1";
+  EXPECT_EQ(a, b);
+  b["x"] = "3";
+  EXPECT_NE(a, b);
+}
+
+}  // namespace
+}  // namespace kai
