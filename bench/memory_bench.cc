@@ -65,11 +65,28 @@ size_t Heap(const std::vector<std::string>& v) {
   for (const auto& s : v) n += Heap(s);
   return n;
 }
-size_t Heap(const Labels& m) {
-  // An _Rb_tree_node: 32 bytes of links and color, then the value.
-  size_t n = 0;
-  for (const auto& [k, v] : m) n += Chunk(32 + sizeof(Labels::value_type)) + Heap(k) + Heap(v);
+// A CompactVector owns nothing while empty, else a heap std::vector (header and element block).
+template <class T>
+size_t VecBlock(const CompactVector<T>& v) {
+  return v.empty() ? 0 : Chunk(sizeof(std::vector<T>)) + VecBlock(v.vec());
+}
+size_t Heap(const CompactVector<std::string>& v) {
+  size_t n = VecBlock(v);
+  for (const auto& s : v) n += Heap(s);
   return n;
+}
+// InternedStrings own nothing: their text is in the process-wide pool, counted by PoolBytes.
+size_t Heap(const InternedString&) { return 0; }
+size_t Heap(const Labels& m) {
+  // One sorted entry block (keys interned), plus the values past SSO.
+  size_t n = Chunk(m.capacity() * sizeof(Labels::value_type));
+  for (const auto& [k, v] : m) n += Heap(v);
+  return n;
+}
+// Growth of the string pool: an unordered_set node (next pointer, the string, cached hash) and a
+// bucket pointer each; pooled strings past SSO (a few dozen label keys) are not counted.
+double PoolBytes(size_t added) {
+  return static_cast<double>(added * (Chunk(8 + sizeof(std::string) + 8) + 8));
 }
 size_t Heap(const Resources& r) { return VecBlock(r.scalars); }
 size_t Heap(const ObjectMeta& m) {
@@ -92,13 +109,14 @@ size_t Bytes(const PodObject& o) {
              Heap(o.priority_class_name) + Heap(o.request) + Heap(o.node_selector) +
              VecBlock(o.required_node_affinity) + VecBlock(o.tolerations) +
              VecBlock(o.required_pod_affinity) + VecBlock(o.required_pod_anti_affinity) +
-             Heap(o.nominated_node) + Heap(o.gpu_groups) + Heap(o.pod_group);
+             VecBlock(o.preferred_pod_affinity) + VecBlock(o.preferred_pod_anti_affinity) +
+             Heap(o.nominated_node) + Heap(o.gpu_groups) + Heap(o.pod_group) + Heap(o.sub_group);
   for (const auto& t : o.required_node_affinity) {
     n += Heap(t.match_expressions) + Heap(t.match_fields);
   }
   for (const auto& t : o.tolerations)
     n += Heap(t.key) + Heap(t.op) + Heap(t.value) + Heap(t.effect);
-  return n;  // pod (anti-)affinity terms are not used by the production shape
+  return n;  // pod (anti-)affinity terms are not used by the production shape (their blocks are)
 }
 size_t Bytes(const PodGroupObject& o) {
   size_t n = sizeof(o) + Heap(o.meta) + Heap(o.queue) + Heap(o.priority_class_name) +
@@ -152,12 +170,16 @@ void BM_MemoryClusterState(benchmark::State& state) {
     const Mem m0 = Measure();
     ClusterState st = ProductionBase(shape);
     const Mem m1 = Measure();
+    const size_t pool1 = InternedString::PoolSize();
     AddProductionNodes(st, shape);
     const Mem m2 = Measure();
+    const size_t pool2 = InternedString::PoolSize();
     AddProductionPodGroups(st, shape);
     const Mem m3 = Measure();
+    const size_t pool3 = InternedString::PoolSize();
     AddProductionPods(st, shape);
     const Mem m4 = Measure();
+    const size_t pool4 = InternedString::PoolSize();
     const size_t nodes = st.nodes.size(), pods = st.pods.size(), pgs = st.pod_groups.size();
     state.counters["nodes"] = static_cast<double>(nodes);
     state.counters["pods"] = static_cast<double>(pods);
@@ -170,8 +192,10 @@ void BM_MemoryClusterState(benchmark::State& state) {
     state.counters["rss_per_podgroup"] = Per(m3.rss - m2.rss, pgs);
     state.counters["rss_per_pod"] = Per(m4.rss - m3.rss, pods);
     state.counters["rss_total_MB"] = (m4.rss - m0.rss) / 1e6;
-    const double calc_nodes = Sum(st.nodes), calc_pgs = Sum(st.pod_groups),
-                 calc_pods = Sum(st.pods);
+    // Each kind is charged the strings it added to the pool (label keys, namespaces, node names).
+    const double calc_nodes = Sum(st.nodes) + PoolBytes(pool2 - pool1),
+                 calc_pgs = Sum(st.pod_groups) + PoolBytes(pool3 - pool2),
+                 calc_pods = Sum(st.pods) + PoolBytes(pool4 - pool3);
     state.counters["calc_per_node"] = Per(calc_nodes, nodes);
     state.counters["calc_per_podgroup"] = Per(calc_pgs, pgs);
     state.counters["calc_per_pod"] = Per(calc_pods, pods);

@@ -436,7 +436,8 @@ void DecodeGpuSharing(PodObject& pod, ObjectContext& ctx) {
 void DecodeGpuGroups(PodObject& pod) {
   for (const auto& [k, v] : pod.meta.labels) {
     if (k == keys::kGpuGroupLabel) {
-      pod.gpu_groups.insert(pod.gpu_groups.begin(), v);
+      std::vector<std::string>& groups = pod.gpu_groups.Mutable();
+      groups.insert(groups.begin(), v);
     } else if (k.rfind(std::string(keys::kGpuGroupLabel) + "/", 0) == 0) {
       pod.gpu_groups.push_back(v);
     }

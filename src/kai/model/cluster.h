@@ -7,23 +7,30 @@
 #include <string>
 #include <vector>
 
+#include "kai/model/labels.h"
 #include "kai/resource/resources.h"
+#include "kai/util/compact_vector.h"
+#include "kai/util/interned_string.h"
 #include "kai/util/time.h"
 
 namespace kai {
 
-using Labels = std::map<std::string, std::string, std::less<>>;
+// Memory layout: the object model holds the whole cluster (bench/memory_bench.cc measures bytes
+// per object). Strings of bounded variety that repeat across objects (kinds, namespaces, phases,
+// scheduler, priority class, queue and node names, label keys) are InternedString (8 bytes);
+// per-object names and uids stay std::string. Fields that are usually empty are CompactVector
+// (8 bytes, nothing allocated while empty).
 
 struct ObjectMeta {
-  std::string kind;
+  InternedString kind;
   std::string name;
-  std::string ns;
+  InternedString ns;
   std::string uid;
   Labels labels;
   Labels annotations;
   std::optional<UnixSeconds> creation;
   std::optional<UnixSeconds> deletion;
-  std::string source;  // file the object came from, for messages
+  InternedString source;  // file the object came from, for messages
   // "Kind namespace/name" or "Kind name".
   std::string Ref() const;
 };
@@ -71,7 +78,7 @@ struct NodeObject {
   std::vector<Taint> taints;
   bool unschedulable = false;
   bool ready = true;
-  std::vector<std::string> bad_conditions;  // e.g. MemoryPressure, NotReady
+  CompactVector<std::string> bad_conditions;  // e.g. MemoryPressure, NotReady
 };
 
 struct GpuSharingRequest {
@@ -83,33 +90,33 @@ struct GpuSharingRequest {
 
 struct PodObject {
   ObjectMeta meta;
-  std::string scheduler_name;
-  std::string node_name;
-  std::string phase = "Pending";
-  std::string priority_class_name;
+  InternedString scheduler_name;
+  InternedString node_name;
+  InternedString phase = "Pending";
+  InternedString priority_class_name;
   std::optional<int> priority;
   Resources request;  // effective pod request (Kubernetes rules), `pods` = 1
   Labels node_selector;
-  std::vector<NodeSelectorTerm> required_node_affinity;  // ORed terms; empty = none
-  std::vector<Toleration> tolerations;
-  std::vector<PodAffinityTerm> required_pod_affinity;
-  std::vector<PodAffinityTerm> required_pod_anti_affinity;
-  std::vector<WeightedPodAffinityTerm> preferred_pod_affinity;
-  std::vector<WeightedPodAffinityTerm> preferred_pod_anti_affinity;
+  CompactVector<NodeSelectorTerm> required_node_affinity;  // ORed terms; empty = none
+  CompactVector<Toleration> tolerations;
+  CompactVector<PodAffinityTerm> required_pod_affinity;
+  CompactVector<PodAffinityTerm> required_pod_anti_affinity;
+  CompactVector<WeightedPodAffinityTerm> preferred_pod_affinity;
+  CompactVector<WeightedPodAffinityTerm> preferred_pod_anti_affinity;
   bool scheduling_gated = false;
-  std::string nominated_node;
+  InternedString nominated_node;
   GpuSharingRequest gpu_sharing;
-  std::vector<std::string> gpu_groups;  // from runai-gpu-group labels
-  std::string pod_group;                // pod-group-name annotation
-  std::string sub_group;                // kai.scheduler/subgroup-name label ("" = default)
+  CompactVector<std::string> gpu_groups;  // from runai-gpu-group labels
+  std::string pod_group;                  // pod-group-name annotation
+  InternedString sub_group;               // kai.scheduler/subgroup-name label ("" = default)
 };
 
 // spec.topologyConstraint of a PodGroup or of one of its SubGroups. Levels are node labels or
 // Topology level aliases, resolved against the named Topology when the snapshot is built.
 struct TopologyConstraintSpec {
-  std::string topology;
-  std::string required_level;
-  std::string preferred_level;
+  InternedString topology;
+  InternedString required_level;
+  InternedString preferred_level;
 };
 
 // One entry of spec.subGroups: a node of the PodGroup's SubGroup tree. Entries with children are
@@ -124,12 +131,12 @@ struct SubGroupSpec {
 
 struct PodGroupObject {
   ObjectMeta meta;
-  std::string queue;
-  std::string priority_class_name;
-  std::string preemptibility;  // "", preemptible, non-preemptible, semi-preemptible
+  InternedString queue;
+  InternedString priority_class_name;
+  InternedString preemptibility;  // "", preemptible, non-preemptible, semi-preemptible
   std::optional<int> min_member;
   std::optional<int> min_sub_group;
-  std::vector<SubGroupSpec> sub_groups;
+  CompactVector<SubGroupSpec> sub_groups;
   std::optional<TopologyConstraintSpec> topology_constraint;  // only when its topology is set
   std::optional<int64_t> preemption_delay_seconds;
   std::optional<int64_t> staleness_grace_seconds;

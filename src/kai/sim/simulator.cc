@@ -14,7 +14,7 @@ std::vector<Reason> PendingReasons(const Session& s, const SnapPod& pod) {
   if (!pod.kai_scheduled) return {};
   if (pod.job == kNone && !pod.obj->pod_group.empty()) {
     const std::string name =
-        pod.obj->sub_group.empty() ? std::string(keys::kDefaultSubGroup) : pod.obj->sub_group;
+        pod.obj->sub_group.empty() ? std::string(keys::kDefaultSubGroup) : pod.obj->sub_group.str();
     return {Reason{.kind = ReasonKind::kNodes,
                    .detail = "Pod references subgroup \"" + name +
                              "\", which does not exist in PodGroup " + std::string(pod.ns) + "/" +

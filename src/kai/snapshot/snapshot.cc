@@ -237,7 +237,7 @@ void BuildSubGroupTree(const PodGroupObject& pg, SnapJob& j) {
 
 // The PodSet a pod joins, or kNone when its PodGroup has no PodSet of that name.
 SubGroupIndex PodSetOf(const PodObject& p, const SnapJob& job) {
-  const std::string_view name = p.sub_group.empty() ? keys::kDefaultSubGroup : p.sub_group;
+  const std::string_view name = p.sub_group.empty() ? keys::kDefaultSubGroup : p.sub_group.view();
   for (size_t i = 1; i < job.sub_groups.size(); ++i) {
     const SnapSubGroup& sg = job.sub_groups[i];
     if (sg.pod_set && sg.name == name) return static_cast<SubGroupIndex>(i);
