@@ -78,8 +78,8 @@ size_t Heap(const CompactVector<std::string>& v) {
 // InternedStrings own nothing: their text is in the process-wide pool, counted by PoolBytes.
 size_t Heap(const InternedString&) { return 0; }
 size_t Heap(const Labels& m) {
-  // One sorted entry block (keys interned), plus the values past SSO.
-  size_t n = Chunk(m.capacity() * sizeof(Labels::value_type));
+  // One block of sorted entries (keys interned), plus the values past SSO.
+  size_t n = Chunk(m.BlockBytes());
   for (const auto& [k, v] : m) n += Heap(v);
   return n;
 }

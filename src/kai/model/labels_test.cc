@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,51 @@ TEST(Labels, EqualityComparesEntries) {
   EXPECT_EQ(a, b);
   b["x"] = "3";
   EXPECT_NE(a, b);
+}
+
+TEST(Labels, IsOnePointerAndAllocatesNothingWhileEmpty) {
+  EXPECT_EQ(sizeof(Labels), sizeof(void*));
+  Labels l;
+  EXPECT_EQ(l.BlockBytes(), 0u);
+  EXPECT_EQ(l.begin(), l.end());
+  l.reserve(3);
+  EXPECT_EQ(l.capacity(), 3u);
+  l["a"] = "1";
+  l["b"] = "2";
+  l["c"] = "3";
+  EXPECT_EQ(l.capacity(), 3u);  // reserved exactly: no growth slack
+  EXPECT_EQ(l.BlockBytes(), sizeof(void*) + 3 * sizeof(Labels::value_type));
+}
+
+TEST(Labels, CopiesAreDeepAndMovesEmptyTheSource) {
+  Labels a = {{"k1", "a value longer than the small-string buffer"}, {"k2", "v"}};
+  Labels b = a;
+  b["k1"] = "changed";
+  EXPECT_EQ(a.at("k1"), "a value longer than the small-string buffer");
+  Labels c = std::move(a);
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): moved-from Labels are empty
+  EXPECT_EQ(c.size(), 2u);
+  b = c;
+  EXPECT_EQ(b, c);
+  c = Labels();
+  EXPECT_TRUE(c.empty());
+}
+
+TEST(Labels, ManyInsertsAndErasesInAnyOrderMatchAStdMap) {
+  Labels l;
+  std::map<std::string, std::string> m;
+  uint32_t x = 12345;
+  for (int step = 0; step < 2000; ++step) {
+    x = x * 1103515245u + 12345u;
+    const std::string key = "key-" + std::to_string((x >> 8) % 97);
+    if ((x >> 20) % 4 == 0) {
+      EXPECT_EQ(l.erase(key), m.erase(key));
+    } else {
+      const std::string value = "value-" + std::to_string(step);
+      EXPECT_EQ(l.emplace(key, value).second, m.emplace(key, value).second);
+    }
+  }
+  EXPECT_EQ(Entries(l), (std::vector<std::pair<std::string, std::string>>(m.begin(), m.end())));
 }
 
 }  // namespace
