@@ -96,6 +96,12 @@ bool Session::QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
   return a.name < b.name;
 }
 
+QueueJobKey Session::QueueOrderKey(JobId job) const {
+  if (queue_job_keys_.empty()) return {};
+  if (queue_job_keys_.size() > 1 || !queue_job_keys_.front()) return {job, 0, 0};
+  return queue_job_keys_.front()(*this, job);
+}
+
 void Session::PrepareScores(PodId pod) const {
   for (const auto& f : pre_score_) f(*this, pod);
 }
@@ -128,7 +134,10 @@ bool Session::NodeScoreKey(PodId pod, std::string& key) const {
 
 void Session::RoomMayHaveGrown() { room_version_ = NextRoomVersion(); }
 
-void Session::JobChanged(JobId job) { job_versions_[job] = NextRoomVersion(); }
+void Session::JobChanged(JobId job) {
+  job_versions_[job] = NextRoomVersion();
+  ++state_version_;
+}
 
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {
   for (const auto& f : predicates_) {
@@ -148,6 +157,7 @@ std::optional<Reason> Session::CheckJobCapacity(JobId job, const std::vector<Pod
 void Session::MovePod(PodId id, PodStatus status, NodeId node,
                       const std::vector<std::string>* groups) {
   ++placement_version_;
+  ++state_version_;
   moved_pods_.push_back(id);
   SnapPod& pod = snap_.pods[id];
   if (pod.job != kNone) JobChanged(pod.job);

@@ -1,5 +1,6 @@
 #pragma once
 // A scheduling session: one snapshot, the plugins' hooks, and the decisions taken on it.
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -34,6 +35,12 @@ using SubGroupOrderFn =
     std::function<int(const Session&, JobId, const SubGroupStanding&, const SubGroupStanding&)>;
 // Compares two queues, each with the job that would be scheduled next from it.
 using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
+// What a queue order reads of the jobs it is given, for callers that reuse its answers: the order
+// of (qa, ja) and (qb, jb) depends on ja and jb only through their keys (e.g. their next-step
+// requests), and on the rest of the session only through state that changes with
+// Session::StateVersion().
+using QueueJobKey = std::array<int64_t, 3>;
+using QueueJobKeyFn = std::function<QueueJobKey(const Session&, JobId)>;
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
 // that ties between equal formulas resolve the same way. A scorer adds its score of every
 // candidate node (CandidateNodes()) to out[node] in one call; a score of -infinity drops the node
@@ -144,7 +151,11 @@ class Session {
   void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
   void AddSubGroupOrder(SubGroupOrderFn f) { sub_group_order_.push_back(std::move(f)); }
-  void AddQueueOrder(QueueOrderFn f) { queue_order_.push_back(std::move(f)); }
+  // `key`, when given, states what the order reads of the jobs (QueueJobKeyFn).
+  void AddQueueOrder(QueueOrderFn f, QueueJobKeyFn key = {}) {
+    queue_order_.push_back(std::move(f));
+    queue_job_keys_.push_back(std::move(key));
+  }
   void AddNodeScores(NodeScoresFn f, ScoreKeyFn key = {}) {
     node_scores_.push_back(std::move(f));
     score_keys_.push_back(std::move(key));
@@ -179,6 +190,10 @@ class Session {
   // Members of one SubGroupSet; the final tie-breaker is the SubGroup name (unique in a job).
   bool SubGroupBefore(JobId job, const SubGroupStanding& a, const SubGroupStanding& b) const;
   bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
+  // The job's key for QueueBefore: two jobs with equal keys (read at the same StateVersion()) are
+  // interchangeable there. The job's own id when a registered queue order gives no key or more
+  // than one does; all zero when none is registered.
+  QueueJobKey QueueOrderKey(JobId job) const;
   void PrepareScores(PodId pod) const;
   // Scores the candidate nodes into out[node]. With `scored`, the caller reads only those nodes'
   // scores (some of the candidates): scorers may score just ScoredNodes(), but normalise over all
@@ -228,6 +243,9 @@ class Session {
   // from the job's pods (its next tasks) can be cached against it. Unique across sessions.
   uint64_t JobVersion(JobId job) const { return job_versions_[job]; }
   void JobChanged(JobId job);
+  // Changes whenever a pod moves or a job changes (JobChanged): state that the order hooks read
+  // (queue accounting, jobs' next tasks) is the same while it stays the same.
+  uint64_t StateVersion() const { return state_version_; }
   // Changes whenever a pod leaves a node (evicted, moved back, rolled back): while it stays the
   // same, free room (idle + releasing) on every node can only have shrunk. Unique across
   // sessions.
@@ -271,6 +289,7 @@ class Session {
   std::vector<TaskOrderFn> task_order_;
   std::vector<SubGroupOrderFn> sub_group_order_;
   std::vector<QueueOrderFn> queue_order_;
+  std::vector<QueueJobKeyFn> queue_job_keys_;  // one per queue_order_ entry (may be empty)
   std::vector<NodeScoresFn> node_scores_;
   std::vector<ScoreKeyFn> score_keys_;  // one per node_scores_ entry (may be empty)
   std::vector<PreScoreFn> pre_score_;
@@ -292,6 +311,7 @@ class Session {
   SessionCounters counters_;
   uint64_t placement_version_ = 0;
   uint64_t room_version_ = 0;
+  uint64_t state_version_ = 0;
   std::vector<uint64_t> job_versions_;
   std::vector<NodeId> node_changes_;
   std::unique_ptr<NodeRanking> ranking_;

@@ -62,9 +62,11 @@ bool VictimJobPods::HasSurplus(SubGroupIndex i) const {
   return false;
 }
 
-std::vector<SubGroupIndex> VictimJobPods::EvictionOrder(SubGroupIndex set) const {
+VictimJobPods::MemberOrder VictimJobPods::EvictionOrder(SubGroupIndex set) const {
+  const SnapSubGroup& sg = job().sub_groups[set];
+  if (sg.member_count == 1) return MemberOrder{.lone = sg.first_member};
   std::vector<SubGroupStanding> members;
-  for (SubGroupIndex c : job().sub_groups[set].Members()) {
+  for (SubGroupIndex c : sg.Members()) {
     members.push_back({c, Satisfied(c), job().sub_groups[c].MembersToSatisfy()});
   }
   // Reverse SubGroup order: the member that would be filled last gives first.
@@ -72,15 +74,16 @@ std::vector<SubGroupIndex> VictimJobPods::EvictionOrder(SubGroupIndex set) const
             [&](const SubGroupStanding& a, const SubGroupStanding& b) {
               return session_->SubGroupBefore(job_, b, a);
             });
-  std::vector<SubGroupIndex> out;
-  for (const SubGroupStanding& m : members) out.push_back(m.index);
+  MemberOrder out;
+  for (const SubGroupStanding& m : members) out.sorted.push_back(m.index);
   return out;
 }
 
 bool VictimJobPods::TakeElastic(SubGroupIndex set, std::vector<PodId>& out) {
   const int satisfied = Satisfied(set);
   if (satisfied == 0) return false;
-  const std::vector<SubGroupIndex> members = EvictionOrder(set);
+  const MemberOrder order = EvictionOrder(set);
+  const std::span<const SubGroupIndex> members = order.View();
   if (HasSurplus(set)) {
     for (SubGroupIndex m : members) {
       const SnapSubGroup& sg = job().sub_groups[m];
@@ -108,7 +111,8 @@ bool VictimJobPods::TakeSurplusPod(SubGroupIndex set, std::vector<PodId>& out) {
     out.push_back(pods_[set][taken_[set]++]);
     return true;
   }
-  for (SubGroupIndex m : EvictionOrder(set)) {
+  const MemberOrder order = EvictionOrder(set);
+  for (SubGroupIndex m : order.View()) {
     if (TakeSurplusPod(m, out)) return true;
   }
   return false;

@@ -7,6 +7,7 @@
 // (masters, ray heads, high task-priority) go last.
 // A semi-preemptible job only ever gives one pod above a PodSet's floor at a time (searching
 // members in reverse SubGroup order); its floors - and so its whole SubGroups - are never given.
+#include <span>
 #include <vector>
 
 #include "kai/framework/session.h"
@@ -34,7 +35,16 @@ class VictimJobPods {
   int Satisfied(SubGroupIndex sg) const;
   bool IsSatisfied(SubGroupIndex sg) const;
   bool HasSurplus(SubGroupIndex sg) const;
-  std::vector<SubGroupIndex> EvictionOrder(SubGroupIndex set) const;
+  // The members of a SubGroupSet in eviction order; a lone member needs no list.
+  struct MemberOrder {
+    SubGroupIndex lone = kNone;
+    std::vector<SubGroupIndex> sorted;
+    std::span<const SubGroupIndex> View() const {
+      return lone != kNone ? std::span<const SubGroupIndex>(&lone, 1)
+                           : std::span<const SubGroupIndex>(sorted);
+    }
+  };
+  MemberOrder EvictionOrder(SubGroupIndex set) const;
   bool TakeElastic(SubGroupIndex set, std::vector<PodId>& out);
   void TakeAll(SubGroupIndex sg, std::vector<PodId>& out);
   bool TakeSurplusPod(SubGroupIndex set, std::vector<PodId>& out);

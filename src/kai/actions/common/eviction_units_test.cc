@@ -104,5 +104,34 @@ TEST_F(EvictionUnitsTest, PipelinedPodOfAVictimGangLeavesWithTheGang) {
   EXPECT_EQ(session_.snap().pods[Pod("g-0")].status, PodStatus::kReleasing);
 }
 
+// A job that gives all it runs in its first unit stands, before its pods are listed, at the gang
+// level its pods would give; one the caller does not want is dropped unlisted and does not return.
+TEST_F(EvictionUnitsTest, WholeJobUnitIsDroppedUnlistedWhenNotWanted) {
+  Statement placed(session_);
+  placed.Pipeline(Pod("g-1"), Node("n2"));
+  placed.Commit();
+  const JobId g = session_.snap().pods[Pod("g-0")].job;
+  EXPECT_EQ(JobGangLevel(session_.snap().jobs[g]), VictimJobPods(session_, g).Level());
+
+  VictimQueue dropping(session_, {g});
+  EXPECT_TRUE(dropping.WholeAtOnce(g));
+  std::vector<JobId> asked;
+  const EvictionUnit none = dropping.Next([&](JobId j) {
+    asked.push_back(j);
+    return false;
+  });
+  EXPECT_EQ(asked, std::vector<JobId>{g});
+  EXPECT_TRUE(none.dropped && none.job_done && none.pods.empty());
+  EXPECT_TRUE(dropping.Empty());
+
+  VictimQueue taking(session_, {g});
+  EvictionUnit unit = taking.Next([](JobId) { return true; });
+  std::sort(unit.pods.begin(), unit.pods.end());
+  EXPECT_FALSE(unit.dropped);
+  EXPECT_TRUE(unit.job_done);
+  EXPECT_EQ(unit.pods, (std::vector<PodId>{Pod("g-0"), Pod("g-1")}));
+  EXPECT_TRUE(taking.Empty());
+}
+
 }  // namespace
 }  // namespace kai::actions

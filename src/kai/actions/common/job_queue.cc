@@ -111,19 +111,19 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
 
 bool JobQueue::Empty() const { return size_ == 0; }
 
-JobId JobQueue::LeafFront(QueueId leaf) const {
+JobQueue::Best JobQueue::LeafBest(QueueId leaf) const {
   const auto& jobs = leaf_jobs_[leaf];
-  if (jobs.empty()) return kNone;
-  return jobs.front();
+  if (jobs.empty()) return Best{};
+  return Best{jobs.front(), leaf};
 }
 
-std::pair<JobId, QueueId> JobQueue::BestOf(const std::vector<QueueId>& queues) const {
-  std::pair<JobId, QueueId> best{kNone, kNone};
+JobQueue::Best JobQueue::ScanOf(const std::vector<QueueId>& queues) const {
+  Best best;
   QueueId best_child = kNone;
   for (QueueId q : queues) {
-    auto cand = Best(q);
-    if (cand.first == kNone) continue;
-    if (best.first == kNone || Before(q, cand.first, best_child, best.first)) {
+    const Best& cand = best_[q];
+    if (cand.job == kNone) continue;
+    if (best.job == kNone || Before(q, cand.job, best_child, best.job)) {
       best = cand;
       best_child = q;
     }
@@ -131,25 +131,76 @@ std::pair<JobId, QueueId> JobQueue::BestOf(const std::vector<QueueId>& queues) c
   return best;
 }
 
-std::pair<JobId, QueueId> JobQueue::Best(QueueId queue) const {
+const JobQueue::Best& JobQueue::Recompute(QueueId queue) {
   const SnapQueue& q = session_.snap().queues[queue];
-  if (q.IsLeaf()) return {LeafFront(queue), queue};
-  return BestOf(q.children);
+  if (q.IsLeaf()) return best_[queue] = LeafBest(queue);
+  for (QueueId c : q.children) Recompute(c);
+  return best_[queue] = ScanOf(q.children);
+}
+
+// While the session's state is unchanged only the changed leaves' paths need a look; otherwise
+// every level is scanned again.
+void JobQueue::Refresh() {
+  if (computed_ && state_version_ == session_.StateVersion()) {
+    for (const auto& [leaf, old_front] : changed_) LeafChanged(leaf, old_front);
+    changed_.clear();
+    return;
+  }
+  changed_.clear();
+  best_.resize(session_.snap().queues.size());
+  for (QueueId root : session_.snap().root_queues) Recompute(root);
+  top_ = ScanOf(session_.snap().root_queues);
+  state_version_ = session_.StateVersion();
+  computed_ = true;
+}
+
+void JobQueue::MarkChanged(QueueId leaf) {
+  if (!computed_ || !session_.snap().queues[leaf].IsLeaf()) return;  // inner: never reached
+  for (const auto& [changed, old_front] : changed_) {
+    if (changed == leaf) return;
+  }
+  changed_.push_back({leaf, best_[leaf].job});
+}
+
+// Each scan compares children by queue and queue-order key alone, so a new next job with the old
+// one's key changes no scan: it only takes the old one's place on the path. Otherwise the scans
+// on the path are redone, over the other children's cached bests.
+void JobQueue::LeafChanged(QueueId leaf, JobId old_front) {
+  const Best next = LeafBest(leaf);
+  const Snapshot& snap = session_.snap();
+  if (next.job != kNone && old_front != kNone &&
+      (next.job == old_front ||
+       session_.QueueOrderKey(next.job) == session_.QueueOrderKey(old_front))) {
+    for (QueueId q = leaf; q != kNone && best_[q].leaf == leaf; q = snap.queues[q].parent) {
+      best_[q].job = next.job;
+    }
+    if (top_.leaf == leaf) top_.job = next.job;
+    return;
+  }
+  best_[leaf] = next;
+  for (QueueId q = snap.queues[leaf].parent; q != kNone; q = snap.queues[q].parent) {
+    best_[q] = ScanOf(snap.queues[q].children);
+  }
+  top_ = ScanOf(snap.root_queues);
 }
 
 JobId JobQueue::Pop() {
   if (size_ == 0) return kNone;
-  auto [job, leaf] = BestOf(session_.snap().root_queues);
+  Refresh();
+  const auto [job, leaf] = top_;
   if (job == kNone) return kNone;
   auto& jobs = leaf_jobs_[leaf];
   std::pop_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
   jobs.pop_back();
   --size_;
+  MarkChanged(leaf);
   return job;
 }
 
 void JobQueue::Push(JobId job) {
-  auto& jobs = leaf_jobs_[session_.snap().jobs[job].queue];
+  const QueueId leaf = session_.snap().jobs[job].queue;
+  auto& jobs = leaf_jobs_[leaf];
+  MarkChanged(leaf);
   jobs.push_back(job);
   std::push_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
   ++size_;

@@ -2,8 +2,11 @@
 // Pending jobs ordered the way KAI's actions pop them (job_order_by_queue.go): a tree mirroring
 // the queue hierarchy. Inside a leaf queue jobs follow the session's job order; at every inner
 // level the child queues are compared by the session's queue order, each child represented by the
-// job it would yield next. Every pop descends from the roots, so the order reflects allocations
-// made since the previous pop.
+// job it would yield next, the children scanned in order and a later one taking the lead only
+// when it goes strictly first (the queue order need not be transitive, so the scan is kept as is).
+// Every pop reflects allocations made since the previous one: the scan of each level is kept
+// between pops only while the session's state is unchanged (Session::StateVersion) and redone
+// along the path of a leaf whose next job changes its queue-order key (Session::QueueOrderKey).
 #include <functional>
 #include <vector>
 
@@ -37,18 +40,33 @@ class JobQueue {
   const std::vector<std::pair<JobId, Reason>>& Skipped() const { return skipped_; }
 
  private:
-  // Best job of the subtree rooted at `queue`, and the leaf it lives in; kNone when empty.
-  std::pair<JobId, QueueId> Best(QueueId queue) const;
-  std::pair<JobId, QueueId> BestOf(const std::vector<QueueId>& queues) const;
-  JobId LeafFront(QueueId leaf) const;
-
+  // The best job of a subtree and the leaf it lives in; job kNone when empty.
+  struct Best {
+    JobId job = kNone;
+    QueueId leaf = kNone;
+  };
+  // Recomputes best_ for the subtree rooted at `queue` (every level scanned again).
+  const Best& Recompute(QueueId queue);
+  // The scan of one level over the children's cached bests.
+  Best ScanOf(const std::vector<QueueId>& queues) const;
+  Best LeafBest(QueueId leaf) const;
+  // Notes that the leaf's next job may change; `Refresh` brings best_ up to date.
+  void MarkChanged(QueueId leaf);
+  void LeafChanged(QueueId leaf, JobId old_front);
+  void Refresh();
   bool Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   bool JobFirst(JobId a, JobId b) const;
 
   const Session& session_;
   bool reverse_ = false;
   std::function<bool(JobId, JobId)> job_first_;
-  std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id, unordered; front found on demand
+  std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id: a heap, the next job in front
+  std::vector<Best> best_;                     // per queue id: its subtree's best (see Refresh)
+  Best top_;                                   // the best of all roots
+  uint64_t state_version_ = 0;                 // the session state best_ was computed at
+  bool computed_ = false;
+  // Leaves changed since best_ was brought up to date, with their best job then.
+  std::vector<std::pair<QueueId, JobId>> changed_;
   std::vector<std::pair<JobId, Reason>> skipped_;
   size_t size_ = 0;
 };

@@ -47,39 +47,62 @@ std::vector<int> Slots(const Session& s, const std::vector<JobId>& jobs) {
   return slot;
 }
 
-std::vector<VictimJobPods> RemainingPods(const Session& s, const std::vector<JobId>& jobs) {
-  std::vector<VictimJobPods> out;
+// A job that has given nothing yet stands at its gang level on every active-allocated pod, which
+// is what VictimJobPods lists (semi-preemptible floor pods included).
+std::vector<GangLevel> InitialLevels(const Session& s, const std::vector<JobId>& jobs) {
+  std::vector<GangLevel> out;
   out.reserve(jobs.size());
-  for (JobId j : jobs) out.emplace_back(s, j);
+  for (JobId j : jobs) out.push_back(JobGangLevel(s.snap().jobs[j]));
   return out;
 }
 
 }  // namespace
 
-// The remaining pods are built before the queue, whose heap orders jobs by them.
+// The levels are set before the queue, whose heap orders jobs by them.
 VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
     : session_(s),
       slot_(Slots(s, jobs)),
-      remaining_(RemainingPods(s, jobs)),
+      jobs_(jobs),
+      level_(InitialLevels(s, jobs)),
+      remaining_(jobs.size()),
       queue_(s, jobs, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); }) {}
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
   const SnapJob& ja = session_.snap().jobs[a];
   const SnapJob& jb = session_.snap().jobs[b];
   if (ja.priority != jb.priority) return ja.priority < jb.priority;
-  const GangLevel ga = Remaining(a).Level(), gb = Remaining(b).Level();
+  const GangLevel ga = level_[slot_[a]], gb = level_[slot_[b]];
   if (ga != gb) return ga > gb;
   if (ja.creation != jb.creation) return ja.creation > jb.creation;
   return ja.uid > jb.uid;
 }
 
-EvictionUnit VictimQueue::Next() {
+VictimJobPods& VictimQueue::Remaining(int slot) {
+  std::optional<VictimJobPods>& pods = remaining_[slot];
+  if (!pods) pods.emplace(session_, jobs_[slot]);
+  return *pods;
+}
+
+bool VictimQueue::WholeAtOnce(JobId job) const {
+  const SnapJob& j = session_.snap().jobs[job];
+  return !remaining_[slot_[job]] && !j.semi_preemptible && !j.has_sub_groups &&
+         level_[slot_[job]] != GangLevel::kAbove;
+}
+
+EvictionUnit VictimQueue::Next(const std::function<bool(JobId)>& wanted) {
   EvictionUnit unit;
   unit.job = queue_.Pop();
   if (unit.job == kNone) return unit;
-  VictimJobPods& pods = Remaining(unit.job);
+  if (wanted && WholeAtOnce(unit.job) && !wanted(unit.job)) {
+    unit.job_done = unit.dropped = true;
+    return unit;
+  }
+  const int slot = slot_[unit.job];
+  VictimJobPods& pods = Remaining(slot);
   unit.pods = pods.TakeUnit();
-  if (!pods.Empty() && !unit.pods.empty()) queue_.Push(unit.job);  // the rest competes again
+  level_[slot] = pods.Level();
+  unit.job_done = pods.Empty() || unit.pods.empty();
+  if (!unit.job_done) queue_.Push(unit.job);  // the rest competes again
   return unit;
 }
 
@@ -150,11 +173,16 @@ class Search {
     int64_t acc_slots = base_slots_, acc_gpus = 0;
     int64_t gpu_tasks = 0;
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
+    // A job giving all it runs at once with no pod on a useful node is passed over unlisted.
+    std::function<bool(JobId)> wanted;
+    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
     while (!victims.Empty()) {
       if (OutOfBudget()) return false;
-      EvictionUnit next = victims.Next();
+      EvictionUnit next = victims.Next(wanted);
+      if (next.dropped) continue;
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
         // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
+        if (next.job_done) continue;  // there is none
         std::vector<PodId>& aside = useless[next.job];
         aside.insert(aside.end(), next.pods.begin(), next.pods.end());
         continue;
@@ -232,6 +260,15 @@ class Search {
         }
       }
     }
+  }
+
+  // OnUsefulNode of every active-allocated pod of the job.
+  bool RunsOnUsefulNode(JobId job) const {
+    for (PodId p : s_.snap().jobs[job].pods) {
+      const SnapPod& pod = s_.snap().pods[p];
+      if (IsActiveAllocated(pod.status) && pod.node != kNone && useful_[pod.node]) return true;
+    }
+    return false;
   }
 
   bool OnUsefulNode(const std::vector<PodId>& pods) const {

@@ -8,6 +8,7 @@
 // evicted. Hopeless scenarios are skipped by a cheap necessary condition (enough GPUs) before any
 // simulation, and a scenario already tried is never simulated twice.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct SolverConfig {
 struct EvictionUnit {
   JobId job = kNone;
   std::vector<PodId> pods;
+  bool job_done = false;  // the job has given all it may: it comes back no more
+  bool dropped = false;   // the caller did not want the unit (VictimQueue::Next): pods not listed
 };
 
 // GPUs free or being freed on usable nodes (milli-GPU).
@@ -55,22 +58,31 @@ bool HasEvictablePod(const Session& session, JobId job);
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
 // last first). A job that still has pods after giving a unit goes back into the queue and is
 // ordered again by what it still runs, as KAI re-pushes the job's remaining tasks.
+// A job's pods are listed (VictimJobPods) only when it is first taken: until then its standing
+// is its gang level on what it runs. The caller keeps the session's state as it was at
+// construction whenever it calls Next (a disruptive search rolls every scenario back).
 class VictimQueue {
  public:
   VictimQueue(const Session& session, const std::vector<JobId>& jobs);
   bool Empty() const { return queue_.Empty(); }
-  EvictionUnit Next();
+  // Takes the next unit. `wanted`, when given, is asked first about a job whose next unit is
+  // every pod it runs (WholeAtOnce): when it says no, the job is dropped without listing its pods.
+  EvictionUnit Next(const std::function<bool(JobId)>& wanted = {});
+  // The job, never taken from before, gives all its active-allocated pods in its first unit: a
+  // preemptible job without SubGroups not above its minimum (no surplus pod to give alone).
+  bool WholeAtOnce(JobId job) const;
 
  private:
   // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.
   bool VictimFirst(JobId a, JobId b) const;
 
-  VictimJobPods& Remaining(JobId job) { return remaining_[slot_[job]]; }
-  const VictimJobPods& Remaining(JobId job) const { return remaining_[slot_[job]]; }
+  VictimJobPods& Remaining(int slot);
 
   const Session& session_;
-  std::vector<int> slot_;  // per job id: its index in remaining_ (-1: not a candidate)
-  std::vector<VictimJobPods> remaining_;
+  std::vector<int> slot_;  // per job id: its index in the per-candidate vectors (-1: none)
+  std::vector<JobId> jobs_;
+  std::vector<GangLevel> level_;  // per slot: the gang level on the pods the job still runs
+  std::vector<std::optional<VictimJobPods>> remaining_;  // per slot: built when first taken
   JobQueue queue_;
 };
 

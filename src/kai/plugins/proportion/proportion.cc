@@ -184,9 +184,16 @@ class ProportionPlugin : public Plugin {
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
     next_steps_.assign(s.snap().jobs.size(), NextStep{});
-    s.AddQueueOrder([this](const Session& ss, QueueId qa, JobId ja, QueueId qb, JobId jb) {
-      return CompareQueues(ss, qa, NextStepRequest(ss, ja), qb, NextStepRequest(ss, jb));
-    });
+    // The order reads a job only through its next-step request (the key), and queue accounting,
+    // which changes only when pods move.
+    s.AddQueueOrder(
+        [this](const Session& ss, QueueId qa, JobId ja, QueueId qb, JobId jb) {
+          return CompareQueues(ss, qa, NextStepRequest(ss, ja), qb, NextStepRequest(ss, jb));
+        },
+        [this](const Session& ss, JobId j) {
+          const Resources& r = NextStepRequest(ss, j);
+          return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
+        });
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
       auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
