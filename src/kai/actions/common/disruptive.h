@@ -11,13 +11,13 @@ namespace kai::actions {
 
 struct DisruptiveSpec {
   std::string action;
-  std::string rule;  // the rule that allowed the evictions, for explanations
+  std::string rule;          // the rule that allowed the evictions, for explanations
   std::string not_eligible;  // why `eligible` refuses, for explanations
   SolverConfig solver;
   JobQueueOptions queue_options;
-  int64_t max_victim_jobs = -1;  // -1 unlimited
-  std::function<bool(const Session&, JobId)> eligible;                // preemptor pre-check
-  std::function<bool(const Session&, JobId, JobId)> candidate;        // (preemptor, victim)
+  int64_t max_victim_jobs = -1;                                 // -1 unlimited
+  std::function<bool(const Session&, JobId)> eligible;          // preemptor pre-check
+  std::function<bool(const Session&, JobId, JobId)> candidate;  // (preemptor, victim)
 };
 
 void RunDisruptive(Session& session, const DisruptiveSpec& spec);

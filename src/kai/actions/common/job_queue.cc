@@ -166,17 +166,22 @@ void JobQueue::MarkChanged(QueueId leaf) {
 // one's key changes no scan: it only takes the old one's place on the path. Otherwise the scans
 // on the path are redone, over the other children's cached bests.
 void JobQueue::LeafChanged(QueueId leaf, JobId old_front) {
-  const Best next = LeafBest(leaf);
+  Best next = LeafBest(leaf);
   const Snapshot& snap = session_.snap();
-  if (next.job != kNone && old_front != kNone &&
-      (next.job == old_front ||
-       session_.QueueOrderKey(next.job) == session_.QueueOrderKey(old_front))) {
-    for (QueueId q = leaf; q != kNone && best_[q].leaf == leaf; q = snap.queues[q].parent) {
-      best_[q].job = next.job;
+  if (next.job != kNone && old_front != kNone && next.job != old_front) {
+    const std::optional<QueueJobKey>& kept = best_[leaf].key;
+    const QueueJobKey old_key = kept ? *kept : session_.QueueOrderKey(old_front);
+    next.key = session_.QueueOrderKey(next.job);
+    if (*next.key == old_key) {
+      for (QueueId q = leaf; q != kNone && best_[q].leaf == leaf; q = snap.queues[q].parent) {
+        best_[q].job = next.job;
+      }
+      best_[leaf].key = next.key;
+      if (top_.leaf == leaf) top_.job = next.job;
+      return;
     }
-    if (top_.leaf == leaf) top_.job = next.job;
-    return;
   }
+  if (next.job != kNone && next.job == old_front) return;  // the same next job
   best_[leaf] = next;
   for (QueueId q = snap.queues[leaf].parent; q != kNone; q = snap.queues[q].parent) {
     best_[q] = ScanOf(snap.queues[q].children);
@@ -187,7 +192,8 @@ void JobQueue::LeafChanged(QueueId leaf, JobId old_front) {
 JobId JobQueue::Pop() {
   if (size_ == 0) return kNone;
   Refresh();
-  const auto [job, leaf] = top_;
+  const JobId job = top_.job;
+  const QueueId leaf = top_.leaf;
   if (job == kNone) return kNone;
   auto& jobs = leaf_jobs_[leaf];
   std::pop_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });

@@ -8,6 +8,7 @@
 // between pops only while the session's state is unchanged (Session::StateVersion) and redone
 // along the path of a leaf whose next job changes its queue-order key (Session::QueueOrderKey).
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "kai/framework/session.h"
@@ -40,10 +41,12 @@ class JobQueue {
   const std::vector<std::pair<JobId, Reason>>& Skipped() const { return skipped_; }
 
  private:
-  // The best job of a subtree and the leaf it lives in; job kNone when empty.
+  // The best job of a subtree and the leaf it lives in; job kNone when empty. A leaf's entry
+  // keeps its job's queue-order key once asked (LeafChanged).
   struct Best {
     JobId job = kNone;
     QueueId leaf = kNone;
+    std::optional<QueueJobKey> key;
   };
   // Recomputes best_ for the subtree rooted at `queue` (every level scanned again).
   const Best& Recompute(QueueId queue);

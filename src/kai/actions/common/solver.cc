@@ -35,6 +35,7 @@ std::vector<PodId> EvictablePods(const Session& s, JobId job) {
 
 bool HasEvictablePod(const Session& s, JobId job) {
   const SnapJob& j = s.snap().jobs[job];
+  if (!j.semi_preemptible) return j.active_allocated > 0;  // kept live by Session::MovePod
   return std::any_of(j.pods.begin(), j.pods.end(),
                      [&](PodId p) { return Evictable(j, s.snap().pods[p]); });
 }
@@ -166,8 +167,10 @@ class Search {
     std::vector<EvictionUnit> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
     std::vector<std::vector<JobId>> jobs_by_node(s_.snap().nodes.size());
-    std::unordered_map<JobId, std::vector<size_t>> units_by_job;  // indices in units
-    std::unordered_map<JobId, std::vector<PodId>> useless;        // skipped units' pods, per job
+    // Each job's units, newest first: last_unit_ per candidate slot, then prev_unit_ per unit.
+    last_unit_.assign(candidates.size(), -1);
+    prev_unit_.clear();
+    std::unordered_map<JobId, std::vector<PodId>> useless;  // skipped units' pods, per job
     std::vector<PodId> accumulated;
     std::vector<int64_t> acc_extra(s_.snap().nodes.size(), 0);
     int64_t acc_slots = base_slots_, acc_gpus = 0;
@@ -193,8 +196,11 @@ class Search {
       }
       units.push_back(std::move(next));
       const EvictionUnit& unit = units.back();
-      units_by_job[unit.job].push_back(units.size() - 1);
-      for (NodeId node : NodesOf(unit.pods)) {
+      int& last = last_unit_[victims.Slot(unit.job)];
+      prev_unit_.push_back(last);
+      last = static_cast<int>(units.size() - 1);
+      NodesOf(unit.pods, unit_nodes_);
+      for (NodeId node : unit_nodes_) {
         std::vector<JobId>& on_node = jobs_by_node[node];
         if (std::find(on_node.begin(), on_node.end(), unit.job) == on_node.end()) {
           on_node.push_back(unit.job);
@@ -217,8 +223,8 @@ class Search {
         continue;
       }
       if (node_local) {
-        for (NodeId node : NodesOf(unit.pods)) {
-          const std::vector<PodId> local = UnitsOfJobs(units, units_by_job, jobs_by_node[node]);
+        for (NodeId node : unit_nodes_) {
+          const std::vector<PodId>& local = UnitsOfJobs(units, victims, jobs_by_node[node]);
           if (!EnoughSlots(local)) {
             ++result_.scenarios_pruned;
             continue;
@@ -282,15 +288,18 @@ class Search {
   bool EnoughSlots(const std::vector<PodId>& victims) {
     if (!EnoughGpus(victims)) return false;
     if (min_task_gpu_ == 0) return true;
-    extra_.clear();
+    extra_.resize(s_.snap().nodes.size(), 0);
+    extra_nodes_.clear();
     for (PodId p : victims) {
       const SnapPod& pod = s_.snap().pods[p];
       if (pod.node == kNone || !s_.snap().nodes[pod.node].unusable_reason.empty()) continue;
+      if (extra_[pod.node] == 0) extra_nodes_.push_back(pod.node);
       extra_[pod.node] += GpuFreedBound(pod);
     }
     int64_t slots = base_slots_;
-    for (const auto& [n, e] : extra_) {
-      slots += (base_[n] + e) / min_task_gpu_ - base_[n] / min_task_gpu_;
+    for (NodeId n : extra_nodes_) {
+      slots += (base_[n] + extra_[n]) / min_task_gpu_ - base_[n] / min_task_gpu_;
+      extra_[n] = 0;
     }
     int64_t gpu_tasks = 0;
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
@@ -303,32 +312,34 @@ class Search {
     return free_gpus_ + freed >= whole_gpus_;
   }
 
-  std::vector<NodeId> NodesOf(const std::vector<PodId>& pods) const {
-    std::vector<NodeId> nodes;
+  // The nodes of the pods, each once, in order of first appearance.
+  void NodesOf(const std::vector<PodId>& pods, std::vector<NodeId>& nodes) const {
+    nodes.clear();
     for (PodId p : pods) {
       const NodeId n = s_.snap().pods[p].node;
       if (n != kNone && std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
     }
-    return nodes;
   }
 
   // Every unit taken so far from the given victim jobs, in the order they were taken. A job's
   // units only make sense together: a later unit (a gang at its minimum, a surplus SubGroup)
   // assumes the earlier ones (its surplus pods) are gone too, so a node-local scenario takes all
   // of them, as KAI's by-node scenario takes all task groups of a victim job found on the node.
-  static std::vector<PodId> UnitsOfJobs(
-      const std::vector<EvictionUnit>& units,
-      const std::unordered_map<JobId, std::vector<size_t>>& units_by_job,
-      const std::vector<JobId>& jobs) {
-    std::vector<size_t> indices;
+  // The result lives in a buffer reused by the next call.
+  const std::vector<PodId>& UnitsOfJobs(const std::vector<EvictionUnit>& units,
+                                        const VictimQueue& victims,
+                                        const std::vector<JobId>& jobs) {
+    unit_indices_.clear();
     for (JobId j : jobs) {
-      const std::vector<size_t>& of_job = units_by_job.at(j);
-      indices.insert(indices.end(), of_job.begin(), of_job.end());
+      for (int u = last_unit_[victims.Slot(j)]; u >= 0; u = prev_unit_[u]) {
+        unit_indices_.push_back(u);
+      }
     }
-    std::sort(indices.begin(), indices.end());
-    std::vector<PodId> out;
-    for (size_t i : indices) out.insert(out.end(), units[i].pods.begin(), units[i].pods.end());
-    return out;
+    std::sort(unit_indices_.begin(), unit_indices_.end());
+    local_.clear();
+    for (int i : unit_indices_)
+      local_.insert(local_.end(), units[i].pods.begin(), units[i].pods.end());
+    return local_;
   }
 
   // What the victims left without a place must free at least, whatever the simulation does: a
@@ -544,7 +555,15 @@ class Search {
   std::vector<int64_t> base_;
   int64_t base_slots_ = 0;
   Resources min_evicted_;
-  std::unordered_map<NodeId, int64_t> extra_;
+  std::vector<int64_t> extra_;  // scratch of EnoughSlots: GPUs freed per node (all zero between)
+  std::vector<NodeId> extra_nodes_;  // the nodes EnoughSlots touched
+  // RunGenerator's bookkeeping: per candidate slot its newest unit, per unit the job's previous
+  // one (-1: none); the newest unit's nodes; UnitsOfJobs' buffers.
+  std::vector<int> last_unit_;
+  std::vector<int> prev_unit_;
+  std::vector<NodeId> unit_nodes_;
+  std::vector<int> unit_indices_;
+  std::vector<PodId> local_;
   std::vector<bool> useful_;
   std::vector<bool> listed_;       // scratch of SimulatedJobs
   std::vector<PodId> restarted_;   // victims of the scenario restarted in place with their gang

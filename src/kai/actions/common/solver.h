@@ -71,6 +71,8 @@ class VictimQueue {
   // The job, never taken from before, gives all its active-allocated pods in its first unit: a
   // preemptible job without SubGroups not above its minimum (no surplus pod to give alone).
   bool WholeAtOnce(JobId job) const;
+  // The job's index among the candidates given at construction.
+  int Slot(JobId job) const { return slot_[job]; }
 
  private:
   // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.

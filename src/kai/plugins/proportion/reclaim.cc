@@ -16,7 +16,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "kai/framework/job_tasks.h"
 #include "kai/plugins/proportion/proportion.h"
@@ -28,6 +27,18 @@ namespace {
 using Amounts = std::array<int64_t, 3>;  // cpu, memory, gpu
 
 Amounts Of(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
+
+// A set of the resources of Amounts (bit r: resource r).
+using Involved = uint8_t;
+
+// The resources an amount takes some of.
+Involved InvolvedIn(const Amounts& a) {
+  Involved out = 0;
+  for (int r = 0; r < 3; ++r) {
+    if (a[r] > 0) out |= static_cast<Involved>(1u << r);
+  }
+  return out;
+}
 
 struct Frozen {
   std::vector<Amounts> allocated;
@@ -174,32 +185,51 @@ class Validator {
  private:
   Amounts Allocated(QueueId q) const { return st_.frozen.allocated[q]; }
 
-  // Eviction units of the scenario per victim leaf queue: in each PodSet of a victim job, the
-  // victims beyond the PodSet's minimum alone, the job's other victims (its core) as one.
-  std::map<QueueId, std::vector<Amounts>> UnitsByQueue() const {
-    std::map<JobId, std::map<SubGroupIndex, std::vector<PodId>>> by_job;
-    for (PodId p : *sc_.victims) by_job[snap_.pods[p].job][snap_.pods[p].sub_group].push_back(p);
-    std::map<QueueId, std::vector<Amounts>> out;
+  // Eviction units of the scenario per victim leaf queue (ascending): in each PodSet of a victim
+  // job, the victims beyond the PodSet's minimum alone, the job's other victims (its core) as one.
+  // A queue's units come job by job (ascending), a job's PodSets ascending, its core last.
+  std::vector<std::pair<QueueId, std::vector<Amounts>>> UnitsByQueue() const {
+    const std::vector<PodId>& victims = *sc_.victims;
+    // The victims grouped by job, then PodSet, each group in scenario order.
+    std::vector<size_t> order(victims.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto group = [&](size_t i) {
+      const SnapPod& pod = snap_.pods[victims[i]];
+      return std::pair<JobId, SubGroupIndex>(pod.job, pod.sub_group);
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return group(a) < group(b); });
+    std::vector<std::pair<QueueId, Amounts>> units;  // in the order described above
     const bool ignore_moved = s_.config().allow_consolidating_reclaim;
-    for (const auto& [job, by_set] : by_job) {
+    for (size_t at = 0; at < order.size();) {
+      const JobId job = group(order[at]).first;
       Amounts core{};
       bool has_core = false;
-      for (const auto& [set, pods] : by_set) {
+      for (; at < order.size() && group(order[at]).first == job;) {
+        const SubGroupIndex set = group(order[at]).second;
         const size_t min =
             static_cast<size_t>(std::max(0, snap_.jobs[job].sub_groups[set].min_member));
-        for (size_t i = 0; i < pods.size(); ++i) {
-          const SnapPod& pod = snap_.pods[pods[i]];
+        for (size_t i = 0; at < order.size() && group(order[at]) == std::pair(job, set);
+             ++at, ++i) {
+          const SnapPod& pod = snap_.pods[victims[order[at]]];
           if (ignore_moved && IsActiveAllocated(pod.status)) continue;
           const Amounts a = Of(AcceptedQueueResources(pod));
           if (i >= min) {
-            out[snap_.jobs[job].queue].push_back(a);
+            units.push_back({snap_.jobs[job].queue, a});
           } else {
             for (size_t r = 0; r < 3; ++r) core[r] += a[r];
             has_core = true;
           }
         }
       }
-      if (has_core) out[snap_.jobs[job].queue].push_back(core);
+      if (has_core) units.push_back({snap_.jobs[job].queue, core});
+    }
+    std::stable_sort(units.begin(), units.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::pair<QueueId, std::vector<Amounts>>> out;
+    for (const auto& [queue, amounts] : units) {
+      if (out.empty() || out.back().first != queue) out.push_back({queue, {}});
+      out.back().second.push_back(amounts);
     }
     return out;
   }
@@ -233,19 +263,15 @@ class Validator {
   bool TakeFromVictims() {
     for (const auto& [victim_leaf, units] : UnitsByQueue()) {
       const auto [reclaimer_level, victim_level] = Leveled(snap_, reclaimer_queue_, victim_leaf);
-      std::set<int> involved;
-      for (const Amounts& u : units) {
-        for (int r = 0; r < 3; ++r) {
-          if (u[r] > 0) involved.insert(r);
-        }
-      }
+      Involved involved = 0;
+      for (const Amounts& u : units) involved |= InvolvedIn(u);
       for (const Amounts& u : units) {
         Amounts& remaining = Remaining(victim_level);
         if (!FitsStrategy(reclaimer_level, victim_level, remaining)) return false;
         for (QueueId q = victim_leaf; q != kNone; q = snap_.queues[q].parent) {
           Amounts& rem = Remaining(q);
           for (int r = 0; r < 3; ++r) rem[r] -= u[r];
-          involved_[q].insert(involved.begin(), involved.end());
+          involved_[q] |= involved;
         }
       }
     }
@@ -268,10 +294,7 @@ class Validator {
   }
 
   bool ReclaimersWithinBounds() {
-    std::set<int> reclaimer_involved;
-    for (int r = 0; r < 3; ++r) {
-      if (request_[r] > 0) reclaimer_involved.insert(r);
-    }
+    const Involved reclaimer_involved = InvolvedIn(request_);
     const SnapJob& preemptor = snap_.jobs[sc_.preemptor];
     // A semi-preemptible preemptor charges only the pods that join its floors.
     const bool protected_part = !preemptor.preemptible &&
@@ -283,8 +306,7 @@ class Validator {
       if (remaining_.count(q)) remaining_[q] = mine;
       for (const auto& [sib, sib_remaining] : remaining_) {
         if (sib == q || snap_.queues[sib].parent != snap_.queues[q].parent) continue;
-        std::set<int> involved = involved_[sib];
-        involved.insert(reclaimer_involved.begin(), reclaimer_involved.end());
+        const Involved involved = involved_[sib] | reclaimer_involved;
         if (!SaturationLower(involved, q, mine, sib, sib_remaining)) return false;
       }
       if (protected_part &&
@@ -295,11 +317,12 @@ class Validator {
     return true;
   }
 
-  bool SaturationLower(const std::set<int>& involved, QueueId q, const Amounts& mine, QueueId sib,
+  bool SaturationLower(Involved involved, QueueId q, const Amounts& mine, QueueId sib,
                        const Amounts& sib_remaining) const {
     const Amounts fs_q = Of(snap_.queues[q].fair_share);
     const Amounts fs_s = Of(snap_.queues[sib].fair_share);
-    for (int r : involved) {
+    for (int r = 0; r < 3; ++r) {
+      if (!(involved & (1u << r))) continue;
       const double rq = Saturation(mine[r], fs_q[r]);
       const double rs = Saturation(sib_remaining[r], fs_s[r]);
       if (rq > 1 && fs_s[r] > 0 && rq * st_.multiplier >= rs) return false;
@@ -314,7 +337,7 @@ class Validator {
   QueueId reclaimer_queue_ = kNone;
   Amounts request_{};
   std::map<QueueId, Amounts> remaining_;
-  std::map<QueueId, std::set<int>> involved_;
+  std::map<QueueId, Involved> involved_;
 };
 
 bool CanReclaim(const Session& s, JobId j) {
