@@ -598,20 +598,15 @@ std::string SemiPreemptibleNote(const Session& s, PodId p) {
 void ExplainEvictions(Session& s, JobId preemptor, const SolveResult& result,
                       const std::string& action, const std::string& rule) {
   const SnapJob& job = s.snap().jobs[preemptor];
-  const std::string beneficiary = std::string(job.ns) + "/" + std::string(job.name);
-  for (PodId p : result.evicted) {
-    s.SetEvictionReason(p,
-                        action + " for " + beneficiary + ": " + rule + SemiPreemptibleNote(s, p));
-  }
-  for (PodId p : result.moved) {
-    s.SetEvictionReason(p, action + " for " + beneficiary + ": moved to make room (" + rule + ")" +
-                               SemiPreemptibleNote(s, p));
-  }
-  for (PodId p : result.restarted) {
-    s.SetEvictionReason(p, action + " for " + beneficiary +
-                               ": moved back onto its node, restarted with its gang (" + rule +
-                               ")");
-  }
+  // The same words for every pod of one kind: built once, copied per pod.
+  const std::string prefix = action + " for " + std::string(job.ns) + "/" + std::string(job.name);
+  const std::string evicted = prefix + ": " + rule;
+  const std::string moved = prefix + ": moved to make room (" + rule + ")";
+  const std::string restarted =
+      prefix + ": moved back onto its node, restarted with its gang (" + rule + ")";
+  for (PodId p : result.evicted) s.SetEvictionReason(p, evicted + SemiPreemptibleNote(s, p));
+  for (PodId p : result.moved) s.SetEvictionReason(p, moved + SemiPreemptibleNote(s, p));
+  for (PodId p : result.restarted) s.SetEvictionReason(p, restarted);
 }
 
 }  // namespace kai::actions
