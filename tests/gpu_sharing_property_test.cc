@@ -13,10 +13,14 @@
 //   no-shared-whole  a shared pod never lands on a GPU held whole: on each node, shared groups
 //                    plus whole GPUs held (now, and once releasing pods leave) fit the devices
 //   devices          a shared pod's groups are distinct and as many as it asked devices
+// And, on the same worlds, a Statement's random shared-GPU operations (allocate, pipeline, evict,
+// restart, nested checkpoints) roll back to exactly the node accounting, GPU groups (order and
+// counters) and pod placement of the checkpoint.
 #include <gtest/gtest.h>
 
 #include "property_support.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -25,6 +29,9 @@
 
 #include "../bench/generator.h"
 #include "kai/framework/config.h"
+#include "kai/framework/session.h"
+#include "kai/framework/statement.h"
+#include "kai/plugins/gpu_sharing.h"
 #include "kai/sim/simulator.h"
 
 namespace kai {
@@ -264,6 +271,147 @@ TEST(GpuSharingProperty, GroupsNeverOverfilledNorSharedWithWholeGpus) {
   }
   // The sweep must exercise sharing, or it proves nothing.
   EXPECT_GT(placed_shared, kWorlds);
+}
+
+// What a rollback must restore: the pods' placement and the nodes' accounting and GPU groups
+// (not the derived virtually-evicted flag, which a statement re-derives from its log).
+struct GroupState {
+  std::string name;
+  int64_t used, releasing, allocated;
+  bool has_allocated, marked_releasing;
+  friend bool operator==(const GroupState&, const GroupState&) = default;
+};
+struct NodeAccount {
+  Resources idle, releasing, used;
+  std::vector<GroupState> groups;
+  std::vector<PodId> pods;  // sorted
+  friend bool operator==(const NodeAccount&, const NodeAccount&) = default;
+};
+struct PodPlace {
+  PodStatus status;
+  NodeId node;
+  std::vector<std::string> groups;
+  friend bool operator==(const PodPlace&, const PodPlace&) = default;
+};
+struct Placement {
+  std::vector<NodeAccount> nodes;
+  std::vector<PodPlace> pods;
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+Placement CapturePlacement(const Session& s) {
+  Placement out;
+  for (const SnapNode& n : s.snap().nodes) {
+    NodeAccount a{n.idle, n.releasing, n.used, {}, n.pods};
+    for (const GpuGroup& g : n.gpu_groups) {
+      a.groups.push_back(
+          {g.name, g.used, g.releasing, g.allocated, g.has_allocated, g.marked_releasing});
+    }
+    std::sort(a.pods.begin(), a.pods.end());
+    out.nodes.push_back(std::move(a));
+  }
+  for (const SnapPod& p : s.snap().pods) {
+    out.pods.push_back({p.status, p.node, p.gpu_groups});
+  }
+  return out;
+}
+
+// The first difference between two placements, for a failure message.
+std::string FirstDifference(const Placement& a, const Placement& b) {
+  for (size_t n = 0; n < a.nodes.size(); ++n) {
+    const NodeAccount& x = a.nodes[n];
+    const NodeAccount& y = b.nodes[n];
+    if (x.idle != y.idle || x.releasing != y.releasing || x.used != y.used) {
+      return "node " + std::to_string(n) + " accounting";
+    }
+    if (x.pods != y.pods) return "node " + std::to_string(n) + " pods";
+    if (x.groups != y.groups) {
+      std::string out = "node " + std::to_string(n) + " groups:";
+      for (const auto& [name, g] :
+           {std::pair{"now", &x.groups}, std::pair{"expected", &y.groups}}) {
+        out += std::string(" ") + name;
+        for (const GroupState& st : *g) {
+          out += " " + st.name + "(" + std::to_string(st.used) + "," +
+                 std::to_string(st.releasing) + "," + std::to_string(st.allocated) + ")";
+        }
+      }
+      return out;
+    }
+  }
+  for (size_t p = 0; p < a.pods.size(); ++p) {
+    const PodPlace& x = a.pods[p];
+    const PodPlace& y = b.pods[p];
+    if (!(x == y)) {
+      return "pod " + std::to_string(p) + ": status " + std::to_string(int(x.status)) + "/" +
+             std::to_string(int(y.status)) + " node " + std::to_string(x.node) + "/" +
+             std::to_string(y.node) + " groups " + std::to_string(x.groups.size()) + "/" +
+             std::to_string(y.groups.size());
+    }
+  }
+  return "";
+}
+
+// One random shared-GPU operation on the statement; false when the drawn one does not apply.
+bool RandomSharedOperation(std::mt19937_64& rng, Session& s, Statement& stmt) {
+  const auto pod = static_cast<PodId>(Uniform(rng, 0, static_cast<int>(s.snap().pods.size()) - 1));
+  const auto node =
+      static_cast<NodeId>(Uniform(rng, 0, static_cast<int>(s.snap().nodes.size()) - 1));
+  const SnapPod& p = s.snap().pods[pod];
+  if (!p.share.IsShared()) return false;
+  switch (p.status) {
+    case PodStatus::kPending:
+    case PodStatus::kReleasing: {
+      const bool pipeline = p.status == PodStatus::kReleasing || Chance(rng, 0.5);
+      auto choice = plugins::ChooseSharedGpus(s, pod, node, pipeline);
+      if (!choice) return false;
+      if (pipeline || choice->releasing) {
+        stmt.Pipeline(pod, node, &choice->groups);
+      } else {
+        stmt.Allocate(pod, node, &choice->groups);
+      }
+      return true;
+    }
+    case PodStatus::kRunning:
+      if (Chance(rng, 0.3)) {
+        stmt.Restart(pod);
+      } else {
+        stmt.Evict(pod);
+      }
+      return true;
+    case PodStatus::kPipelined:
+      stmt.Evict(pod);
+      return true;
+    default:
+      return false;
+  }
+}
+
+TEST(GpuSharingProperty, StatementRollbackRestoresGpuStateExactly) {
+  const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
+  int rollbacks = 0;
+  for (uint64_t seed = 1; seed <= kWorlds; ++seed) {
+    std::vector<NodeSpec> specs;
+    const ClusterState world = RandomWorld(seed, specs);
+    Session s(BuildSnapshot(world, kNow), config);
+    ASSERT_TRUE(s.OpenPlugins().ok());
+    std::mt19937_64 rng(seed);
+    Statement stmt(s);
+    std::vector<std::pair<size_t, Placement>> checkpoints;
+    for (int step = 0; step < 40; ++step) {
+      if (Chance(rng, 0.25)) checkpoints.emplace_back(stmt.Checkpoint(), CapturePlacement(s));
+      RandomSharedOperation(rng, s, stmt);
+      if (!checkpoints.empty() && Chance(rng, 0.15)) {
+        const auto back = static_cast<size_t>(Uniform(rng, 0, int(checkpoints.size()) - 1));
+        stmt.Rollback(checkpoints[back].first);
+        ASSERT_EQ(FirstDifference(CapturePlacement(s), checkpoints[back].second), "")
+            << "seed " << seed << " step " << step << "\n"
+            << bench::ToYaml(world);
+        checkpoints.resize(back);
+        ++rollbacks;
+      }
+    }
+  }
+  EXPECT_GT(rollbacks, kWorlds);  // the sweep must roll back, or it proves nothing
 }
 
 }  // namespace

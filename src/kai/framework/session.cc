@@ -202,11 +202,12 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
 
 NodeSubsets Session::SubsetNodes(const TaskGroup& group, std::span<const NodeId> nodes) {
   NodeSubsets result;
-  result.sets.emplace_back(nodes.begin(), nodes.end());
+  result.sets.push_back(nodes);
   for (const auto& f : subset_nodes_) {
     NodeSubsets next;
     next.reasons = std::move(result.reasons);
-    for (const NodeSet& set : result.sets) f(*this, group, set, next);
+    next.built = std::move(result.built);  // the sets of this step may be views of them
+    for (std::span<const NodeId> set : result.sets) f(*this, group, set, next);
     result = std::move(next);
   }
   return result;

@@ -106,13 +106,21 @@ struct TaskGroup {
 };
 using NodeSet = std::vector<NodeId>;
 // The node sets a task group may be placed on, in the order to try them, and why sets were
-// ruled out (for the job's pending reasons).
+// ruled out (for the job's pending reasons). A set is a view: of a set a hook built (kept in
+// `built`), or of the nodes the hook was given when it passes them on unchanged (no copy).
 struct NodeSubsets {
-  std::vector<NodeSet> sets;
+  std::vector<std::span<const NodeId>> sets;
+  std::vector<NodeSet> built;  // the storage of the sets hooks built (moving it keeps the views)
   std::vector<Reason> reasons;
+  // Appends a set the hook built.
+  void Add(NodeSet set) {
+    built.push_back(std::move(set));
+    sets.emplace_back(built.back());
+  }
 };
 // Splits `nodes` into the sets a task group may use (e.g. topology domains), appending them to
-// out.sets in the order to try them; appending none means the group cannot be placed on `nodes`.
+// out.sets in the order to try them (out.Add for a set it builds, `nodes` itself to keep them
+// all); appending none means the group cannot be placed on `nodes`.
 // Registrations chain: each splits every set the previous ones produced (KAI's SubsetNodesFn);
 // with none registered the group gets `nodes` itself.
 using SubsetNodesFn = std::function<void(Session&, const TaskGroup&, std::span<const NodeId> nodes,

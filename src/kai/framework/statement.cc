@@ -9,34 +9,64 @@ Statement::~Statement() { Discard(); }
 void Statement::Record(Kind kind, PodId pod, PodStatus status, NodeId node,
                        const std::vector<std::string>* groups) {
   const SnapPod& p = session_.snap().pods[pod];
+  const size_t first_gpu_state = gpu_log_.size();
+  SaveGpuStates(pod, node, groups);
   ops_.push_back(Op{kind, pod, p.status, p.node, groups != nullptr,
-                    groups ? p.gpu_groups : std::vector<std::string>{}, SaveGpuStates(pod, node)});
+                    groups ? p.gpu_groups : std::vector<std::string>{}, first_gpu_state});
   session_.MovePod(pod, status, node, groups);
 }
 
-std::vector<Statement::NodeGpuState> Statement::SaveGpuStates(PodId pod, NodeId target) const {
-  std::vector<NodeGpuState> out;
+// MovePod changes GPU groups only on the pod's node (the groups it holds) and on the target (the
+// groups it will hold), and only appends new groups there.
+void Statement::SaveGpuStates(PodId pod, NodeId target, const std::vector<std::string>* groups) {
   const SnapPod& p = session_.snap().pods[pod];
-  if (!p.share.IsShared()) return out;
-  for (NodeId n : {p.node, target}) {
-    if (n == kNone || (!out.empty() && out.front().node == n)) continue;
-    const SnapNode& node = session_.snap().nodes[n];
-    out.push_back({n, node.idle, node.releasing, node.used, node.gpu_groups});
+  if (!p.share.IsShared()) return;
+  const std::vector<std::string>& next = groups ? *groups : p.gpu_groups;
+  if (p.node != kNone) {
+    SaveNodeGpuState(p.node, p.gpu_groups);
+    if (target == p.node) SaveGroups(p.node, next);
   }
-  return out;
+  if (target != kNone && target != p.node) SaveNodeGpuState(target, next);
 }
 
-void Statement::RestoreGpuStates(const std::vector<NodeGpuState>& states) {
-  if (!states.empty()) session_.RoomMayHaveGrown();
-  for (const NodeGpuState& st : states) {
+void Statement::SaveNodeGpuState(NodeId n, const std::vector<std::string>& names) {
+  const SnapNode& node = session_.snap().nodes[n];
+  gpu_log_.push_back(
+      {n, node.idle, node.releasing, node.used, node.gpu_groups.size(), group_log_.size()});
+  SaveGroups(n, names);
+}
+
+void Statement::SaveGroups(NodeId n, const std::vector<std::string>& names) {
+  const std::vector<GpuGroup>& groups = session_.snap().nodes[n].gpu_groups;
+  for (const std::string& name : names) {
+    for (size_t i = 0; i < groups.size(); ++i) {
+      if (groups[i].name == name) group_log_.push_back({i, groups[i]});
+    }
+  }
+}
+
+void Statement::RestoreGpuStates(size_t first_gpu_state) {
+  if (first_gpu_state == gpu_log_.size()) return;
+  session_.RoomMayHaveGrown();
+  for (size_t i = first_gpu_state; i < gpu_log_.size(); ++i) {
+    const NodeGpuState& st = gpu_log_[i];
+    const size_t end_group =
+        i + 1 < gpu_log_.size() ? gpu_log_[i + 1].first_group : group_log_.size();
     SnapNode& node = session_.snap().nodes[st.node];
     node.idle = st.idle;
     node.releasing = st.releasing;
     node.used = st.used;
-    node.gpu_groups = st.groups;
+    node.gpu_groups.erase(node.gpu_groups.begin() + static_cast<std::ptrdiff_t>(st.group_count),
+                          node.gpu_groups.end());
+    for (size_t g = st.first_group; g < end_group; ++g) {
+      node.gpu_groups[group_log_[g].index] = group_log_[g].group;
+    }
     RefreshGroupRoom(node);
     session_.NodeChanged(st.node);
   }
+  const auto first_group = static_cast<std::ptrdiff_t>(gpu_log_[first_gpu_state].first_group);
+  group_log_.erase(group_log_.begin() + first_group, group_log_.end());
+  gpu_log_.erase(gpu_log_.begin() + static_cast<std::ptrdiff_t>(first_gpu_state), gpu_log_.end());
 }
 
 void Statement::Allocate(PodId pod, NodeId node, const std::vector<std::string>* groups) {
@@ -86,7 +116,7 @@ void Statement::Rollback(size_t checkpoint) {
     ops_.pop_back();
     session_.MovePod(op.pod, op.prev_status, op.prev_node,
                      op.set_groups ? &op.prev_groups : nullptr);
-    RestoreGpuStates(op.gpu_states);
+    RestoreGpuStates(op.first_gpu_state);
     session_.snap().pods[op.pod].virtually_evicted = VirtuallyEvicted(op.pod);
   }
 }
@@ -128,6 +158,8 @@ void Statement::Commit() {
     }
   }
   ops_.clear();
+  gpu_log_.clear();
+  group_log_.clear();
 }
 
 const std::vector<PodId> Statement::AllocatedPods() const {

@@ -43,11 +43,19 @@ class Statement {
   enum class Kind : uint8_t { kAllocate, kPipeline, kEvict };
   // The accounting of a node before an operation on a shared-GPU pod. KAI's incremental group
   // accounting is not its own inverse in every order (and a pod moved between GPUs of its node
-  // leaves its first instance releasing), so rollback restores it as it was.
+  // leaves its first instance releasing), so rollback restores it as it was. Only what the
+  // operation can change is kept: the node's totals, how many groups it had (an operation only
+  // appends groups) and the groups the pod leaves or joins there (in group_log_ from
+  // first_group up to the next node's first_group).
   struct NodeGpuState {
     NodeId node;
     Resources idle, releasing, used;
-    std::vector<GpuGroup> groups;
+    size_t group_count;
+    size_t first_group;
+  };
+  struct SavedGroup {
+    size_t index;  // in the node's gpu_groups
+    GpuGroup group;
   };
   struct Op {
     Kind kind;
@@ -56,16 +64,20 @@ class Statement {
     NodeId prev_node;
     bool set_groups;                       // the operation set the pod's shared GPU groups
     std::vector<std::string> prev_groups;  // ... and these were the groups before it
-    std::vector<NodeGpuState> gpu_states;  // nodes a shared-GPU pod leaves or joins
+    size_t first_gpu_state;  // this op's nodes in gpu_log_: from here to the next op's (or the end)
   };
-  std::vector<NodeGpuState> SaveGpuStates(PodId pod, NodeId target) const;
-  void RestoreGpuStates(const std::vector<NodeGpuState>& states);
+  void SaveGpuStates(PodId pod, NodeId target, const std::vector<std::string>* groups);
+  void SaveNodeGpuState(NodeId node, const std::vector<std::string>& names);
+  void SaveGroups(NodeId node, const std::vector<std::string>& names);
+  void RestoreGpuStates(size_t first_gpu_state);
   void Record(Kind kind, PodId pod, PodStatus status, NodeId node,
               const std::vector<std::string>* groups = nullptr);
   bool VirtuallyEvicted(PodId pod) const;
 
   Session& session_;
   std::vector<Op> ops_;
+  std::vector<NodeGpuState> gpu_log_;  // the nodes each shared-GPU operation saved, in op order
+  std::vector<SavedGroup> group_log_;  // the groups those nodes saved, in node order
 };
 
 }  // namespace kai

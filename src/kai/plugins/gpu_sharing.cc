@@ -7,9 +7,12 @@
 namespace kai::plugins {
 namespace {
 
+// A GPU offered to the pod: a live shared group, or (group == nullptr) `whole` free GPUs, all
+// alike, that would each become a new group.
 struct Candidate {
   double score;
-  const GpuGroup* group;  // nullptr: a whole free GPU
+  const GpuGroup* group;
+  int64_t whole = 0;
 };
 
 // Whole GPUs offered for sharing: KAI truncates idle and releasing counts separately.
@@ -27,18 +30,24 @@ bool Before(const Candidate& a, const Candidate& b) {
   return false;
 }
 
-std::vector<Candidate> FittingGpus(const Session& s, PodId pod, const SnapNode& node) {
-  std::vector<Candidate> out;
+// The GPUs of the node that can take the pod, in offer order (a stable sort by Before: a node has
+// a few GPUs, so insertion into a reused buffer beats allocating). The whole GPUs are one entry:
+// alike, they would sort next to each other.
+const std::vector<Candidate>& FittingGpus(const Session& s, PodId pod, const SnapNode& node) {
+  static thread_local std::vector<Candidate> out;
+  out.clear();
+  auto insert = [](const Candidate& c) {
+    auto at = out.end();
+    while (at != out.begin() && Before(c, *(at - 1))) --at;
+    out.insert(at, c);
+  };
   const int64_t memory = SharedMemoryOn(node, s.snap().pods[pod].share);
   for (const GpuGroup& g : node.gpu_groups) {
-    if (GroupFits(node, g, memory)) out.push_back({s.ScoreGpu(pod, node, &g), &g});
+    if (GroupFits(node, g, memory)) insert({s.ScoreGpu(pod, node, &g), &g});
   }
-  const int64_t whole = WholeGpusOffered(node);
-  if (whole > 0) {
-    const double score = s.ScoreGpu(pod, node, nullptr);
-    for (int64_t i = 0; i < whole; ++i) out.push_back({score, nullptr});
+  if (const int64_t whole = WholeGpusOffered(node); whole > 0) {
+    insert({s.ScoreGpu(pod, node, nullptr), nullptr, whole});
   }
-  std::stable_sort(out.begin(), out.end(), Before);
   return out;
 }
 
@@ -52,8 +61,11 @@ bool Taken(const SnapNode& node, const std::vector<std::string>& chosen, const s
 
 // A deterministic name for a new group on the node: "<node>-gpu<k>", the first k free.
 std::string NewGroupName(const SnapNode& node, const std::vector<std::string>& chosen) {
+  std::string name = std::string(node.name) + "-gpu";
+  const size_t prefix = name.size();
   for (int k = 0;; ++k) {
-    std::string name = std::string(node.name) + "-gpu" + std::to_string(k);
+    name.resize(prefix);
+    name += std::to_string(k);
     if (!Taken(node, chosen, name)) return name;
   }
 }
@@ -73,15 +85,17 @@ std::optional<GpuChoice> ChooseSharedGpus(const Session& s, PodId pod, NodeId no
   const bool fits_idle = FitsIdle(p, node);
   GpuChoice choice;
   for (const Candidate& c : FittingGpus(s, pod, node)) {
-    if (c.group == nullptr) {
-      choice.groups.push_back(NewGroupName(node, choice.groups));
-      choice.new_group = true;
-      choice.releasing = choice.releasing || pipeline_only || !fits_idle;
-    } else {
-      choice.groups.push_back(c.group->name);
-      choice.releasing = choice.releasing || !IdleRoom(node, *c.group, memory) || !fits_idle;
+    for (int64_t i = 0; i < std::max<int64_t>(c.whole, 1); ++i) {
+      if (c.group == nullptr) {
+        choice.groups.push_back(NewGroupName(node, choice.groups));
+        choice.new_group = true;
+        choice.releasing = choice.releasing || pipeline_only || !fits_idle;
+      } else {
+        choice.groups.push_back(c.group->name);
+        choice.releasing = choice.releasing || !IdleRoom(node, *c.group, memory) || !fits_idle;
+      }
+      if (static_cast<int64_t>(choice.groups.size()) == p.share.devices) return choice;
     }
-    if (static_cast<int64_t>(choice.groups.size()) == p.share.devices) return choice;
   }
   return std::nullopt;
 }

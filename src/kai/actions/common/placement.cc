@@ -216,7 +216,7 @@ class SubGroupPlacer {
     PlacementResult result;
     result.reasons = std::move(subsets.reasons);
     bool first = true;
-    for (const NodeSet& set : subsets.sets) {
+    for (std::span<const NodeId> set : subsets.sets) {
       const size_t cp = stmt_.Checkpoint();
       PlacementResult attempt;
       {

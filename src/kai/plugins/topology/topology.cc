@@ -105,7 +105,7 @@ class TopologyPlugin : public Plugin {
     const SnapJob& job = s.snap().jobs[group.job];
     const TopologyConstraintSpec* c = ConstraintOf(job, group.sub_group);
     if (!c || c->topology.empty() || group.tasks.empty()) {
-      out.sets.emplace_back(nodes.begin(), nodes.end());
+      out.sets.push_back(nodes);
       return;
     }
     Tree* tree = FindTree(c->topology);
@@ -185,7 +185,7 @@ class TopologyPlugin : public Plugin {
       out.reasons.push_back(NoDomainReason(tree, eval, scope, last_level));
       return;
     }
-    for (DomainId d : candidates) out.sets.push_back(InputNodesOf(tree, d));
+    for (DomainId d : candidates) out.Add(InputNodesOf(tree, d));
   }
 
   // Marks the input nodes that belong to the topology.
