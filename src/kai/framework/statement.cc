@@ -6,42 +6,40 @@ namespace kai {
 
 Statement::~Statement() { Discard(); }
 
+namespace {
+
+// A field added to GpuGroup must be saved and restored here too.
+static_assert(sizeof(GpuGroup) == sizeof(std::string) + 4 * sizeof(int64_t));
+
+}  // namespace
+
 void Statement::Record(Kind kind, PodId pod, PodStatus status, NodeId node,
                        const std::vector<std::string>* groups) {
   const SnapPod& p = session_.snap().pods[pod];
   const size_t first_gpu_state = gpu_log_.size();
-  SaveGpuStates(pod, node, groups);
+  SaveGpuStates(pod, node);
   ops_.push_back(Op{kind, pod, p.status, p.node, groups != nullptr,
                     groups ? p.gpu_groups : std::vector<std::string>{}, first_gpu_state});
   session_.MovePod(pod, status, node, groups);
 }
 
-// MovePod changes GPU groups only on the pod's node (the groups it holds) and on the target (the
-// groups it will hold), and only appends new groups there.
-void Statement::SaveGpuStates(PodId pod, NodeId target, const std::vector<std::string>* groups) {
+// MovePod changes GPU accounting only on the pod's node and on the target.
+void Statement::SaveGpuStates(PodId pod, NodeId target) {
   const SnapPod& p = session_.snap().pods[pod];
   if (!p.share.IsShared()) return;
-  const std::vector<std::string>& next = groups ? *groups : p.gpu_groups;
-  if (p.node != kNone) {
-    SaveNodeGpuState(p.node, p.gpu_groups);
-    if (target == p.node) SaveGroups(p.node, next);
-  }
-  if (target != kNone && target != p.node) SaveNodeGpuState(target, next);
+  if (p.node != kNone) SaveNodeGpuState(p.node);
+  if (target != kNone && target != p.node) SaveNodeGpuState(target);
 }
 
-void Statement::SaveNodeGpuState(NodeId n, const std::vector<std::string>& names) {
+void Statement::SaveNodeGpuState(NodeId n) {
   const SnapNode& node = session_.snap().nodes[n];
   gpu_log_.push_back(
       {n, node.idle, node.releasing, node.used, node.gpu_groups.size(), group_log_.size()});
-  SaveGroups(n, names);
-}
-
-void Statement::SaveGroups(NodeId n, const std::vector<std::string>& names) {
-  const std::vector<GpuGroup>& groups = session_.snap().nodes[n].gpu_groups;
-  for (const std::string& name : names) {
-    for (size_t i = 0; i < groups.size(); ++i) {
-      if (groups[i].name == name) group_log_.push_back({i, groups[i]});
-    }
+  const size_t first = group_log_.size();
+  group_log_.resize(first + node.gpu_groups.size());  // one allocation at most
+  for (size_t i = 0; i < node.gpu_groups.size(); ++i) {
+    const GpuGroup& g = node.gpu_groups[i];
+    group_log_[first + i] = {g.used, g.releasing, g.allocated, g.has_allocated, g.marked_releasing};
   }
 }
 
@@ -58,8 +56,14 @@ void Statement::RestoreGpuStates(size_t first_gpu_state) {
     node.used = st.used;
     node.gpu_groups.erase(node.gpu_groups.begin() + static_cast<std::ptrdiff_t>(st.group_count),
                           node.gpu_groups.end());
-    for (size_t g = st.first_group; g < end_group; ++g) {
-      node.gpu_groups[group_log_[g].index] = group_log_[g].group;
+    for (size_t i = st.first_group; i < end_group; ++i) {
+      const GroupCounters& saved = group_log_[i];
+      GpuGroup& g = node.gpu_groups[i - st.first_group];
+      g.used = saved.used;
+      g.releasing = saved.releasing;
+      g.allocated = saved.allocated;
+      g.has_allocated = saved.has_allocated;
+      g.marked_releasing = saved.marked_releasing;
     }
     RefreshGroupRoom(node);
     session_.NodeChanged(st.node);

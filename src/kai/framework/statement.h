@@ -43,19 +43,19 @@ class Statement {
   enum class Kind : uint8_t { kAllocate, kPipeline, kEvict };
   // The accounting of a node before an operation on a shared-GPU pod. KAI's incremental group
   // accounting is not its own inverse in every order (and a pod moved between GPUs of its node
-  // leaves its first instance releasing), so rollback restores it as it was. Only what the
-  // operation can change is kept: the node's totals, how many groups it had (an operation only
-  // appends groups) and the groups the pod leaves or joins there (in group_log_ from
-  // first_group up to the next node's first_group).
+  // leaves its first instance releasing), so rollback restores it as it was. An operation only
+  // appends groups and never renames one, so the node's totals, its group count and the
+  // counters of those groups (in group_log_ from first_group on) are all it can change.
   struct NodeGpuState {
     NodeId node;
     Resources idle, releasing, used;
     size_t group_count;
     size_t first_group;
   };
-  struct SavedGroup {
-    size_t index;  // in the node's gpu_groups
-    GpuGroup group;
+  // A GpuGroup without its name.
+  struct GroupCounters {
+    int64_t used, releasing, allocated;
+    bool has_allocated, marked_releasing;
   };
   struct Op {
     Kind kind;
@@ -66,9 +66,8 @@ class Statement {
     std::vector<std::string> prev_groups;  // ... and these were the groups before it
     size_t first_gpu_state;  // this op's nodes in gpu_log_: from here to the next op's (or the end)
   };
-  void SaveGpuStates(PodId pod, NodeId target, const std::vector<std::string>* groups);
-  void SaveNodeGpuState(NodeId node, const std::vector<std::string>& names);
-  void SaveGroups(NodeId node, const std::vector<std::string>& names);
+  void SaveGpuStates(PodId pod, NodeId target);
+  void SaveNodeGpuState(NodeId node);
   void RestoreGpuStates(size_t first_gpu_state);
   void Record(Kind kind, PodId pod, PodStatus status, NodeId node,
               const std::vector<std::string>* groups = nullptr);
@@ -76,8 +75,8 @@ class Statement {
 
   Session& session_;
   std::vector<Op> ops_;
-  std::vector<NodeGpuState> gpu_log_;  // the nodes each shared-GPU operation saved, in op order
-  std::vector<SavedGroup> group_log_;  // the groups those nodes saved, in node order
+  std::vector<NodeGpuState> gpu_log_;     // the nodes each shared-GPU operation saved, in op order
+  std::vector<GroupCounters> group_log_;  // the groups of those nodes, in node order
 };
 
 }  // namespace kai
