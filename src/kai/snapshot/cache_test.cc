@@ -366,6 +366,19 @@ spec: {podName: semi-2, selectedNode: n1, selectedGPUGroups: [g2], receivedResou
   }
 }
 
+// A shared pod leaving its GPU group gives the node room for another pod on that GPU at once
+// (max_group_room was only refreshed when pods were added, so a node looked fuller than it was).
+TEST(SnapshotAccounting, SharedPodLeavingGivesItsGroupRoom) {
+  const ClusterState state = World();
+  Snapshot snap = BuildSnapshot(state, kNow);
+  SnapNode& n2 = snap.nodes[snap.node_by_name.at("n2")];
+  EXPECT_EQ(n2.max_group_room, 0);  // g1 holds two halves of a 40,000 MiB GPU
+  const SnapPod& half = snap.pods[PodIndex(state, "half-0")];
+  RemovePodFromNode(n2, half, half.status);
+  EXPECT_EQ(n2.max_group_room, 20000);
+  EXPECT_TRUE(AnyGroupFits(n2, 20000));
+}
+
 TEST(SnapshotDifference, NamesTheObjectAndTheField) {
   const ClusterState state = World();
   const Snapshot want = BuildSnapshot(state, kNow);

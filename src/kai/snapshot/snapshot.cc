@@ -679,6 +679,7 @@ void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status) {
   const int64_t m = SharedMemoryOn(node, pod.share);
   for (const std::string& name : pod.gpu_groups)
     RemoveShared(node, GroupFor(node, name), m, status);
+  RefreshGroupRoom(node);  // a group the pod leaves has more room
 }
 
 bool IsCpuOnly(const SnapPod& pod) {
