@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instruction-count regression check (ctest: perf.callgrind_allocate_large).
+# Instruction-count regression check (ctest: perf.callgrind_instructions).
 #
 #   tests/perf/callgrind_check.sh <path to kai> [--update]
 #
@@ -9,7 +9,10 @@
 #             parsing inside yaml-cpp, so it guards decoding but hides the scheduler;
 #   simulate  the inclusive cost of kai::sim::Simulate (snapshot, session, the five actions, the
 #             cycle report): the scheduler itself, read with callgrind_annotate.
-# Fails when either grows by more than 10 % over its baseline (both numbers are printed); notes
+# A second run guards the disruptive actions: `kai simulate -f tests/perf/reclaim-large-jobs-50.yaml
+# --actions reclaim` (KAI's ReclaimLargeJobs at 50 nodes, written by KAI_BENCH_YAML_DIR from
+# bench/actions_bench.cc), whose `reclaim_simulate` count is compared the same way.
+# Fails when any grows by more than 10 % over its baseline (both numbers are printed); notes
 # when one shrinks by more than 10 % (then refresh the baseline with --update, so later
 # regressions are measured from the new level). Instruction counts do not depend on machine load,
 # unlike wall time; they do depend on the compiler and its flags, so the check runs only on a
@@ -52,39 +55,60 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
-  "$kai" simulate -f "$yaml" --now 2025-01-01T12:00:00Z -o json >"$work/result.json" \
-  2>"$work/valgrind.log" || {
-  cat "$work/valgrind.log" >&2
-  echo "FAIL: kai simulate failed under valgrind" >&2
-  exit 1
-}
-# Sanity: the cycle must still bind every job, or the count measures a different run.
-binds="$(grep -o '"binds":[0-9]*' "$work/result.json" | awk -F: 'NR == 1 { print $2 }')"
-if [[ "$binds" != "500" ]]; then
-  echo "FAIL: expected 500 binds in cycle 1, got '${binds}'" >&2
-  exit 1
-fi
 
+# run_case <name> <yaml> <count key> <expected count> [kai simulate arguments...]: runs kai
+# simulate under callgrind, checks the first cycle's <count key> (the run must still reach the
+# same outcome, or the count measures a different run), and leaves callgrind.out.<name> and
+# annotate.<name>.
+run_case() {
+  local name="$1" yaml="$2" key="$3" want="$4"
+  shift 4
+  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out.$name" \
+    "$kai" simulate -f "$yaml" --now 2025-01-01T12:00:00Z -o json "$@" >"$work/result.$name.json" \
+    2>"$work/valgrind.$name.log" || {
+    cat "$work/valgrind.$name.log" >&2
+    echo "FAIL: kai simulate ($name) failed under valgrind" >&2
+    exit 1
+  }
+  local got
+  got="$(grep -o "\"$key\":[0-9]*" "$work/result.$name.json" | awk -F: 'NR == 1 { print $2 }')"
+  if [[ "$got" != "$want" ]]; then
+    echo "FAIL: $name: expected $want $key in cycle 1, got '${got}'" >&2
+    exit 1
+  fi
+  callgrind_annotate --inclusive=yes --threshold=100 "$work/callgrind.out.$name" \
+    >"$work/annotate.$name.txt" 2>/dev/null
+}
+
+# The inclusive cost of kai::sim::Simulate in a case's annotation.
+simulate_cost() {
+  awk '/kai::sim::Simulate\(/ && !done { gsub(",", "", $1); print $1; done = 1 }' \
+    "$work/annotate.$1.txt"
+}
+
+run_case allocate "$yaml" binds 500
+run_case reclaim "$here/reclaim-large-jobs-50.yaml" evictions 374 --actions reclaim
 # (No `| head` or early `exit` in these pipelines: with pipefail a writer's SIGPIPE fails them.)
-total="$(awk '/^(summary|totals):/ && !done { print $2; done = 1 }' "$work/callgrind.out")"
-callgrind_annotate --inclusive=yes --threshold=100 "$work/callgrind.out" >"$work/annotate.txt" 2>/dev/null
-simulate="$(awk '/kai::sim::Simulate\(/ && !done { gsub(",", "", $1); print $1; done = 1 }' \
-  "$work/annotate.txt")"
-if [[ -z "$total" || -z "$simulate" ]]; then
-  echo "FAIL: could not read the instruction counts (total='${total}', simulate='${simulate}')" >&2
+total="$(awk '/^(summary|totals):/ && !done { print $2; done = 1 }' "$work/callgrind.out.allocate")"
+simulate="$(simulate_cost allocate)"
+reclaim_simulate="$(simulate_cost reclaim)"
+if [[ -z "$total" || -z "$simulate" || -z "$reclaim_simulate" ]]; then
+  echo "FAIL: could not read the instruction counts (total='${total}', simulate='${simulate}'," \
+    "reclaim_simulate='${reclaim_simulate}')" >&2
   exit 1
 fi
 
 if [[ "$update" == "--update" ]]; then
   {
     echo "# callgrind instruction counts (Ir) of tests/perf/callgrind_check.sh: kai simulate -f"
-    echo "# tests/perf/allocate-large.yaml --now 2025-01-01T12:00:00Z -o json, Release build."
+    echo "# tests/perf/allocate-large.yaml --now 2025-01-01T12:00:00Z -o json (total, simulate) and"
+    echo "# of tests/perf/reclaim-large-jobs-50.yaml --actions reclaim (reclaim_simulate), Release build."
     echo "# Measured $(date -u +%Y-%m-%d) with $(c++ --version 2>/dev/null | awk 'NR == 1')."
     echo "total $total"
     echo "simulate $simulate"
+    echo "reclaim_simulate $reclaim_simulate"
   } >"$baseline"
-  echo "baseline updated: total $total, simulate $simulate"
+  echo "baseline updated: total $total, simulate $simulate, reclaim_simulate $reclaim_simulate"
   exit 0
 fi
 
@@ -93,7 +117,7 @@ fi
   exit 1
 }
 status=0
-for name in total simulate; do
+for name in total simulate reclaim_simulate; do
   now="${!name}"
   base="$(awk -v k="$name" '$1 == k { print $2 }' "$baseline")"
   if [[ -z "$base" ]]; then
