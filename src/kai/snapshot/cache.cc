@@ -70,21 +70,11 @@ void MergeSorted(std::vector<PodId>& list, const IdSet& dirty, const std::vector
   std::inplace_merge(list.begin(), list.begin() + old_size, list.end());
 }
 
-void RepointPod(SnapPod& sp, const PodObject& p) {
-  sp.obj = &p;
-  sp.ns = p.meta.ns;
-  sp.name = p.meta.name;
-  sp.uid = p.meta.uid;
-}
-
 // A node's accounting from its pods again, in id order, as BuildSnapshot adds them.
 void ReaccountNode(Snapshot& s, SnapNode& node) {
-  node.idle = node.allocatable;
-  node.releasing = Resources{};
-  node.used = Resources{};
-  node.gpu_groups.clear();
-  node.legacy_mig_pods = 0;
-  node.max_group_room = -1;
+  SnapNode fresh = DeriveNode(*node.obj);
+  fresh.pods = std::move(node.pods);
+  node = std::move(fresh);
   for (PodId p : node.pods) AddPodToNode(node, s.pods[p], s.pods[p].status);
 }
 
@@ -280,7 +270,7 @@ void SnapshotCache::Incremental(const ClusterState& state, UnixSeconds now,
   CacheIndex& ix = *index_;
   ++stats_.incremental_updates;
   if (state.pods.data() != ix.pods_data) {
-    for (size_t i = 0; i < s.pods.size(); ++i) RepointPod(s.pods[i], state.pods[i]);
+    for (size_t i = 0; i < s.pods.size(); ++i) PointAt(s.pods[i], state.pods[i]);
   }
   const size_t old_jobs = s.jobs.size();
   AppendJobs(state, s, ix);

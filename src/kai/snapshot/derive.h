@@ -33,6 +33,9 @@ struct PodContext {
 };
 std::pair<int64_t, int64_t> GpuMemoryRange(const Snapshot& snap);
 
+// Points a snapshot pod at its object (obj and the ns/name/uid views into it).
+void PointAt(SnapPod& sp, const PodObject& p);
+
 // A pod's own fields, status and node (no job membership, no node accounting).
 SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ctx);
 

@@ -321,14 +321,18 @@ std::pair<int64_t, int64_t> GpuMemoryRange(const Snapshot& snap) {
   return lo == 0 ? std::pair{kPlaceholder, kPlaceholder} : std::pair{lo, hi};
 }
 
-SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ctx) {
-  const auto& binds = *ctx.binds;
-  auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
-  SnapPod sp;
+void PointAt(SnapPod& sp, const PodObject& p) {
   sp.obj = &p;
   sp.ns = p.meta.ns;
   sp.name = p.meta.name;
   sp.uid = p.meta.uid;
+}
+
+SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ctx) {
+  const auto& binds = *ctx.binds;
+  auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
+  SnapPod sp;
+  PointAt(sp, p);
   sp.request = p.request;
   sp.creation = p.meta.creation.value_or(0);
   sp.gpu_groups = p.gpu_groups;
