@@ -4,6 +4,35 @@
 
 namespace kai::actions {
 
+void AppendInEvictionOrder(const Session& s, JobId job, SubGroupIndex pod_set,
+                           std::vector<PodId>& out) {
+  const size_t first = out.size();
+  for (PodId p : s.snap().jobs[job].PodsOf(pod_set)) {
+    if (IsActiveAllocated(s.snap().pods[p].status)) out.push_back(p);
+  }
+  // Reverse task order: the pod that would be scheduled last is evicted first; floor pods of a
+  // semi-preemptible job last of all.
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [&](PodId a, PodId b) {
+    const bool fa = s.snap().pods[a].in_floor, fb = s.snap().pods[b].in_floor;
+    if (fa != fb) return fb;
+    return s.TaskBefore(b, a);
+  });
+}
+
+namespace {
+
+void AppendSubtree(const Session& s, JobId job, SubGroupIndex sg, std::vector<PodId>& out) {
+  const SnapSubGroup& group = s.snap().jobs[job].sub_groups[sg];
+  for (SubGroupIndex c : group.Members()) AppendSubtree(s, job, c, out);
+  if (group.pod_set) AppendInEvictionOrder(s, job, sg, out);
+}
+
+}  // namespace
+
+void AppendWholeJob(const Session& s, JobId job, std::vector<PodId>& out) {
+  AppendSubtree(s, job, kRootSubGroup, out);
+}
+
 VictimJobPods::VictimJobPods(const Session& s, JobId job)
     : session_(&s),
       job_(job),
@@ -13,16 +42,7 @@ VictimJobPods::VictimJobPods(const Session& s, JobId job)
   const SnapJob& j = s.snap().jobs[job];
   for (size_t i = 0; i < j.sub_groups.size(); ++i) {
     if (!j.sub_groups[i].pod_set) continue;
-    for (PodId p : j.PodsOf(static_cast<SubGroupIndex>(i))) {
-      if (IsActiveAllocated(s.snap().pods[p].status)) pods_[i].push_back(p);
-    }
-    // Reverse task order: the pod that would be scheduled last is evicted first; floor pods of
-    // a semi-preemptible job last of all.
-    std::sort(pods_[i].begin(), pods_[i].end(), [&](PodId a, PodId b) {
-      const bool fa = s.snap().pods[a].in_floor, fb = s.snap().pods[b].in_floor;
-      if (fa != fb) return fb;
-      return s.TaskBefore(b, a);
-    });
+    AppendInEvictionOrder(s, job, static_cast<SubGroupIndex>(i), pods_[i]);
     const int n = static_cast<int>(pods_[i].size());
     count_ += semi_ ? std::max(0, n - j.sub_groups[i].min_member) : n;
   }
@@ -96,9 +116,10 @@ bool VictimJobPods::TakeElastic(SubGroupIndex set, std::vector<PodId>& out) {
     }
   }
   if (job().sub_groups[set].MembersToSatisfy() < satisfied) {
+    const size_t before = out.size();
     for (SubGroupIndex m : members) {
       TakeAll(m, out);
-      if (!out.empty()) return true;
+      if (out.size() > before) return true;
     }
   }
   return false;
@@ -128,13 +149,18 @@ void VictimJobPods::TakeAll(SubGroupIndex i, std::vector<PodId>& out) {
 
 std::vector<PodId> VictimJobPods::TakeUnit() {
   std::vector<PodId> unit;
-  if (semi_) {
-    TakeSurplusPod(kRootSubGroup, unit);
-  } else if (!TakeElastic(kRootSubGroup, unit)) {
-    TakeAll(kRootSubGroup, unit);
-  }
-  count_ -= static_cast<int>(unit.size());
+  TakeUnit(unit);
   return unit;
+}
+
+void VictimJobPods::TakeUnit(std::vector<PodId>& out) {
+  const size_t before = out.size();
+  if (semi_) {
+    TakeSurplusPod(kRootSubGroup, out);
+  } else if (!TakeElastic(kRootSubGroup, out)) {
+    TakeAll(kRootSubGroup, out);
+  }
+  count_ -= static_cast<int>(out.size() - before);
 }
 
 }  // namespace kai::actions

@@ -15,6 +15,16 @@
 
 namespace kai::actions {
 
+// Appends the active-allocated pods (Pipelined included) of one PodSet of the job to `out` in
+// eviction order: the pod that would be scheduled last first, floor pods of a semi-preemptible
+// job last of all.
+void AppendInEvictionOrder(const Session& session, JobId job, SubGroupIndex pod_set,
+                           std::vector<PodId>& out);
+
+// Appends every active-allocated pod of the job, PodSet by PodSet down the SubGroup tree, in the
+// order VictimJobPods gives them when the job leaves whole (its unit when WholeAtOnce holds).
+void AppendWholeJob(const Session& session, JobId job, std::vector<PodId>& out);
+
 class VictimJobPods {
  public:
   // The job's active-allocated pods (Pipelined included), each PodSet in eviction order.
@@ -26,6 +36,8 @@ class VictimJobPods {
   GangLevel Level() const;
   // Removes and returns the next eviction unit (empty only when Empty()).
   std::vector<PodId> TakeUnit();
+  // The same, appended to `out`.
+  void TakeUnit(std::vector<PodId>& out);
 
  private:
   const SnapJob& job() const { return session_->snap().jobs[job_]; }

@@ -92,19 +92,27 @@ bool VictimQueue::WholeAtOnce(JobId job) const {
 
 EvictionUnit VictimQueue::Next(const std::function<bool(JobId)>& wanted) {
   EvictionUnit unit;
+  Next(unit, wanted);
+  return unit;
+}
+
+void VictimQueue::Next(EvictionUnit& unit, const std::function<bool(JobId)>& wanted) {
+  unit.pods.clear();
+  unit.job_done = unit.dropped = false;
   unit.job = queue_.Pop();
-  if (unit.job == kNone) return unit;
-  if (wanted && WholeAtOnce(unit.job) && !wanted(unit.job)) {
-    unit.job_done = unit.dropped = true;
-    return unit;
+  if (unit.job == kNone) return;
+  if (WholeAtOnce(unit.job)) {
+    unit.job_done = true;
+    unit.dropped = wanted && !wanted(unit.job);
+    if (!unit.dropped) AppendWholeJob(session_, unit.job, unit.pods);
+    return;
   }
   const int slot = slot_[unit.job];
   VictimJobPods& pods = Remaining(slot);
-  unit.pods = pods.TakeUnit();
+  pods.TakeUnit(unit.pods);
   level_[slot] = pods.Level();
   unit.job_done = pods.Empty() || unit.pods.empty();
   if (!unit.job_done) queue_.Push(unit.job);  // the rest competes again
-  return unit;
 }
 
 int64_t WholeGpuDemand(const Session& s, const std::vector<PodId>& tasks) {
@@ -124,6 +132,11 @@ int64_t FreeOrReleasingGpus(const Session& s) {
 namespace {
 
 class Search {
+  // A unit taken by RunGenerator: its pods are accumulated[begin, end).
+  struct UnitRange {
+    std::ptrdiff_t begin = 0, end = 0;
+  };
+
  public:
   Search(Session& s, Statement& stmt, JobId job, const SolverConfig& cfg)
       : s_(s), stmt_(stmt), job_(job), cfg_(cfg) {}
@@ -164,7 +177,8 @@ class Search {
   // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
     VictimQueue victims(s_, candidates);
-    std::vector<EvictionUnit> units;
+    // The units taken, each a range of `accumulated` (every unit's pods, in the order taken).
+    std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
     std::vector<std::vector<JobId>> jobs_by_node(s_.snap().nodes.size());
     // Each job's units, newest first: last_unit_ per candidate slot, then prev_unit_ per unit.
@@ -179,9 +193,10 @@ class Search {
     // A job giving all it runs at once with no pod on a useful node is passed over unlisted.
     std::function<bool(JobId)> wanted;
     if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
+    EvictionUnit next;  // the unit being taken (its pod list's storage reused)
     while (!victims.Empty()) {
       if (OutOfBudget()) return false;
-      EvictionUnit next = victims.Next(wanted);
+      victims.Next(next, wanted);
       if (next.dropped) continue;
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
         // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
@@ -194,20 +209,20 @@ class Search {
         next.pods.insert(next.pods.begin(), it->second.begin(), it->second.end());
         useless.erase(it);
       }
-      units.push_back(std::move(next));
-      const EvictionUnit& unit = units.back();
-      int& last = last_unit_[victims.Slot(unit.job)];
+      const auto begin = static_cast<std::ptrdiff_t>(accumulated.size());
+      units.push_back({begin, begin + static_cast<std::ptrdiff_t>(next.pods.size())});
+      accumulated.insert(accumulated.end(), next.pods.begin(), next.pods.end());
+      int& last = last_unit_[victims.Slot(next.job)];
       prev_unit_.push_back(last);
       last = static_cast<int>(units.size() - 1);
-      NodesOf(unit.pods, unit_nodes_);
+      NodesOf(next.pods, unit_nodes_);
       for (NodeId node : unit_nodes_) {
         std::vector<JobId>& on_node = jobs_by_node[node];
-        if (std::find(on_node.begin(), on_node.end(), unit.job) == on_node.end()) {
-          on_node.push_back(unit.job);
+        if (std::find(on_node.begin(), on_node.end(), next.job) == on_node.end()) {
+          on_node.push_back(next.job);
         }
       }
-      accumulated.insert(accumulated.end(), unit.pods.begin(), unit.pods.end());
-      for (PodId p : unit.pods) {
+      for (PodId p : next.pods) {
         const SnapPod& pod = s_.snap().pods[p];
         acc_gpus += GpuFreedBound(pod);
         if (min_task_gpu_ == 0 || pod.node == kNone ||
@@ -224,7 +239,8 @@ class Search {
       }
       if (node_local) {
         for (NodeId node : unit_nodes_) {
-          const std::vector<PodId>& local = UnitsOfJobs(units, victims, jobs_by_node[node]);
+          const std::vector<PodId>& local =
+              UnitsOfJobs(units, accumulated, victims, jobs_by_node[node]);
           if (!EnoughSlots(local)) {
             ++result_.scenarios_pruned;
             continue;
@@ -326,7 +342,8 @@ class Search {
   // assumes the earlier ones (its surplus pods) are gone too, so a node-local scenario takes all
   // of them, as KAI's by-node scenario takes all task groups of a victim job found on the node.
   // The result lives in a buffer reused by the next call.
-  const std::vector<PodId>& UnitsOfJobs(const std::vector<EvictionUnit>& units,
+  const std::vector<PodId>& UnitsOfJobs(const std::vector<UnitRange>& units,
+                                        const std::vector<PodId>& accumulated,
                                         const VictimQueue& victims,
                                         const std::vector<JobId>& jobs) {
     unit_indices_.clear();
@@ -338,7 +355,8 @@ class Search {
     std::sort(unit_indices_.begin(), unit_indices_.end());
     local_.clear();
     for (int i : unit_indices_)
-      local_.insert(local_.end(), units[i].pods.begin(), units[i].pods.end());
+      local_.insert(local_.end(), accumulated.begin() + units[i].begin,
+                    accumulated.begin() + units[i].end);
     return local_;
   }
 

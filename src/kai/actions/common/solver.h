@@ -67,7 +67,11 @@ class VictimQueue {
   bool Empty() const { return queue_.Empty(); }
   // Takes the next unit. `wanted`, when given, is asked first about a job whose next unit is
   // every pod it runs (WholeAtOnce): when it says no, the job is dropped without listing its pods.
+  // Such a unit is listed straight from the snapshot (the job never comes back, so no
+  // VictimJobPods is kept for it).
   EvictionUnit Next(const std::function<bool(JobId)>& wanted = {});
+  // The same into `unit`, whose pod list's storage is reused.
+  void Next(EvictionUnit& unit, const std::function<bool(JobId)>& wanted = {});
   // The job, never taken from before, gives all its active-allocated pods in its first unit: a
   // preemptible job without SubGroups not above its minimum (no surplus pod to give alone).
   bool WholeAtOnce(JobId job) const;
