@@ -503,26 +503,32 @@ class Search {
 
   // Re-places the preemptor and the victims' jobs, pipeline only, in job order.
   bool Simulate(const std::vector<PodId>& victims) {
-    JobQueue order(s_, SimulatedJobs(victims), /*reverse=*/false);
+    const std::vector<JobId> jobs = SimulatedJobs(victims);
+    JobQueue order(s_, jobs, /*reverse=*/false);
     // Requests that found no node with room. Once the victims are out, a simulation only places
     // pods, so free room only shrinks: a later task with the same request finds none either.
     std::vector<Resources> no_room;
+    StartTail(jobs);
+    bool preemptor_placed = false;
     while (!order.Empty()) {
+      if (preemptor_placed && !no_room.empty() && OnlyHopelessLeft(jobs, no_room)) break;
       const JobId j = order.Pop();
       if (j == kNone) break;
+      popped_[j] = true;
       const std::vector<PodId> tasks = TasksToAllocate(s_, j, /*real=*/false);
       if (tasks.empty()) {
         if (j == job_) return false;
         continue;
       }
-      if (s_.CheckJobCapacity(j, tasks)) {
-        if (j == job_) return false;
-        continue;
-      }
-      // Shared-GPU pods fit by device state, not by request alone: never remembered.
+      // Shared-GPU pods fit by device state, not by request alone: never remembered. (Passed over
+      // here or by the capacity check below alike.)
       const SnapPod& front = s_.snap().pods[tasks.front()];
       const bool plain = !front.share.IsShared();
       if (plain && std::find(no_room.begin(), no_room.end(), front.request) != no_room.end()) {
+        if (j == job_) return false;
+        continue;
+      }
+      if (s_.CheckJobCapacity(j, tasks)) {
         if (j == job_) return false;
         continue;
       }
@@ -534,9 +540,47 @@ class Search {
         }
         if (j == job_) return false;
       }
+      preemptor_placed = preemptor_placed || j == job_;
     }
     // KAI: every PodSet of the real job holds its minimum of active-used pods.
     return IsGangSatisfied(s_.snap(), s_.snap().jobs[job_]);
+  }
+
+  // Simulate's early end. After the preemptor, a job every pod of which asks for a plain request
+  // that found no room is passed over when popped (whichever pods it would place), and passing
+  // over changes nothing: once only such jobs are left, the rest of the simulation is a no-op.
+  // The jobs are checked in a fixed order (`jobs`), each popped or hopeless one passed for good
+  // (room never grows back), the first other one checked again only when `no_room` has grown.
+  void StartTail(const std::vector<JobId>& jobs) {
+    popped_.resize(s_.snap().jobs.size(), false);
+    for (JobId j : jobs) popped_[j] = false;
+    tail_next_ = 0;
+    tail_checked_ = 0;
+  }
+
+  bool OnlyHopelessLeft(const std::vector<JobId>& jobs, const std::vector<Resources>& no_room) {
+    while (tail_next_ < jobs.size()) {
+      const JobId j = jobs[tail_next_];
+      if (!popped_[j]) {
+        if (tail_checked_ == no_room.size()) return false;  // not hopeless with this no_room
+        tail_checked_ = no_room.size();
+        if (!Hopeless(j, no_room)) return false;
+      }
+      ++tail_next_;
+      tail_checked_ = 0;
+    }
+    return true;
+  }
+
+  bool Hopeless(JobId job, const std::vector<Resources>& no_room) const {
+    for (PodId p : s_.snap().jobs[job].pods) {
+      const SnapPod& pod = s_.snap().pods[p];
+      if (pod.share.IsShared() ||
+          std::find(no_room.begin(), no_room.end(), pod.request) == no_room.end()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   bool Accept(const std::vector<PodId>& victims) {
@@ -583,7 +627,13 @@ class Search {
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
   std::vector<bool> useful_;
-  std::vector<bool> listed_;       // scratch of SimulatedJobs
+  std::vector<bool> listed_;  // scratch of SimulatedJobs
+  // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
+  // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,
+  // and the size of no_room it was last found not hopeless with (0: not checked).
+  std::vector<bool> popped_;
+  size_t tail_next_ = 0;
+  size_t tail_checked_ = 0;
   std::vector<PodId> restarted_;   // victims of the scenario restarted in place with their gang
   std::vector<PodStatus> before_;  // the scenario's victims' statuses before it evicted them
   std::unordered_map<uint64_t, std::vector<std::vector<PodId>>> tried_;  // by Fingerprint
