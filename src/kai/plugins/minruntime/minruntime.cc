@@ -4,8 +4,9 @@
 // from the victim's queue (`queue`) or from the victim-side child of the lowest common ancestor
 // of the two queues (`lca`, the default). A protected gang is never a victim; a protected elastic
 // job may lose pods above its minimum only.
-#include <map>
-#include <set>
+#include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "kai/framework/session.h"
 #include "kai/framework/subgroups.h"
@@ -81,22 +82,36 @@ class MinRuntimePlugin : public Plugin {
 
  private:
   // A protected elastic job may lose only pods above the minimum of each PodSet they leave.
+  // The evicted (job, PodSet) pairs are sorted and each job asked once, in job order.
   template <class F>
   static bool KeepsProtectedGangs(const Session& s, const Scenario& sc, F is_protected) {
-    std::map<JobId, std::set<SubGroupIndex>> evicted;
+    std::vector<std::pair<JobId, SubGroupIndex>> evicted;
     for (PodId p : *sc.victims) {
       const SnapPod& pod = s.snap().pods[p];
-      if (pod.status == PodStatus::kReleasing) evicted[pod.job].insert(pod.sub_group);
+      if (pod.status == PodStatus::kReleasing) evicted.emplace_back(pod.job, pod.sub_group);
     }
-    for (const auto& [job, sets] : evicted) {
-      if (!is_protected(job)) continue;
-      const SnapJob& j = s.snap().jobs[job];
-      for (SubGroupIndex set : sets) {
-        // active_allocated already excludes the evicted pods inside the simulation.
-        if (j.sub_groups[set].active_allocated < j.sub_groups[set].min_member) return false;
-      }
+    std::sort(evicted.begin(), evicted.end());
+    evicted.erase(std::unique(evicted.begin(), evicted.end()), evicted.end());
+    for (size_t i = 0; i < evicted.size();) {
+      const JobId job = evicted[i].first;
+      size_t end = i;
+      while (end < evicted.size() && evicted[end].first == job) ++end;
+      if (is_protected(job) && BelowMinimum(s.snap().jobs[job], evicted, i, end)) return false;
+      i = end;
     }
     return true;
+  }
+
+  // Some PodSet of evicted[begin, end) (all of `job`) holds fewer than its minimum.
+  static bool BelowMinimum(const SnapJob& job,
+                           const std::vector<std::pair<JobId, SubGroupIndex>>& evicted,
+                           size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      // active_allocated already excludes the evicted pods inside the simulation.
+      const SnapSubGroup& set = job.sub_groups[evicted[i].second];
+      if (set.active_allocated < set.min_member) return true;
+    }
+    return false;
   }
 
   MinRuntimeArgs args_;
