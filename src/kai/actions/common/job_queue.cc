@@ -168,6 +168,13 @@ void JobQueue::MarkChanged(QueueId leaf) {
 void JobQueue::LeafChanged(QueueId leaf, JobId old_front) {
   Best next = LeafBest(leaf);
   const Snapshot& snap = session_.snap();
+  if (leaf_jobs_[leaf].size() == size_) {
+    // The only leaf holding jobs (the others' changes, if any, come next): every scan on its path
+    // and at the roots yields its next job, whatever its queue-order key.
+    for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) best_[q] = next;
+    top_ = next;
+    return;
+  }
   if (next.job != kNone && old_front != kNone && next.job != old_front) {
     const std::optional<QueueJobKey>& kept = best_[leaf].key;
     const QueueJobKey old_key = kept ? *kept : session_.QueueOrderKey(old_front);
