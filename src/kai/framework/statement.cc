@@ -1,6 +1,6 @@
 #include "kai/framework/statement.h"
 
-#include <unordered_set>
+#include <algorithm>
 
 namespace kai {
 
@@ -10,6 +10,11 @@ namespace {
 
 // A field added to GpuGroup must be saved and restored here too.
 static_assert(sizeof(GpuGroup) == sizeof(std::string) + 4 * sizeof(int64_t));
+
+int CountDistinct(std::vector<PodId>& pods) {
+  std::sort(pods.begin(), pods.end());
+  return static_cast<int>(std::unique(pods.begin(), pods.end()) - pods.begin());
+}
 
 }  // namespace
 
@@ -137,7 +142,7 @@ bool Statement::VirtuallyEvicted(PodId pod) const {
 void Statement::Commit() {
   SessionCounters& c = session_.counters();
   // A pod restarted in place was evicted and pipelined twice: each pod counts once.
-  std::unordered_set<PodId> evicted, pipelined;
+  std::vector<PodId> evicted, pipelined;
   for (const Op& op : ops_) {
     SnapPod& p = session_.snap().pods[op.pod];
     p.virtually_evicted = false;
@@ -150,17 +155,18 @@ void Statement::Commit() {
         }
         break;
       case Kind::kPipeline:
-        if (p.status == PodStatus::kPipelined && pipelined.insert(op.pod).second) ++c.pipelines;
+        if (p.status == PodStatus::kPipelined) pipelined.push_back(op.pod);
         break;
       case Kind::kEvict:
         // A pod re-placed elsewhere (Pipelined) is still deleted and recreated by its owner.
-        if ((p.status == PodStatus::kReleasing || p.status == PodStatus::kPipelined) &&
-            evicted.insert(op.pod).second) {
-          ++c.evictions;
+        if (p.status == PodStatus::kReleasing || p.status == PodStatus::kPipelined) {
+          evicted.push_back(op.pod);
         }
         break;
     }
   }
+  c.pipelines += CountDistinct(pipelined);
+  c.evictions += CountDistinct(evicted);
   ops_.clear();
   gpu_log_.clear();
   group_log_.clear();
