@@ -126,6 +126,11 @@ TEST_F(EvictionUnitsTest, WholeJobUnitIsDroppedUnlistedWhenNotWanted) {
 
   VictimQueue taking(session_, {g});
   EvictionUnit unit = taking.Next([](JobId) { return true; });
+  // Listed without a VictimJobPods, in the order one gives (appended after what a buffer holds).
+  EXPECT_EQ(unit.pods, VictimJobPods(session_, g).TakeUnit());
+  std::vector<PodId> buffer = {kNone};
+  VictimJobPods(session_, g).TakeUnit(buffer);
+  EXPECT_EQ(std::vector<PodId>(buffer.begin() + 1, buffer.end()), unit.pods);
   std::sort(unit.pods.begin(), unit.pods.end());
   EXPECT_FALSE(unit.dropped);
   EXPECT_TRUE(unit.job_done);
