@@ -84,6 +84,10 @@ struct Scenario {
   // The part of preemptor_request charged to non-preemptible quota (semi-preemptible preemptors;
   // a non-preemptible preemptor's whole request is).
   Resources preemptor_protected;
+  // Set by a search whose scenarios only grow by appending victims: the victims of the previous
+  // scenario so marked since the solution started (Session::StartSolution) are a prefix of these,
+  // so a precheck may keep what it read of them.
+  bool extends_previous = false;
 };
 // Victim filters and scenario validators: all must agree (AND).
 using VictimFilterFn = std::function<bool(const Session&, JobId preemptor, JobId victim)>;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -132,7 +133,7 @@ int64_t FreeOrReleasingGpus(const Session& s) {
 namespace {
 
 class Search {
-  // A unit taken by RunGenerator: its pods are accumulated[begin, end).
+  // A unit taken by RunGenerator: its pods are accumulated_[begin, end).
   struct UnitRange {
     std::ptrdiff_t begin = 0, end = 0;
   };
@@ -177,7 +178,7 @@ class Search {
   // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
     VictimQueue victims(s_, candidates);
-    // The units taken, each a range of `accumulated` (every unit's pods, in the order taken).
+    // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
     std::vector<std::vector<JobId>> jobs_by_node(s_.snap().nodes.size());
@@ -185,7 +186,8 @@ class Search {
     last_unit_.assign(candidates.size(), -1);
     prev_unit_.clear();
     std::unordered_map<JobId, std::vector<PodId>> useless;  // skipped units' pods, per job
-    std::vector<PodId> accumulated;
+    accumulated_.clear();
+    growing_ = {};
     std::vector<int64_t> acc_extra(s_.snap().nodes.size(), 0);
     int64_t acc_slots = base_slots_, acc_gpus = 0;
     int64_t gpu_tasks = 0;
@@ -209,9 +211,9 @@ class Search {
         next.pods.insert(next.pods.begin(), it->second.begin(), it->second.end());
         useless.erase(it);
       }
-      const auto begin = static_cast<std::ptrdiff_t>(accumulated.size());
+      const auto begin = static_cast<std::ptrdiff_t>(accumulated_.size());
       units.push_back({begin, begin + static_cast<std::ptrdiff_t>(next.pods.size())});
-      accumulated.insert(accumulated.end(), next.pods.begin(), next.pods.end());
+      accumulated_.insert(accumulated_.end(), next.pods.begin(), next.pods.end());
       int& last = last_unit_[victims.Slot(next.job)];
       prev_unit_.push_back(last);
       last = static_cast<int>(units.size() - 1);
@@ -240,14 +242,14 @@ class Search {
       if (node_local) {
         for (NodeId node : unit_nodes_) {
           const std::vector<PodId>& local =
-              UnitsOfJobs(units, accumulated, victims, jobs_by_node[node]);
+              UnitsOfJobs(units, accumulated_, victims, jobs_by_node[node]);
           if (!EnoughSlots(local)) {
             ++result_.scenarios_pruned;
             continue;
           }
           if (TryScenario(local)) return true;
         }
-      } else if (TryScenario(accumulated)) {
+      } else if (TryScenario(accumulated_, /*grows=*/true)) {
         return true;
       }
     }
@@ -384,17 +386,23 @@ class Search {
                        [&](PodId p) { return s_.snap().pods[p].share.IsShared(); });
   }
 
-  // The validators' necessary condition, before simulating.
-  bool Possible(const std::vector<PodId>& victims) const {
-    if (!cfg_.validators || min_evicted_.IsZero() || AnyGpuShared(victims)) return true;
-    const Scenario scenario{job_, request_, &victims, protected_request_};
+  // The validators' necessary condition, before simulating. `grows`: the victims of the previous
+  // growing scenario of this solution are a prefix of these (Scenario::extends_previous).
+  bool Possible(const std::vector<PodId>& victims, bool grows) const {
+    if (!cfg_.validators || min_evicted_.IsZero()) return true;
+    if (grows ? growing_.any_shared : AnyGpuShared(victims)) return true;
+    Scenario scenario{job_, request_, &victims, protected_request_};
+    scenario.extends_previous = grows;
     return s_.ScenarioPossible(*cfg_.validators, scenario, min_evicted_);
   }
 
-  bool TryScenario(const std::vector<PodId>& victims) {
+  // `grows`: the accumulated scenario (accumulated_), which only grows by appending victims.
+  bool TryScenario(const std::vector<PodId>& victims, bool grows = false) {
     if (victims.empty()) return false;
-    if (!FirstTry(victims)) return false;
-    if (!Possible(victims)) {
+    if (grows) ReadGrowing(victims);
+    const uint64_t fingerprint = grows ? victims.size() + growing_.mixed : Fingerprint(victims);
+    if (!FirstTry(victims, fingerprint, grows)) return false;
+    if (!Possible(victims, grows)) {
       ++result_.scenarios_pruned;
       return false;
     }
@@ -454,34 +462,62 @@ class Search {
     restarted_.push_back(victim);
   }
 
+  static uint64_t Mixed(PodId p) {
+    uint64_t x = static_cast<uint64_t>(p) + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+
   // Order-independent fingerprint of a victim set (pods are distinct): a sum of mixed ids.
   static uint64_t Fingerprint(const std::vector<PodId>& victims) {
     uint64_t h = victims.size();
-    for (PodId p : victims) {
-      uint64_t x = static_cast<uint64_t>(p) + 0x9e3779b97f4a7c15ULL;
-      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-      h += x ^ (x >> 31);
-    }
+    for (PodId p : victims) h += Mixed(p);
     return h;
   }
 
+  // Reads the victims the accumulated scenario gained since the last read: its fingerprint and
+  // whether it holds a shared-GPU pod follow without reading it all again.
+  void ReadGrowing(const std::vector<PodId>& victims) {
+    for (; growing_.read < victims.size(); ++growing_.read) {
+      const PodId p = victims[growing_.read];
+      growing_.mixed += Mixed(p);
+      growing_.any_shared = growing_.any_shared || s_.snap().pods[p].share.IsShared();
+    }
+  }
+
+  // A victim set tried: its pods, or (for the accumulated scenario, which only grows during its
+  // pass) the length of the prefix of accumulated_ it was.
+  struct Tried {
+    std::vector<PodId> pods;
+    size_t prefix = 0;
+    std::span<const PodId> View(const std::vector<PodId>& accumulated) const {
+      return prefix > 0 ? std::span<const PodId>(accumulated.data(), prefix)
+                        : std::span<const PodId>(pods);
+    }
+  };
+
   // True the first time a victim set is seen. Sets are kept unsorted under their fingerprint and
   // compared as sets only when fingerprints collide, so the growing accumulated scenarios are
-  // not sorted on every step (that was quadratic in the victims).
-  bool FirstTry(const std::vector<PodId>& victims) {
-    std::vector<std::vector<PodId>>& same = tried_[Fingerprint(victims)];
+  // not sorted on every step (that was quadratic in the victims), nor copied.
+  bool FirstTry(const std::vector<PodId>& victims, uint64_t fingerprint, bool grows) {
+    std::vector<Tried>& same = tried_[fingerprint];
     if (!same.empty()) {
       std::vector<PodId> sorted = victims;
       std::sort(sorted.begin(), sorted.end());
-      for (const std::vector<PodId>& seen : same) {
+      for (const Tried& tried : same) {
+        const std::span<const PodId> seen = tried.View(accumulated_);
         if (seen.size() != sorted.size()) continue;
-        std::vector<PodId> other = seen;
+        std::vector<PodId> other(seen.begin(), seen.end());
         std::sort(other.begin(), other.end());
         if (other == sorted) return false;
       }
     }
-    same.push_back(victims);
+    if (grows) {
+      same.push_back(Tried{.prefix = victims.size()});
+    } else {
+      same.push_back(Tried{.pods = victims});
+    }
     return true;
   }
 
@@ -636,7 +672,15 @@ class Search {
   size_t tail_checked_ = 0;
   std::vector<PodId> restarted_;   // victims of the scenario restarted in place with their gang
   std::vector<PodStatus> before_;  // the scenario's victims' statuses before it evicted them
-  std::unordered_map<uint64_t, std::vector<std::vector<PodId>>> tried_;  // by Fingerprint
+  std::unordered_map<uint64_t, std::vector<Tried>> tried_;  // by Fingerprint
+  // RunGenerator's scenario of every unit taken (the units are ranges of it), and what
+  // TryScenario has read of it as the growing scenario of the accumulated pass.
+  std::vector<PodId> accumulated_;
+  struct {
+    size_t read = 0;
+    uint64_t mixed = 0;  // the sum of Mixed over the victims read
+    bool any_shared = false;
+  } growing_;
   SolveResult result_;
 };
 

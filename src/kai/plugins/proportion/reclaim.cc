@@ -45,6 +45,54 @@ struct Frozen {
   std::vector<Amounts> allocated_np;
 };
 
+// What the reclaim precheck reads of a scenario's victims: their leaf queues in order of first
+// appearance and, per resource, the largest sum of one job's victims' requests (the most one
+// eviction unit can take). A solution's growing scenario (Scenario::extends_previous) is read
+// incrementally: only the victims appended since the previous read.
+struct VictimSummary {
+  JobId preemptor = kNone;
+  size_t read = 0;  // victims read so far
+  std::vector<QueueId> leaves;
+  Amounts largest{};
+  std::vector<Amounts> per_job;  // sums of the victims read, per job
+  std::vector<JobId> jobs;       // the jobs with victims read (their per_job entries are set)
+  std::vector<bool> listed;      // per job: in `jobs`
+
+  void Reset() {
+    for (JobId j : jobs) {
+      per_job[j] = {};
+      listed[j] = false;
+    }
+    jobs.clear();
+    leaves.clear();
+    largest = {};
+    read = 0;
+    preemptor = kNone;
+  }
+
+  void Read(const Snapshot& snap, JobId reclaimer, const std::vector<PodId>& victims) {
+    if (reclaimer != preemptor || victims.size() < read) Reset();
+    preemptor = reclaimer;
+    per_job.resize(snap.jobs.size());
+    listed.resize(snap.jobs.size(), false);
+    for (; read < victims.size(); ++read) {
+      const SnapPod& pod = snap.pods[victims[read]];
+      const QueueId leaf = snap.jobs[pod.job].queue;
+      if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end()) leaves.push_back(leaf);
+      if (!listed[pod.job]) {
+        listed[pod.job] = true;
+        jobs.push_back(pod.job);
+      }
+      Amounts& job = per_job[pod.job];
+      const Amounts a = Of(pod.request);
+      for (size_t r = 0; r < 3; ++r) {
+        job[r] += a[r];
+        largest[r] = std::max(largest[r], job[r]);
+      }
+    }
+  }
+};
+
 struct ReclaimState {
   double multiplier = 1.0;
   bool priority_in_quota = false;  // queuePriorityInQuotaReclaim
@@ -54,6 +102,10 @@ struct ReclaimState {
   Amounts cached_request{};
   // Preempt: whether a job of another queue may reclaim (cleared when a solution starts).
   std::optional<bool> other_can_reclaim;
+  // The precheck's reading of the growing scenario (reset when a solution starts), and scratch
+  // for other scenarios.
+  VictimSummary growing;
+  VictimSummary scratch;
 };
 
 // queuePriorityInQuotaReclaim: a strictly higher-priority queue that stays within its own deserved
@@ -161,24 +213,26 @@ class Validator {
   // victim-level queue, the strategy is checked, before the last unit taken from that queue, on
   // at most allocated - min_evicted + (the largest unit) remaining; staying above a share only
   // gets harder as more is taken, so if the strategy refuses that bound it refuses every outcome.
-  bool Possible(const Amounts& min_evicted) {
+  bool Possible(const Amounts& min_evicted, ReclaimState& state) {
     reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
     request_ = Of(sc_.preemptor_request);
     if (reclaimer_queue_ == kNone) return true;
     if (std::none_of(min_evicted.begin(), min_evicted.end(), [](int64_t v) { return v > 0; })) {
       return true;  // the scenario may evict nothing at all
     }
+    VictimSummary& victims = sc_.extends_previous ? state.growing : state.scratch;
+    if (!sc_.extends_previous) victims.Reset();
+    victims.Read(snap_, sc_.preemptor, *sc_.victims);
     std::optional<std::pair<QueueId, QueueId>> levels;
-    for (QueueId leaf : VictimLeaves()) {
+    for (QueueId leaf : victims.leaves) {
       const auto level = Leveled(snap_, reclaimer_queue_, leaf);
       if (level.first == kNone || level.second == kNone) return true;
       if (levels && *levels != level) return true;
       levels = level;
     }
     if (!levels) return true;
-    const Amounts largest = LargestJobShare();
     Amounts bound = Allocated(levels->second);
-    for (size_t r = 0; r < 3; ++r) bound[r] += largest[r] - min_evicted[r];
+    for (size_t r = 0; r < 3; ++r) bound[r] += victims.largest[r] - min_evicted[r];
     return FitsStrategy(levels->first, levels->second, bound);
   }
 
@@ -232,32 +286,6 @@ class Validator {
       out.back().second.push_back(amounts);
     }
     return out;
-  }
-
-  std::vector<QueueId> VictimLeaves() const {
-    std::vector<QueueId> leaves;
-    for (PodId p : *sc_.victims) {
-      const QueueId leaf = snap_.jobs[snap_.pods[p].job].queue;
-      if (std::find(leaves.begin(), leaves.end(), leaf) == leaves.end()) leaves.push_back(leaf);
-    }
-    return leaves;
-  }
-
-  // The most any one eviction unit can take: the largest sum of one job's victim pods.
-  Amounts LargestJobShare() const {
-    static thread_local std::vector<Amounts> per_job;
-    per_job.resize(snap_.jobs.size());
-    Amounts largest{};
-    for (PodId p : *sc_.victims) {
-      Amounts& job = per_job[snap_.pods[p].job];
-      const Amounts a = Of(snap_.pods[p].request);
-      for (size_t r = 0; r < 3; ++r) {
-        job[r] += a[r];
-        largest[r] = std::max(largest[r], job[r]);
-      }
-    }
-    for (PodId p : *sc_.victims) per_job[snap_.pods[p].job] = {};
-    return largest;
   }
 
   bool TakeFromVictims() {
@@ -424,6 +452,7 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   s.AddSolutionStart([state](Session& ss) {
     state->cached_job = kNone;
     state->other_can_reclaim.reset();
+    state->growing.Reset();
     state->frozen.allocated.clear();
     state->frozen.allocated_np.clear();
     for (const SnapQueue& q : ss.snap().queues) {
@@ -439,7 +468,7 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   });
   s.AddScenarioPrecheck(DisruptionKind::kReclaim,
                         [state](const Session& ss, const Scenario& sc, const Resources& min) {
-                          return Validator(ss, *state, sc).Possible(Of(min));
+                          return Validator(ss, *state, sc).Possible(Of(min), *state);
                         });
 }
 
