@@ -407,6 +407,52 @@ TEST(ProportionQueueOrderTest, QueueOverItsFairShareInEveryResourceGoesLast) {
   EXPECT_FALSE(s.QueueBefore(h, hj, f, fj));
 }
 
+// The reclaim precheck reads a growing scenario (Scenario::extends_previous) incrementally: on
+// every prefix it answers as it does reading the victims afresh, also when other scenarios are
+// checked in between, and the answer changes as a larger victim job and a second queue join.
+TEST(ProportionReclaimPrecheckTest, GrowingScenarioAnswersAsAFreshRead) {
+  Cluster c;
+  c.Node("n1", 16);
+  c.Queue("r", "", Gpus(8));
+  c.Queue("v", "", Gpus(2));
+  c.Queue("w", "", Gpus(2));
+  c.Job("v-small", "v", Req(kGpu), 1, "n1");
+  c.Job("v-big", "v", Req(kGpu), 4, "n1");
+  c.Job("w-job", "w", Req(kGpu), 2, "n1");
+  c.Job("r-job", "r", Req(kGpu), 4);
+  Session s(BuildSnapshot(c.state, kNow), ConfigFromShard(std::nullopt).value());
+  ASSERT_TRUE(s.OpenPlugins().ok());
+  s.StartSolution();
+  std::vector<PodId> order;
+  for (const char* name : {"v-small-0", "v-big-0", "v-big-1", "v-big-2", "w-job-0", "w-job-1"}) {
+    for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
+      if (s.snap().pods[p].name == name) order.push_back(p);
+    }
+  }
+  ASSERT_EQ(order.size(), 6u);
+  const JobId preemptor = FindJob(s.snap(), "r-job");
+  const Resources min_evicted = Req(4 * kGpu);
+  auto possible = [&](const std::vector<PodId>& victims, bool grows) {
+    Scenario sc{preemptor, Req(4 * kGpu), &victims, Resources{}};
+    sc.extends_previous = grows;
+    return s.ScenarioPossible(DisruptionKind::kReclaim, sc, min_evicted);
+  };
+  std::vector<PodId> growing;
+  std::vector<bool> answers;
+  for (PodId p : order) {
+    growing.push_back(p);
+    const std::vector<PodId> copy = growing;
+    const bool fresh = possible(copy, false);
+    EXPECT_EQ(possible(growing, true), fresh) << growing.size() << " victims";
+    const std::vector<PodId> other = {order.back()};
+    possible(other, false);  // a scenario of another kind in between
+    answers.push_back(fresh);
+  }
+  // v holds 5 GPUs (deserved 2) and at least 4 must be evicted: it keeps at most 1 + the largest
+  // job share, above deserved once v-big gives 2; with w's victims the queues differ.
+  EXPECT_EQ(answers, (std::vector<bool>{false, false, true, true, true, true}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Time-based fair share.
 
