@@ -100,6 +100,11 @@ struct ReclaimState {
   // The reclaimer's request while its victims are filtered (cleared when a solution starts).
   JobId cached_job = kNone;
   Amounts cached_request{};
+  // The victim filter's verdicts for cached_job per victim leaf queue (-1: not known), which is
+  // all the filter reads of a victim: valid while the session's state (the queues' allocations)
+  // is as it was at verdict_version.
+  std::vector<int8_t> verdicts;
+  uint64_t verdict_version = 0;
   // Preempt: whether a job of another queue may reclaim (cleared when a solution starts).
   std::optional<bool> other_can_reclaim;
   // The precheck's reading of the growing scenario (reset when a solution starts), and scratch
@@ -386,14 +391,10 @@ bool CanReclaim(const Session& s, JobId j) {
          AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), Of(protected_part));
 }
 
-bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId victim) {
+bool VictimQueueFilter(const Session& s, ReclaimState& st, JobId reclaimer, QueueId victim_queue) {
   const Snapshot& snap = s.snap();
-  const auto [rl, vl] = Leveled(snap, snap.jobs[reclaimer].queue, snap.jobs[victim].queue);
+  const auto [rl, vl] = Leveled(snap, snap.jobs[reclaimer].queue, victim_queue);
   if (rl == kNone || vl == kNone) return true;
-  if (st.cached_job != reclaimer) {
-    st.cached_job = reclaimer;
-    st.cached_request = Of(TasksToAllocateRequest(s, reclaimer));
-  }
   const Amounts req = st.cached_request;
   const SnapQueue& rq = snap.queues[rl];
   const SnapQueue& vq = snap.queues[vl];
@@ -402,6 +403,25 @@ bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId vic
     return AboveAllocatableShare(vq, Of(vq.allocated));
   }
   return DeservedReclaimCandidate(vq, req);
+}
+
+// The verdict depends on the victim's queue only: one per queue while the state is unchanged.
+bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId victim) {
+  if (st.cached_job != reclaimer) {
+    st.cached_job = reclaimer;
+    st.cached_request = Of(TasksToAllocateRequest(s, reclaimer));
+    st.verdicts.clear();
+  }
+  if (st.verdict_version != s.StateVersion()) {
+    st.verdict_version = s.StateVersion();
+    st.verdicts.clear();
+  }
+  const QueueId q = s.snap().jobs[victim].queue;
+  if (q == kNone) return VictimQueueFilter(s, st, reclaimer, q);
+  st.verdicts.resize(s.snap().queues.size(), -1);
+  int8_t& verdict = st.verdicts[q];
+  if (verdict < 0) verdict = VictimQueueFilter(s, st, reclaimer, q) ? 1 : 0;
+  return verdict == 1;
 }
 
 // A pending job of a queue other than `q` may reclaim now (CanReclaim: its queue stays within its
@@ -451,6 +471,7 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   });
   s.AddSolutionStart([state](Session& ss) {
     state->cached_job = kNone;
+    state->verdicts.clear();
     state->other_can_reclaim.reset();
     state->growing.Reset();
     state->frozen.allocated.clear();
