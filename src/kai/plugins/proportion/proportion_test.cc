@@ -15,6 +15,7 @@
 
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
+#include "kai/framework/statement.h"
 #include "kai/snapshot/snapshot.h"
 #include "kai/usage/usage_store.h"
 
@@ -451,6 +452,30 @@ TEST(ProportionReclaimPrecheckTest, GrowingScenarioAnswersAsAFreshRead) {
   // v holds 5 GPUs (deserved 2) and at least 4 must be evicted: it keeps at most 1 + the largest
   // job share, above deserved once v-big gives 2; with w's victims the queues differ.
   EXPECT_EQ(answers, (std::vector<bool>{false, false, true, true, true, true}));
+}
+
+// The victim filter answers per victim queue, and again once the session's state has changed:
+// v (deserved 2) may lose pods while it holds 5 GPUs, no longer once 4 of them are evicted.
+TEST(ProportionReclaimFilterTest, VerdictFollowsTheVictimQueuesAllocation) {
+  Cluster c;
+  c.Node("n1", 16);
+  c.Queue("r", "", Gpus(8));
+  c.Queue("v", "", Gpus(2));
+  c.Job("v-small", "v", Req(kGpu), 1, "n1");
+  c.Job("v-big", "v", Req(kGpu), 4, "n1");
+  c.Job("r-job", "r", Req(kGpu), 4);
+  Session s(BuildSnapshot(c.state, kNow), ConfigFromShard(std::nullopt).value());
+  ASSERT_TRUE(s.OpenPlugins().ok());
+  const JobId r = FindJob(s.snap(), "r-job");
+  const JobId small = FindJob(s.snap(), "v-small");
+  const JobId big = FindJob(s.snap(), "v-big");
+  EXPECT_TRUE(s.VictimAllowed(DisruptionKind::kReclaim, r, small));
+  EXPECT_TRUE(s.VictimAllowed(DisruptionKind::kReclaim, r, big));
+  Statement stmt(s);
+  for (PodId p : s.snap().jobs[big].pods) stmt.Evict(p);
+  EXPECT_FALSE(s.VictimAllowed(DisruptionKind::kReclaim, r, small));
+  stmt.Discard();
+  EXPECT_TRUE(s.VictimAllowed(DisruptionKind::kReclaim, r, small));
 }
 
 // ---------------------------------------------------------------------------------------------
