@@ -4,27 +4,57 @@
 
 namespace kai {
 
-Statement::~Statement() { Discard(); }
-
 namespace {
 
 // A field added to GpuGroup must be saved and restored here too.
 static_assert(sizeof(GpuGroup) == sizeof(std::string) + 4 * sizeof(int64_t));
 
-int CountDistinct(std::vector<PodId>& pods) {
-  std::sort(pods.begin(), pods.end());
-  return static_cast<int>(std::unique(pods.begin(), pods.end()) - pods.begin());
-}
+// Spare logs kept per thread (a session runs on one thread), and how large a spare may be: the
+// logs of a huge statement are freed rather than kept.
+constexpr size_t kMaxSpareLogs = 8;
+constexpr size_t kMaxSpareOps = 4096;
 
 }  // namespace
+
+Statement::Logs Statement::TakeSpareLogs() {
+  std::vector<Logs>& spare = SpareLogs();
+  if (spare.empty()) return {};
+  Logs logs = std::move(spare.back());
+  spare.pop_back();
+  return logs;
+}
+
+void Statement::GiveBackLogs(Logs& logs) {
+  std::vector<Logs>& spare = SpareLogs();
+  const bool huge = logs.ops.capacity() > kMaxSpareOps || logs.groups.capacity() > kMaxSpareOps;
+  if (huge || spare.size() >= kMaxSpareLogs) return;
+  logs.ops.clear();
+  logs.gpu.clear();
+  logs.groups.clear();
+  logs.evicted.clear();
+  logs.pipelined.clear();
+  spare.push_back(std::move(logs));
+}
+
+std::vector<Statement::Logs>& Statement::SpareLogs() {
+  static thread_local std::vector<Logs> spare;
+  return spare;
+}
+
+Statement::Statement(Session& session) : session_(session), logs_(TakeSpareLogs()) {}
+
+Statement::~Statement() {
+  Discard();
+  GiveBackLogs(logs_);
+}
 
 void Statement::Record(Kind kind, PodId pod, PodStatus status, NodeId node,
                        const std::vector<std::string>* groups) {
   const SnapPod& p = session_.snap().pods[pod];
-  const size_t first_gpu_state = gpu_log_.size();
+  const size_t first_gpu_state = logs_.gpu.size();
   SaveGpuStates(pod, node);
-  ops_.push_back(Op{kind, pod, p.status, p.node, groups != nullptr,
-                    groups ? p.gpu_groups : std::vector<std::string>{}, first_gpu_state});
+  logs_.ops.push_back(Op{kind, pod, p.status, p.node, groups != nullptr,
+                         groups ? p.gpu_groups : std::vector<std::string>{}, first_gpu_state});
   session_.MovePod(pod, status, node, groups);
 }
 
@@ -38,23 +68,24 @@ void Statement::SaveGpuStates(PodId pod, NodeId target) {
 
 void Statement::SaveNodeGpuState(NodeId n) {
   const SnapNode& node = session_.snap().nodes[n];
-  gpu_log_.push_back(
-      {n, node.idle, node.releasing, node.used, node.gpu_groups.size(), group_log_.size()});
-  const size_t first = group_log_.size();
-  group_log_.resize(first + node.gpu_groups.size());  // one allocation at most
+  logs_.gpu.push_back(
+      {n, node.idle, node.releasing, node.used, node.gpu_groups.size(), logs_.groups.size()});
+  const size_t first = logs_.groups.size();
+  logs_.groups.resize(first + node.gpu_groups.size());  // one allocation at most
   for (size_t i = 0; i < node.gpu_groups.size(); ++i) {
     const GpuGroup& g = node.gpu_groups[i];
-    group_log_[first + i] = {g.used, g.releasing, g.allocated, g.has_allocated, g.marked_releasing};
+    logs_.groups[first + i] = {g.used, g.releasing, g.allocated, g.has_allocated,
+                               g.marked_releasing};
   }
 }
 
 void Statement::RestoreGpuStates(size_t first_gpu_state) {
-  if (first_gpu_state == gpu_log_.size()) return;
+  if (first_gpu_state == logs_.gpu.size()) return;
   session_.RoomMayHaveGrown();
-  for (size_t i = first_gpu_state; i < gpu_log_.size(); ++i) {
-    const NodeGpuState& st = gpu_log_[i];
+  for (size_t i = first_gpu_state; i < logs_.gpu.size(); ++i) {
+    const NodeGpuState& st = logs_.gpu[i];
     const size_t end_group =
-        i + 1 < gpu_log_.size() ? gpu_log_[i + 1].first_group : group_log_.size();
+        i + 1 < logs_.gpu.size() ? logs_.gpu[i + 1].first_group : logs_.groups.size();
     SnapNode& node = session_.snap().nodes[st.node];
     node.idle = st.idle;
     node.releasing = st.releasing;
@@ -62,7 +93,7 @@ void Statement::RestoreGpuStates(size_t first_gpu_state) {
     node.gpu_groups.erase(node.gpu_groups.begin() + static_cast<std::ptrdiff_t>(st.group_count),
                           node.gpu_groups.end());
     for (size_t i = st.first_group; i < end_group; ++i) {
-      const GroupCounters& saved = group_log_[i];
+      const GroupCounters& saved = logs_.groups[i];
       GpuGroup& g = node.gpu_groups[i - st.first_group];
       g.used = saved.used;
       g.releasing = saved.releasing;
@@ -73,9 +104,10 @@ void Statement::RestoreGpuStates(size_t first_gpu_state) {
     RefreshGroupRoom(node);
     session_.NodeChanged(st.node);
   }
-  const auto first_group = static_cast<std::ptrdiff_t>(gpu_log_[first_gpu_state].first_group);
-  group_log_.erase(group_log_.begin() + first_group, group_log_.end());
-  gpu_log_.erase(gpu_log_.begin() + static_cast<std::ptrdiff_t>(first_gpu_state), gpu_log_.end());
+  const auto first_group = static_cast<std::ptrdiff_t>(logs_.gpu[first_gpu_state].first_group);
+  logs_.groups.erase(logs_.groups.begin() + first_group, logs_.groups.end());
+  logs_.gpu.erase(logs_.gpu.begin() + static_cast<std::ptrdiff_t>(first_gpu_state),
+                  logs_.gpu.end());
 }
 
 void Statement::Allocate(PodId pod, NodeId node, const std::vector<std::string>* groups) {
@@ -88,7 +120,7 @@ void Statement::Pipeline(PodId pod, NodeId node, const std::vector<std::string>*
   // a shared-GPU pod moves to other GPUs of the node.
   const bool other_gpus = groups && p.share.IsShared() && *groups != p.gpu_groups;
   if (p.status == PodStatus::kReleasing && p.node == node && !other_gpus) {
-    for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
+    for (auto it = logs_.ops.rbegin(); it != logs_.ops.rend(); ++it) {
       if (it->pod == pod && it->kind == Kind::kEvict) {
         Record(Kind::kPipeline, pod, it->prev_status, node);
         session_.snap().pods[pod].virtually_evicted = false;
@@ -120,9 +152,9 @@ void Statement::Restart(PodId pod) {
 }
 
 void Statement::Rollback(size_t checkpoint) {
-  while (ops_.size() > checkpoint) {
-    const Op op = std::move(ops_.back());
-    ops_.pop_back();
+  while (logs_.ops.size() > checkpoint) {
+    const Op op = std::move(logs_.ops.back());
+    logs_.ops.pop_back();
     session_.MovePod(op.pod, op.prev_status, op.prev_node,
                      op.set_groups ? &op.prev_groups : nullptr);
     RestoreGpuStates(op.first_gpu_state);
@@ -133,7 +165,7 @@ void Statement::Rollback(size_t checkpoint) {
 bool Statement::VirtuallyEvicted(PodId pod) const {
   const SnapPod& p = session_.snap().pods[pod];
   if (p.status != PodStatus::kReleasing && p.status != PodStatus::kPipelined) return false;
-  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
+  for (auto it = logs_.ops.rbegin(); it != logs_.ops.rend(); ++it) {
     if (it->pod == pod) return it->kind == Kind::kEvict || it->prev_status == PodStatus::kReleasing;
   }
   return false;
@@ -142,8 +174,11 @@ bool Statement::VirtuallyEvicted(PodId pod) const {
 void Statement::Commit() {
   SessionCounters& c = session_.counters();
   // A pod restarted in place was evicted and pipelined twice: each pod counts once.
-  std::vector<PodId> evicted, pipelined;
-  for (const Op& op : ops_) {
+  std::vector<PodId>& evicted = logs_.evicted;
+  std::vector<PodId>& pipelined = logs_.pipelined;
+  evicted.clear();
+  pipelined.clear();
+  for (const Op& op : logs_.ops) {
     SnapPod& p = session_.snap().pods[op.pod];
     p.virtually_evicted = false;
     if (p.job != kNone) session_.JobChanged(p.job);
@@ -167,21 +202,27 @@ void Statement::Commit() {
   }
   c.pipelines += CountDistinct(pipelined);
   c.evictions += CountDistinct(evicted);
-  ops_.clear();
-  gpu_log_.clear();
-  group_log_.clear();
+  logs_.ops.clear();
+  logs_.gpu.clear();
+  logs_.groups.clear();
+}
+
+int Statement::CountDistinct(std::vector<PodId>& pods) {
+  if (pods.size() < 2) return static_cast<int>(pods.size());
+  std::sort(pods.begin(), pods.end());
+  return static_cast<int>(std::unique(pods.begin(), pods.end()) - pods.begin());
 }
 
 const std::vector<PodId> Statement::AllocatedPods() const {
   std::vector<PodId> out;
-  for (const Op& op : ops_) {
+  for (const Op& op : logs_.ops) {
     if (op.kind == Kind::kAllocate) out.push_back(op.pod);
   }
   return out;
 }
 
 bool Statement::HasPipelined(JobId job) const {
-  for (const Op& op : ops_) {
+  for (const Op& op : logs_.ops) {
     const SnapPod& p = session_.snap().pods[op.pod];
     if (op.kind == Kind::kPipeline && p.job == job && p.status == PodStatus::kPipelined)
       return true;

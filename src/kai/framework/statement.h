@@ -2,6 +2,7 @@
 // A Statement is an undo log over the session's snapshot (DESIGN.md rule 5): every operation
 // records its inverse, so Checkpoint/Rollback cost O(operations), never a copy.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@ namespace kai {
 
 class Statement {
  public:
-  explicit Statement(Session& session) : session_(session) {}
+  explicit Statement(Session& session);
   ~Statement();  // an uncommitted statement is discarded
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -29,7 +30,7 @@ class Statement {
   // node (and GPUs), so that its owner deletes and recreates it while its place stays reserved.
   void Restart(PodId pod);
 
-  size_t Checkpoint() const { return ops_.size(); }
+  size_t Checkpoint() const { return logs_.ops.size(); }
   void Rollback(size_t checkpoint);
   void Discard() { Rollback(0); }
   // Makes the operations final: allocations become Binding (a BindRequest), evictions stay
@@ -45,7 +46,7 @@ class Statement {
   // accounting is not its own inverse in every order (and a pod moved between GPUs of its node
   // leaves its first instance releasing), so rollback restores it as it was. An operation only
   // appends groups and never renames one, so the node's totals, its group count and the
-  // counters of those groups (in group_log_ from first_group on) are all it can change.
+  // counters of those groups (in logs_.groups from first_group on) are all it can change.
   struct NodeGpuState {
     NodeId node;
     Resources idle, releasing, used;
@@ -64,7 +65,8 @@ class Statement {
     NodeId prev_node;
     bool set_groups;                       // the operation set the pod's shared GPU groups
     std::vector<std::string> prev_groups;  // ... and these were the groups before it
-    size_t first_gpu_state;  // this op's nodes in gpu_log_: from here to the next op's (or the end)
+    size_t
+        first_gpu_state;  // this op's nodes in logs_.gpu: from here to the next op's (or the end)
   };
   void SaveGpuStates(PodId pod, NodeId target);
   void SaveNodeGpuState(NodeId node);
@@ -72,11 +74,24 @@ class Statement {
   void Record(Kind kind, PodId pod, PodStatus status, NodeId node,
               const std::vector<std::string>* groups = nullptr);
   bool VirtuallyEvicted(PodId pod) const;
+  // Distinct pods among `pods` (reordered).
+  static int CountDistinct(std::vector<PodId>& pods);
+
+  // The logs of a statement. A statement is made per job, so they are reused: a statement takes
+  // spare (empty, with capacity) logs of an earlier one and gives its own back when it ends.
+  struct Logs {
+    std::vector<Op> ops;
+    std::vector<NodeGpuState> gpu;      // the nodes each shared-GPU operation saved, in op order
+    std::vector<GroupCounters> groups;  // the groups of those nodes, in node order
+    std::vector<PodId> evicted, pipelined;  // Commit's pods to count
+  };
+  static std::vector<Logs>& SpareLogs();
+  static Logs TakeSpareLogs();
+  // Spares `logs` (moving them out), unless they are huge or enough are spared already.
+  static void GiveBackLogs(Logs& logs);
 
   Session& session_;
-  std::vector<Op> ops_;
-  std::vector<NodeGpuState> gpu_log_;     // the nodes each shared-GPU operation saved, in op order
-  std::vector<GroupCounters> group_log_;  // the groups of those nodes, in node order
+  Logs logs_;
 };
 
 }  // namespace kai

@@ -1,6 +1,8 @@
 #include "kai/plugins/gpu_sharing.h"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 
 #include "kai/plugins/scores.h"
 
@@ -51,23 +53,37 @@ const std::vector<Candidate>& FittingGpus(const Session& s, PodId pod, const Sna
   return out;
 }
 
-bool Taken(const SnapNode& node, const std::vector<std::string>& chosen, const std::string& name) {
-  if (std::find(chosen.begin(), chosen.end(), name) != chosen.end()) return true;
-  for (const GpuGroup& g : node.gpu_groups) {
-    if (g.name == name && g.used != 0) return true;
+// k when `name` is "<prefix><k>" with k written as std::to_string writes it and below `limit`.
+std::optional<size_t> GroupNumber(std::string_view name, std::string_view prefix, size_t limit) {
+  if (!name.starts_with(prefix)) return std::nullopt;
+  const std::string_view digits = name.substr(prefix.size());
+  if (digits.empty() || digits.size() > 9 || (digits.size() > 1 && digits[0] == '0')) {
+    return std::nullopt;
   }
-  return false;
+  size_t k = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+  if (ec != std::errc() || end != digits.data() + digits.size() || k >= limit) return std::nullopt;
+  return k;
 }
 
-// A deterministic name for a new group on the node: "<node>-gpu<k>", the first k free.
+// A deterministic name for a new group on the node: "<node>-gpu<k>", the first k that neither a
+// group in use on the node nor an already chosen one is named by. At most groups + chosen names
+// are taken, so that k is at most their count.
 std::string NewGroupName(const SnapNode& node, const std::vector<std::string>& chosen) {
   std::string name = std::string(node.name) + "-gpu";
-  const size_t prefix = name.size();
-  for (int k = 0;; ++k) {
-    name.resize(prefix);
-    name += std::to_string(k);
-    if (!Taken(node, chosen, name)) return name;
+  const size_t limit = node.gpu_groups.size() + chosen.size() + 1;
+  static thread_local std::vector<char> taken;
+  taken.assign(limit, 0);
+  auto mark = [&](std::string_view used) {
+    if (auto k = GroupNumber(used, name, limit)) taken[*k] = 1;
+  };
+  for (const GpuGroup& g : node.gpu_groups) {
+    if (g.used != 0) mark(g.name);
   }
+  for (const std::string& c : chosen) mark(c);
+  const size_t k = static_cast<size_t>(std::find(taken.begin(), taken.end(), 0) - taken.begin());
+  name += std::to_string(k);
+  return name;
 }
 
 // The group can take the pod from idle memory alone (not only from memory being freed).

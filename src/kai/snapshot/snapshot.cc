@@ -546,8 +546,16 @@ void RemoveShared(SnapNode& n, GpuGroup& g, int64_t m, PodStatus status) {
   }
 }
 
+// The group names of a node mostly share a prefix (its name) and differ at the end: length and
+// last character first.
+bool SameGroupName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || a.back() == b.back()) && a == b;
+}
+
 GpuGroup& GroupFor(SnapNode& n, const std::string& name) {
   if (GpuGroup* g = FindGroup(n, name)) return *g;
+  // A node's groups are its shared devices (more only while some are being released).
+  if (n.gpu_groups.empty()) n.gpu_groups.reserve(std::clamp<size_t>(n.gpu_devices, 1, 16));
   n.gpu_groups.push_back(GpuGroup{.name = name});
   return n.gpu_groups.back();
 }
@@ -658,7 +666,7 @@ void RefreshGroupRoom(SnapNode& node) {
 
 GpuGroup* FindGroup(SnapNode& node, std::string_view name) {
   for (GpuGroup& g : node.gpu_groups) {
-    if (g.name == name) return &g;
+    if (SameGroupName(g.name, name)) return &g;
   }
   return nullptr;
 }
