@@ -365,9 +365,9 @@ bool RandomSharedOperation(std::mt19937_64& rng, Session& s, Statement& stmt) {
       auto choice = plugins::ChooseSharedGpus(s, pod, node, pipeline);
       if (!choice) return false;
       if (pipeline || choice->releasing) {
-        stmt.Pipeline(pod, node, &choice->groups);
+        stmt.Pipeline(pod, node, std::move(choice->groups));
       } else {
-        stmt.Allocate(pod, node, &choice->groups);
+        stmt.Allocate(pod, node, std::move(choice->groups));
       }
       return true;
     }

@@ -154,8 +154,7 @@ std::optional<Reason> Session::CheckJobCapacity(JobId job, const std::vector<Pod
   return job_capacity_(*this, job, request);
 }
 
-void Session::MovePod(PodId id, PodStatus status, NodeId node,
-                      const std::vector<std::string>* groups) {
+void Session::MovePod(PodId id, PodStatus status, NodeId node, std::vector<std::string>* groups) {
   ++placement_version_;
   ++state_version_;
   moved_pods_.push_back(id);
@@ -178,7 +177,7 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node,
   }
   pod.status = status;
   pod.node = node;
-  if (groups) pod.gpu_groups = *groups;
+  if (groups) std::swap(pod.gpu_groups, *groups);
   if (node != kNone && IsActiveUsed(status)) {
     AddPodToNode(snap_.nodes[node], pod, status);
     snap_.nodes[node].pods.push_back(id);

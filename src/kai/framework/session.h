@@ -245,10 +245,10 @@ class Session {
   std::span<const NodeId> ScoredNodes() const { return scored_; }
 
   // Moves a pod to a status and node, keeping node accounting and firing events; `groups`, when
-  // given, become the pod's shared GPU groups on the new node. Used by Statement; anything else
-  // should go through a Statement.
+  // given, become the pod's shared GPU groups on the new node, and receive its previous ones
+  // (exchanged, not copied). Used by Statement; anything else should go through a Statement.
   void MovePod(PodId pod, PodStatus status, NodeId node,
-               const std::vector<std::string>* groups = nullptr);
+               std::vector<std::string>* groups = nullptr);
   // Changes with every MovePod: state derived from pod placement can be cached against it.
   uint64_t PlacementVersion() const { return placement_version_; }
   // Changes whenever a pod of the job moves or a Statement commits one of its pods: state derived

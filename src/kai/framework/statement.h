@@ -3,6 +3,7 @@
 // records its inverse, so Checkpoint/Rollback cost O(operations), never a copy.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,11 @@ class Statement {
 
   // Places a pending pod on idle resources of `node` (status Allocated); a shared-GPU pod takes
   // the GPU groups `groups` there.
-  void Allocate(PodId pod, NodeId node, const std::vector<std::string>* groups = nullptr);
+  void Allocate(PodId pod, NodeId node);
+  void Allocate(PodId pod, NodeId node, std::vector<std::string> groups);
   // Places a pod on resources of `node` that are being released (status Pipelined).
-  void Pipeline(PodId pod, NodeId node, const std::vector<std::string>* groups = nullptr);
+  void Pipeline(PodId pod, NodeId node);
+  void Pipeline(PodId pod, NodeId node, std::vector<std::string> groups);
   // Evicts a running pod (status Releasing; its resources become releasing on its node). A
   // Pipelined pod only loses its reservation (Pending again).
   void Evict(PodId pod);
@@ -30,7 +33,7 @@ class Statement {
   // node (and GPUs), so that its owner deletes and recreates it while its place stays reserved.
   void Restart(PodId pod);
 
-  size_t Checkpoint() const { return logs_.ops.size(); }
+  size_t Checkpoint() const { return logs_->ops.size(); }
   void Rollback(size_t checkpoint);
   void Discard() { Rollback(0); }
   // Makes the operations final: allocations become Binding (a BindRequest), evictions stay
@@ -46,7 +49,7 @@ class Statement {
   // accounting is not its own inverse in every order (and a pod moved between GPUs of its node
   // leaves its first instance releasing), so rollback restores it as it was. An operation only
   // appends groups and never renames one, so the node's totals, its group count and the
-  // counters of those groups (in logs_.groups from first_group on) are all it can change.
+  // counters of those groups (in logs_->groups from first_group on) are all it can change.
   struct NodeGpuState {
     NodeId node;
     Resources idle, releasing, used;
@@ -66,13 +69,16 @@ class Statement {
     bool set_groups;                       // the operation set the pod's shared GPU groups
     std::vector<std::string> prev_groups;  // ... and these were the groups before it
     size_t
-        first_gpu_state;  // this op's nodes in logs_.gpu: from here to the next op's (or the end)
+        first_gpu_state;  // this op's nodes in logs_->gpu: from here to the next op's (or the end)
   };
   void SaveGpuStates(PodId pod, NodeId target);
   void SaveNodeGpuState(NodeId node);
   void RestoreGpuStates(size_t first_gpu_state);
+  // `groups`, when given, are the pod's new groups; they are taken (the pod's previous ones are
+  // kept in the op for rollback).
   void Record(Kind kind, PodId pod, PodStatus status, NodeId node,
-              const std::vector<std::string>* groups = nullptr);
+              std::vector<std::string>* groups = nullptr);
+  void PipelineOn(PodId pod, NodeId node, std::vector<std::string>* groups);
   bool VirtuallyEvicted(PodId pod) const;
   // Distinct pods among `pods` (reordered).
   static int CountDistinct(std::vector<PodId>& pods);
@@ -85,13 +91,13 @@ class Statement {
     std::vector<GroupCounters> groups;  // the groups of those nodes, in node order
     std::vector<PodId> evicted, pipelined;  // Commit's pods to count
   };
-  static std::vector<Logs>& SpareLogs();
-  static Logs TakeSpareLogs();
-  // Spares `logs` (moving them out), unless they are huge or enough are spared already.
-  static void GiveBackLogs(Logs& logs);
+  static std::vector<std::unique_ptr<Logs>>& SpareLogs();
+  static std::unique_ptr<Logs> TakeSpareLogs();
+  // Spares `logs`, unless they are huge or enough are spared already.
+  static void GiveBackLogs(std::unique_ptr<Logs> logs);
 
   Session& session_;
-  Logs logs_;
+  std::unique_ptr<Logs> logs_;
 };
 
 }  // namespace kai

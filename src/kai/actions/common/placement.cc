@@ -49,9 +49,9 @@ bool PlaceOnNode(Session& s, Statement& stmt, PodId pod, NodeId node, bool pipel
     auto choice = plugins::ChooseSharedGpus(s, pod, node, pipeline_only);
     if (!choice) return false;
     if (pipeline_only || choice->releasing) {
-      stmt.Pipeline(pod, node, &choice->groups);
+      stmt.Pipeline(pod, node, std::move(choice->groups));
     } else {
-      stmt.Allocate(pod, node, &choice->groups);
+      stmt.Allocate(pod, node, std::move(choice->groups));
     }
     return true;
   }
