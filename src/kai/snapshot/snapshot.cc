@@ -450,17 +450,6 @@ bool IsAlive(PodStatus s) {
   return IsActiveAllocated(s) || s == PodStatus::kPending || s == PodStatus::kGated;
 }
 
-const QueueQuota& SnapQueue::Quota(CoreResource r) const {
-  switch (r) {
-    case CoreResource::kCpu:
-      return cpu;
-    case CoreResource::kMemory:
-      return memory;
-    default:
-      return gpu;
-  }
-}
-
 int SnapJob::MinAvailable() const {
   int sum = 0;
   for (const SnapSubGroup& sg : sub_groups) sum += sg.pod_set ? sg.min_member : 0;

@@ -219,7 +219,16 @@ struct SnapQueue {
   // Time-based fair share usage of cpu, memory, gpu in [0, 1] (0 without a usage store).
   std::array<double, 3> usage{};
   bool IsLeaf() const { return children.empty(); }
-  const QueueQuota& Quota(CoreResource r) const;
+  const QueueQuota& Quota(CoreResource r) const {
+    switch (r) {
+      case CoreResource::kCpu:
+        return cpu;
+      case CoreResource::kMemory:
+        return memory;
+      default:
+        return gpu;
+    }
+  }
 };
 
 struct Snapshot {

@@ -98,53 +98,84 @@ void DivideLevel(Snapshot& snap, const std::vector<QueueId>& level, const Resour
   }
 }
 
+// A queue's numbers that KAI's queue order reads besides its allocation, in kQueueResources
+// order. Fair shares are set at session open and stay fixed for the session, so these are read
+// once per session instead of once per comparison.
+struct OrderLimits {
+  std::array<int64_t, 3> share{};  // AllocatableShare; -1 unlimited
+  std::array<int64_t, 3>
+      denominator{};                  // of the dominant share: share, or the capacity if unlimited
+  std::array<int64_t, 3> deserved{};  // quota; -1 unlimited
+  std::array<int64_t, 3> fair{};
+};
+
+OrderLimits LimitsOf(const Snapshot& snap, const SnapQueue& q) {
+  OrderLimits l;
+  for (size_t i = 0; i < kQueueResources.size(); ++i) {
+    const CoreResource r = kQueueResources[i];
+    l.share[i] = AllocatableShare(q, r);
+    l.denominator[i] = l.share[i] < 0 ? snap.fair_share_capacity.Get(r) : l.share[i];
+    l.deserved[i] = q.Quota(r).quota;
+    l.fair[i] = q.fair_share.Get(r);
+  }
+  return l;
+}
+
+using Amounts3 = std::array<int64_t, 3>;
+
+Amounts3 CoreAmounts(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
+
 // KAI keeps GPUs in devices; ratios against a zero share multiply the value by 1000 in those units.
-double KaiUnits(CoreResource r, int64_t v) {
-  return r == CoreResource::kGpu ? static_cast<double>(v) / kMilliPerUnit : static_cast<double>(v);
+double KaiUnits(size_t i, int64_t v) {
+  return kQueueResources[i] == CoreResource::kGpu ? static_cast<double>(v) / kMilliPerUnit
+                                                  : static_cast<double>(v);
 }
 
-double DominantShare(const Snapshot& snap, const SnapQueue& q, const Resources& extra) {
-  const Resources& total = snap.fair_share_capacity;
-  double share = 0;
-  for (CoreResource r : kQueueResources) {
-    const int64_t used = q.allocated.Get(r) + extra.Get(r);
-    int64_t allocatable = AllocatableShare(q, r);
-    if (allocatable < 0) allocatable = total.Get(r);
-    const double s = allocatable == 0
-                         ? KaiUnits(r, used) * 1000
-                         : static_cast<double>(used) / static_cast<double>(allocatable);
-    share = std::max(share, s);
-  }
-  return share;
-}
+// One side of a queue-order comparison: the queue's limits, its allocation and the request of
+// the job it would serve next (both in kQueueResources order).
+struct OrderSide {
+  const SnapQueue& queue;
+  const OrderLimits& limits;
+  Amounts3 allocated;
+  Amounts3 request;
 
-bool OverFairShare(const SnapQueue& q) {
-  for (CoreResource r : kQueueResources) {
-    if (!(q.fair_share.Get(r) < q.allocated.Get(r))) return false;
+  bool OverFairShare() const {
+    for (size_t i = 0; i < 3; ++i) {
+      if (!(limits.fair[i] < allocated[i])) return false;
+    }
+    return true;
   }
-  return true;
-}
-
-bool WithinDeserved(const SnapQueue& q, const Resources& request) {
-  for (CoreResource r : kQueueResources) {
-    const int64_t deserved = q.Quota(r).quota;
-    if (deserved >= 0 && q.allocated.Get(r) + request.Get(r) > deserved) return false;
+  bool WithinDeserved() const {
+    for (size_t i = 0; i < 3; ++i) {
+      if (limits.deserved[i] >= 0 && allocated[i] + request[i] > limits.deserved[i]) return false;
+    }
+    return true;
   }
-  return true;
-}
-
-bool UsesZeroShare(const SnapQueue& q, const Resources& request) {
-  for (CoreResource r : kQueueResources) {
-    if (AllocatableShare(q, r) == 0 && q.allocated.Get(r) + request.Get(r) > 0) return true;
+  bool UsesZeroShare() const {
+    for (size_t i = 0; i < 3; ++i) {
+      if (limits.share[i] == 0 && allocated[i] + request[i] > 0) return true;
+    }
+    return false;
   }
-  return false;
-}
+  // The largest used / allocatable share over the resources, with or without the request.
+  double DominantShare(bool with_request) const {
+    double share = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      const int64_t used = allocated[i] + (with_request ? request[i] : 0);
+      const int64_t d = limits.denominator[i];
+      const double s =
+          d == 0 ? KaiUnits(i, used) * 1000 : static_cast<double>(used) / static_cast<double>(d);
+      share = std::max(share, s);
+    }
+    return share;
+  }
+};
 
 // -1: a's allocatable share is <= b's everywhere and < somewhere; +1 the reverse; else 0.
-int CompareAllocatableShares(const SnapQueue& a, const SnapQueue& b) {
+int CompareAllocatableShares(const OrderLimits& a, const OrderLimits& b) {
   bool a_le = true, a_lt = false, b_le = true, b_lt = false;
-  for (CoreResource r : kQueueResources) {
-    const int64_t x = AllocatableShare(a, r), y = AllocatableShare(b, r);
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t x = a.share[i], y = b.share[i];
     a_le &= x <= y;
     a_lt |= x < y;
     b_le &= y <= x;
@@ -159,20 +190,15 @@ int Prefer(bool a, bool b) { return a == b ? 0 : (a ? -1 : 1); }
 
 int CompareDouble(double a, double b) { return a == b ? 0 : (a < b ? -1 : 1); }
 
-// KAI's queue order (queue_order.go), first decisive rule wins; ra and rb are the queue views of
-// the two jobs' next-step requests.
-int CompareQueues(const Session& s, QueueId qa, const Resources& ra, QueueId qb,
-                  const Resources& rb) {
-  const Snapshot& snap = s.snap();
-  const SnapQueue& a = snap.queues[qa];
-  const SnapQueue& b = snap.queues[qb];
-  if (int c = Prefer(!OverFairShare(a), !OverFairShare(b))) return c;
-  if (int c = Prefer(WithinDeserved(a, ra), WithinDeserved(b, rb))) return c;
-  if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;
-  if (int c = Prefer(!UsesZeroShare(a, ra), !UsesZeroShare(b, rb))) return c;
-  if (int c = CompareDouble(DominantShare(snap, a, ra), DominantShare(snap, b, rb))) return c;
-  if (int c = CompareDouble(DominantShare(snap, a, {}), DominantShare(snap, b, {}))) return c;
-  if (int c = CompareAllocatableShares(a, b)) return c;
+// KAI's queue order (queue_order.go), first decisive rule wins.
+int CompareQueues(const OrderSide& a, const OrderSide& b) {
+  if (int c = Prefer(!a.OverFairShare(), !b.OverFairShare())) return c;
+  if (int c = Prefer(a.WithinDeserved(), b.WithinDeserved())) return c;
+  if (a.queue.priority != b.queue.priority) return a.queue.priority > b.queue.priority ? -1 : 1;
+  if (int c = Prefer(!a.UsesZeroShare(), !b.UsesZeroShare())) return c;
+  if (int c = CompareDouble(a.DominantShare(true), b.DominantShare(true))) return c;
+  if (int c = CompareDouble(a.DominantShare(false), b.DominantShare(false))) return c;
+  if (int c = CompareAllocatableShares(a.limits, b.limits)) return c;
   return 0;  // the session breaks ties by creation time, then name
 }
 
@@ -183,17 +209,17 @@ class ProportionPlugin : public Plugin {
 
   void OnSessionOpen(Session& s) override {
     ComputeQueueShares(s.snap(), k_value_);
+    limits_.clear();
+    for (const SnapQueue& q : s.snap().queues) limits_.push_back(LimitsOf(s.snap(), q));
     next_steps_.assign(s.snap().jobs.size(), NextStep{});
     // The order reads a job only through its next-step request (the key), and queue accounting,
     // which changes only when pods move.
-    s.AddQueueOrder(
-        [this](const Session& ss, QueueId qa, JobId ja, QueueId qb, JobId jb) {
-          return CompareQueues(ss, qa, NextStepRequest(ss, ja), qb, NextStepRequest(ss, jb));
-        },
-        [this](const Session& ss, JobId j) {
-          const Resources& r = NextStepRequest(ss, j);
-          return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
-        });
+    s.AddQueueOrder([this](const Session& ss, QueueId qa, JobId ja, QueueId qb,
+                           JobId jb) { return CompareQueues(Side(ss, qa, ja), Side(ss, qb, jb)); },
+                    [this](const Session& ss, JobId j) {
+                      const Resources& r = NextStepRequest(ss, j);
+                      return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
+                    });
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
       auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
@@ -224,6 +250,12 @@ class ProportionPlugin : public Plugin {
     return step.request;
   }
 
+  OrderSide Side(const Session& s, QueueId q, JobId j) {
+    const SnapQueue& queue = s.snap().queues[q];
+    return OrderSide{queue, limits_[q], CoreAmounts(queue.allocated),
+                     CoreAmounts(NextStepRequest(s, j))};
+  }
+
   static void Account(Session& s, PodId p, int sign) {
     const SnapPod& pod = s.snap().pods[p];
     if (pod.job == kNone) return;
@@ -245,6 +277,7 @@ class ProportionPlugin : public Plugin {
   double multiplier_;
   bool priority_in_quota_;
   std::vector<NextStep> next_steps_;  // per job
+  std::vector<OrderLimits> limits_;   // per queue
 };
 
 std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
