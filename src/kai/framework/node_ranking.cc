@@ -82,6 +82,16 @@ NodeRanking::Entry& NodeRanking::EntryFor(const std::string& key) {
   return *entries_.back();
 }
 
+void NodeRanking::Insert(RankedNodes& order, const RankedNode& node) {
+  if (spare_.empty()) {
+    order.insert(node);
+    return;
+  }
+  spare_.back().value() = node;
+  order.insert(std::move(spare_.back()));
+  spare_.pop_back();
+}
+
 void NodeRanking::Rebuild(Entry& e, PodId pod) {
   const size_t n = s_.snap().nodes.size();
   e.order.clear();
@@ -128,13 +138,14 @@ void NodeRanking::Rescore(Entry& e, PodId pod, std::span<const NodeId> nodes) {
     }
     e.slot[id] = Slot::kIn;
     e.score[id] = v;
-    e.order.insert(RankedNode{v, rank[id], id});
+    Insert(e.order, RankedNode{v, rank[id], id});
   }
 }
 
 void NodeRanking::Remove(Entry& e, NodeId id) {
   if (e.slot[id] == Slot::kIn) {
-    e.order.erase(RankedNode{e.score[id], s_.snap().node_name_rank[id], id});
+    auto it = e.order.find(RankedNode{e.score[id], s_.snap().node_name_rank[id], id});
+    spare_.push_back(e.order.extract(it));
   } else if (e.slot[id] == Slot::kNaN) {
     --e.nan_nodes;
   }

@@ -53,6 +53,7 @@ class NodeRanking {
   void Update(Entry& e, PodId pod, std::span<const NodeId> changes);
   void Rescore(Entry& e, PodId pod, std::span<const NodeId> nodes);
   void Remove(Entry& e, NodeId n);
+  void Insert(RankedNodes& order, const RankedNode& node);
 
   Session& s_;
   std::vector<std::unique_ptr<Entry>> entries_;  // most recently used last
@@ -60,6 +61,9 @@ class NodeRanking {
   std::vector<double> scores_;                   // scratch, one per node
   std::vector<NodeId> nodes_;                    // scratch
   std::vector<char> seen_;                       // scratch, one per node
+  // Tree nodes of removed entries, reused by the next insertion (a changed node leaves a ranking
+  // and comes back with its new score on every placement: no allocation for it).
+  std::vector<RankedNodes::node_type> spare_;
 };
 
 }  // namespace kai

@@ -30,6 +30,7 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
   scored_ = all_nodes_;
   room_version_ = NextRoomVersion();
   job_versions_.assign(snap_.jobs.size(), NextRoomVersion());
+  queue_versions_.assign(snap_.queues.size(), 0);
   ranking_ = std::make_unique<NodeRanking>(*this);
 }
 
@@ -137,6 +138,9 @@ void Session::RoomMayHaveGrown() { room_version_ = NextRoomVersion(); }
 void Session::JobChanged(JobId job) {
   job_versions_[job] = NextRoomVersion();
   ++state_version_;
+  for (QueueId q = snap_.jobs[job].queue; q != kNone; q = snap_.queues[q].parent) {
+    queue_versions_[q] = state_version_;
+  }
 }
 
 NodeVerdict Session::CheckPredicates(PodId pod, NodeId node) const {

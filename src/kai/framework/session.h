@@ -37,8 +37,8 @@ using SubGroupOrderFn =
 using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
 // What a queue order reads of the jobs it is given, for callers that reuse its answers: the order
 // of (qa, ja) and (qb, jb) depends on ja and jb only through their keys (e.g. their next-step
-// requests), and on the rest of the session only through state that changes with
-// Session::StateVersion().
+// requests), and on the rest of the session only through the state of qa's and qb's subtrees
+// (their jobs' pods and accounting), which changes with Session::QueueVersion() of qa and qb.
 using QueueJobKey = std::array<int64_t, 3>;
 using QueueJobKeyFn = std::function<QueueJobKey(const Session&, JobId)>;
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
@@ -258,6 +258,9 @@ class Session {
   // Changes whenever a pod moves or a job changes (JobChanged): state that the order hooks read
   // (queue accounting, jobs' next tasks) is the same while it stays the same.
   uint64_t StateVersion() const { return state_version_; }
+  // Changes whenever a job of the queue's subtree changes (JobChanged): the queue's accounting
+  // and its jobs' next tasks are the same while it stays the same. Unique within the session.
+  uint64_t QueueVersion(QueueId queue) const { return queue_versions_[queue]; }
   // Changes whenever a pod leaves a node (evicted, moved back, rolled back): while it stays the
   // same, free room (idle + releasing) on every node can only have shrunk. Unique across
   // sessions.
@@ -325,6 +328,7 @@ class Session {
   uint64_t room_version_ = 0;
   uint64_t state_version_ = 0;
   std::vector<uint64_t> job_versions_;
+  std::vector<uint64_t> queue_versions_;
   std::vector<NodeId> node_changes_;
   std::unique_ptr<NodeRanking> ranking_;
   std::vector<std::vector<Reason>> job_reasons_;

@@ -131,69 +131,93 @@ JobQueue::Best JobQueue::ScanOf(const std::vector<QueueId>& queues) const {
   return best;
 }
 
-const JobQueue::Best& JobQueue::Recompute(QueueId queue) {
-  const SnapQueue& q = session_.snap().queues[queue];
-  if (q.IsLeaf()) return best_[queue] = LeafBest(queue);
-  for (QueueId c : q.children) Recompute(c);
-  return best_[queue] = ScanOf(q.children);
-}
-
-// While the session's state is unchanged only the changed leaves' paths need a look; otherwise
-// every level is scanned again.
-void JobQueue::Refresh() {
-  if (computed_ && state_version_ == session_.StateVersion()) {
-    for (const auto& [leaf, old_front] : changed_) LeafChanged(leaf, old_front);
-    changed_.clear();
-    return;
-  }
-  changed_.clear();
-  best_.resize(session_.snap().queues.size());
-  for (QueueId root : session_.snap().root_queues) Recompute(root);
-  top_ = ScanOf(session_.snap().root_queues);
-  state_version_ = session_.StateVersion();
-  computed_ = true;
-}
-
-void JobQueue::MarkChanged(QueueId leaf) {
-  if (!computed_ || !session_.snap().queues[leaf].IsLeaf()) return;  // inner: never reached
-  for (const auto& [changed, old_front] : changed_) {
-    if (changed == leaf) return;
-  }
-  changed_.push_back({leaf, best_[leaf].job});
-}
-
-// Each scan compares children by queue and queue-order key alone, so a new next job with the old
-// one's key changes no scan: it only takes the old one's place on the path. Otherwise the scans
-// on the path are redone, over the other children's cached bests.
-void JobQueue::LeafChanged(QueueId leaf, JobId old_front) {
+JobQueue::Change JobQueue::UpdateLeaf(QueueId leaf) {
+  const bool version_changed = seen_[leaf] != session_.QueueVersion(leaf);
+  if (!version_changed && !dirty_[leaf]) return Change::kNone;
+  const JobId old_front = dirty_[leaf] ? old_front_[leaf] : best_[leaf].job;
+  dirty_[leaf] = 0;
+  seen_[leaf] = session_.QueueVersion(leaf);
   Best next = LeafBest(leaf);
-  const Snapshot& snap = session_.snap();
-  if (leaf_jobs_[leaf].size() == size_) {
-    // The only leaf holding jobs (the others' changes, if any, come next): every scan on its path
-    // and at the roots yields its next job, whatever its queue-order key.
-    for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) best_[q] = next;
-    top_ = next;
-    return;
+  if (version_changed) {  // the queue's accounting or its jobs changed: keys read again
+    best_[leaf] = next;
+    return Change::kScan;
   }
-  if (next.job != kNone && old_front != kNone && next.job != old_front) {
+  if (next.job == old_front) return Change::kNone;
+  if (leaf_jobs_[leaf].size() == size_) {
+    // The only leaf holding jobs: the scans on its path compare nothing, whatever the key.
+    best_[leaf] = next;
+    return Change::kScan;
+  }
+  // Scans compare children by queue and queue-order key alone: a next job with the old one's key
+  // changes no scan, it only takes the old one's place on the path.
+  if (next.job != kNone && old_front != kNone) {
     const std::optional<QueueJobKey>& kept = best_[leaf].key;
     const QueueJobKey old_key = kept ? *kept : session_.QueueOrderKey(old_front);
     next.key = session_.QueueOrderKey(next.job);
     if (*next.key == old_key) {
-      for (QueueId q = leaf; q != kNone && best_[q].leaf == leaf; q = snap.queues[q].parent) {
-        best_[q].job = next.job;
-      }
-      best_[leaf].key = next.key;
-      if (top_.leaf == leaf) top_.job = next.job;
-      return;
+      best_[leaf] = next;
+      return Change::kJob;
     }
   }
-  if (next.job != kNone && next.job == old_front) return;  // the same next job
   best_[leaf] = next;
-  for (QueueId q = snap.queues[leaf].parent; q != kNone; q = snap.queues[q].parent) {
-    best_[q] = ScanOf(snap.queues[q].children);
+  return Change::kScan;
+}
+
+JobQueue::Change JobQueue::Update(QueueId queue) {
+  const SnapQueue& q = session_.snap().queues[queue];
+  if (q.IsLeaf()) return UpdateLeaf(queue);
+  if (seen_[queue] == session_.QueueVersion(queue) && !dirty_[queue]) return Change::kNone;
+  dirty_[queue] = 0;
+  seen_[queue] = session_.QueueVersion(queue);
+  bool scan = false;
+  QueueId job_changed = kNone;  // a child whose best changed to an equal-key job
+  for (QueueId c : q.children) {
+    const Change change = Update(c);
+    if (change == Change::kScan) scan = true;
+    if (change == Change::kJob) job_changed = c;
   }
-  top_ = ScanOf(snap.root_queues);
+  if (scan || job_changed == kNone) {
+    // A changed version with unchanged children still means changed accounting below.
+    best_[queue] = ScanOf(q.children);
+    return Change::kScan;
+  }
+  // Only equal-key replacements below: the level keeps its choice.
+  bool replaced = false;
+  for (QueueId c : q.children) {
+    if (best_[queue].leaf != kNone && best_[queue].leaf == best_[c].leaf) {
+      replaced = best_[queue].job != best_[c].job;
+      best_[queue].job = best_[c].job;
+    }
+  }
+  return replaced ? Change::kJob : Change::kNone;
+}
+
+// Levels whose children are unchanged keep their scan; see the header.
+void JobQueue::Refresh() {
+  const Snapshot& snap = session_.snap();
+  if (!computed_) {
+    best_.assign(snap.queues.size(), Best{});
+    seen_.assign(snap.queues.size(), ~uint64_t{0});  // every level scanned the first time
+    dirty_.assign(snap.queues.size(), 0);
+    old_front_.assign(snap.queues.size(), kNone);
+    computed_ = true;
+  }
+  bool scan = false;
+  for (QueueId root : snap.root_queues) scan |= Update(root) == Change::kScan;
+  if (scan || top_.job == kNone) {
+    top_ = ScanOf(snap.root_queues);
+  } else if (top_.leaf != kNone) {
+    top_.job = best_[top_.leaf].job;
+  }
+}
+
+void JobQueue::MarkChanged(QueueId leaf) {
+  if (!computed_ || !session_.snap().queues[leaf].IsLeaf()) return;  // inner: never reached
+  if (dirty_[leaf]) return;
+  old_front_[leaf] = best_[leaf].job;
+  for (QueueId q = leaf; q != kNone && !dirty_[q]; q = session_.snap().queues[q].parent) {
+    dirty_[q] = 1;
+  }
 }
 
 JobId JobQueue::Pop() {

@@ -4,9 +4,10 @@
 // level the child queues are compared by the session's queue order, each child represented by the
 // job it would yield next, the children scanned in order and a later one taking the lead only
 // when it goes strictly first (the queue order need not be transitive, so the scan is kept as is).
-// Every pop reflects allocations made since the previous one: the scan of each level is kept
-// between pops only while the session's state is unchanged (Session::StateVersion) and redone
-// along the path of a leaf whose next job changes its queue-order key (Session::QueueOrderKey).
+// Every pop reflects allocations made since the previous one. The scan of a level is kept between
+// pops while none of its children changed: no job of theirs changed (Session::QueueVersion) and
+// the next job of none of their leaves changed its queue-order key (Session::QueueOrderKey); a
+// leaf whose next job changes to one with the same key only replaces the job on its path.
 #include <functional>
 #include <optional>
 #include <vector>
@@ -42,20 +43,26 @@ class JobQueue {
 
  private:
   // The best job of a subtree and the leaf it lives in; job kNone when empty. A leaf's entry
-  // keeps its job's queue-order key once asked (LeafChanged).
+  // keeps its job's queue-order key once asked (UpdateLeaf).
   struct Best {
     JobId job = kNone;
     QueueId leaf = kNone;
     std::optional<QueueJobKey> key;
   };
-  // Recomputes best_ for the subtree rooted at `queue` (every level scanned again).
-  const Best& Recompute(QueueId queue);
+  // How a subtree's best changed since the last Refresh.
+  enum class Change : uint8_t {
+    kNone,
+    kJob,   // another job with the same queue-order key, from the same leaf
+    kScan,  // anything else: the levels above scan again
+  };
+  // Brings best_ of the subtree rooted at `queue` up to date, scanning only changed levels.
+  Change Update(QueueId queue);
+  Change UpdateLeaf(QueueId leaf);
   // The scan of one level over the children's cached bests.
   Best ScanOf(const std::vector<QueueId>& queues) const;
   Best LeafBest(QueueId leaf) const;
   // Notes that the leaf's next job may change; `Refresh` brings best_ up to date.
   void MarkChanged(QueueId leaf);
-  void LeafChanged(QueueId leaf, JobId old_front);
   void Refresh();
   bool Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   bool JobFirst(JobId a, JobId b) const;
@@ -65,11 +72,13 @@ class JobQueue {
   std::function<bool(JobId, JobId)> job_first_;
   std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id: a heap, the next job in front
   std::vector<Best> best_;                     // per queue id: its subtree's best (see Refresh)
-  Best top_;                                   // the best of all roots
-  uint64_t state_version_ = 0;                 // the session state best_ was computed at
+  std::vector<uint64_t> seen_;                 // per queue id: QueueVersion best_ was computed at
+  // Per queue id: a leaf below popped or pushed a job since the last Refresh.
+  std::vector<char> dirty_;
+  // Per leaf queue id: its best job when it was first marked dirty.
+  std::vector<JobId> old_front_;
+  Best top_;  // the best of all roots
   bool computed_ = false;
-  // Leaves changed since best_ was brought up to date, with their best job then.
-  std::vector<std::pair<QueueId, JobId>> changed_;
   std::vector<std::pair<JobId, Reason>> skipped_;
   size_t size_ = 0;
 };

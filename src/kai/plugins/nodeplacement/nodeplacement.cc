@@ -39,8 +39,7 @@ class FreeRange {
     } else {
       for (NodeId id : changes.subspan(cursor_)) {
         if (nodes[id].allocatable.*field == 0) continue;
-        if (auto it = counts_.find(free_[id]); --it->second == 0) counts_.erase(it);
-        Add(nodes[id], id, field);
+        Move(id, nodes[id].idle.*field + nodes[id].releasing.*field);
       }
     }
     cursor_ = changes.size();
@@ -52,6 +51,28 @@ class FreeRange {
   }
 
  private:
+  // The node's free amount changes to `to`; the map entry of an amount no node has any more is
+  // reused for the new amount (no allocation on the hot path).
+  void Move(NodeId id, int64_t to) {
+    const int64_t from = free_[id];
+    if (from == to) return;
+    free_[id] = to;
+    auto it = counts_.find(from);
+    if (it->second > 1) {
+      --it->second;
+      ++counts_[to];
+      return;
+    }
+    if (auto there = counts_.find(to); there != counts_.end()) {
+      ++there->second;
+      counts_.erase(it);
+      return;
+    }
+    auto entry = counts_.extract(it);
+    entry.key() = to;
+    counts_.insert(std::move(entry));
+  }
+
   void Add(const SnapNode& node, NodeId id, int64_t Resources::*field) {
     if (node.allocatable.*field == 0) return;
     free_[id] = node.idle.*field + node.releasing.*field;
