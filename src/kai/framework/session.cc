@@ -59,13 +59,34 @@ void Session::Close() {
 }
 
 bool Session::JobBefore(JobId a, JobId b) const {
-  for (const auto& f : job_order_) {
-    if (int c = f(*this, a, b)) return c < 0;
+  for (size_t i = 0; i < job_order_.size(); ++i) {
+    if (const JobOrderKeyFn& key = job_order_keys_[i]) {
+      const int64_t ka = key(*this, a), kb = key(*this, b);
+      if (ka != kb) return ka < kb;
+    } else if (int c = job_order_[i](*this, a, b)) {
+      return c < 0;
+    }
   }
   const SnapJob& ja = snap_.jobs[a];
   const SnapJob& jb = snap_.jobs[b];
   if (ja.creation != jb.creation) return ja.creation < jb.creation;
   return ja.uid < jb.uid;
+}
+
+void Session::AddJobOrderKey(JobOrderKeyFn key) {
+  job_order_.emplace_back();  // JobBefore compares the keys
+  job_order_keys_.push_back(std::move(key));
+}
+
+std::optional<JobSortKey> Session::SortKeyOf(JobId job) const {
+  if (job_order_keys_.size() > JobSortKey::kOrders) return std::nullopt;
+  JobSortKey out;
+  for (size_t i = 0; i < job_order_keys_.size(); ++i) {
+    if (!job_order_keys_[i]) return std::nullopt;
+    out.order[i] = job_order_keys_[i](*this, job);
+  }
+  out.creation = snap_.jobs[job].creation;
+  return out;
 }
 
 bool Session::TaskBefore(PodId a, PodId b) const {

@@ -21,6 +21,17 @@ class NodeRanking;
 // Order hooks return <0 when the first argument goes first, >0 when the second does, 0 for no
 // opinion; the first non-zero answer in registration order decides (KAI's session_plugins.go).
 using JobOrderFn = std::function<int(const Session&, JobId, JobId)>;
+// A job order stated as a key: the job with the smaller key goes first. The key reads only the
+// job (its spec and its pods), so it changes only with Session::JobVersion().
+using JobOrderKeyFn = std::function<int64_t(const Session&, JobId)>;
+// Every registered job order's key, in registration order, then the creation time: two jobs
+// compare as their JobSortKeys, then by UID (Session::JobBefore's order).
+struct JobSortKey {
+  static constexpr size_t kOrders = 4;
+  std::array<int64_t, kOrders> order{};
+  UnixSeconds creation = 0;
+  auto operator<=>(const JobSortKey&) const = default;
+};
 using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
 // A member of a SubGroupSet as the SubGroup order sees it: satisfied members (pods of a PodSet)
 // against the number it needs. The caller supplies the counts, so that the eviction order can be
@@ -160,7 +171,11 @@ class Session {
   void SetMonotonicClock(MonotonicClock clock) { clock_ = std::move(clock); }
   int64_t MonotonicMillis() const;
 
-  void AddJobOrder(JobOrderFn f) { job_order_.push_back(std::move(f)); }
+  void AddJobOrder(JobOrderFn f) {
+    job_order_.push_back(std::move(f));
+    job_order_keys_.emplace_back();
+  }
+  void AddJobOrderKey(JobOrderKeyFn key);
   void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
   void AddSubGroupOrder(SubGroupOrderFn f) { sub_group_order_.push_back(std::move(f)); }
   // `key`, when given, states what the order reads of the jobs (QueueJobKeyFn).
@@ -198,6 +213,9 @@ class Session {
 
   // Combined hooks. The orders are total: the final tie-breakers are creation time, then UID.
   bool JobBefore(JobId a, JobId b) const;
+  // The job's JobSortKey, when every registered job order gives a key (at most
+  // JobSortKey::kOrders of them); valid while JobVersion(job) is unchanged.
+  std::optional<JobSortKey> SortKeyOf(JobId job) const;
   bool TaskBefore(PodId a, PodId b) const;
   // Members of one SubGroupSet; the final tie-breaker is the SubGroup name (unique in a job).
   bool SubGroupBefore(JobId job, const SubGroupStanding& a, const SubGroupStanding& b) const;
@@ -301,6 +319,7 @@ class Session {
   MonotonicClock clock_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<JobOrderFn> job_order_;
+  std::vector<JobOrderKeyFn> job_order_keys_;  // one per job_order_ entry (may be empty)
   std::vector<TaskOrderFn> task_order_;
   std::vector<SubGroupOrderFn> sub_group_order_;
   std::vector<QueueOrderFn> queue_order_;

@@ -40,10 +40,13 @@ class AllocateAction : public Action {
     // kai only (docs/deviations.md): jobs nominated to the room a disruptive action freed for
     // them last cycle go first, so that no job the queue order prefers retakes that room and
     // gets evicted again (a reclaim/allocate livelock KAI has).
-    JobQueue nominated(
-        s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action, .only_nominated = true});
+    // Allocate moves only the pods of the job it popped: the others keep their order keys.
+    JobQueue nominated(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action,
+                                          .only_nominated = true,
+                                          .jobs_fixed_while_queued = true});
     Drain(s, nominated);
-    JobQueue queue(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action});
+    JobQueue queue(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action,
+                                      .jobs_fixed_while_queued = true});
     for (const auto& [job, reason] : queue.Skipped()) s.SetJobReasons(job, {reason});
     Drain(s, queue);
   }

@@ -71,17 +71,30 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     leaf_jobs_[job.queue].push_back(j);
     ++size_;
   }
-  auto after = [&](JobId a, JobId b) { return s.JobBefore(b, a); };
+  if (options.jobs_fixed_while_queued) UseSortKeys(leaf_jobs_);
+  auto after = [&](JobId a, JobId b) { return JobFirst(b, a); };
   for (auto& jobs : leaf_jobs_) std::make_heap(jobs.begin(), jobs.end(), after);
   if (options.max_depth >= 0) {
     for (auto& jobs : leaf_jobs_) {
       if (static_cast<int64_t>(jobs.size()) <= options.max_depth) continue;
-      std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return s.JobBefore(a, b); });
+      std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(a, b); });
       size_ -= jobs.size() - options.max_depth;
       jobs.resize(options.max_depth);
       std::make_heap(jobs.begin(), jobs.end(), after);
     }
   }
+}
+
+void JobQueue::UseSortKeys(const std::vector<std::vector<JobId>>& leaves) {
+  std::vector<JobSortKey> keys(session_.snap().jobs.size());
+  for (const auto& jobs : leaves) {
+    for (JobId j : jobs) {
+      std::optional<JobSortKey> key = session_.SortKeyOf(j);
+      if (!key) return;  // some job order gives no key: compare through the session
+      keys[j] = *key;
+    }
+  }
+  sort_keys_ = std::move(keys);
 }
 
 JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse,
@@ -106,6 +119,11 @@ bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
 
 bool JobQueue::JobFirst(JobId a, JobId b) const {
   if (job_first_) return job_first_(a, b);
+  if (!sort_keys_.empty()) {
+    // Session::JobBefore's order, its keys read when the jobs entered.
+    if (sort_keys_[a] != sort_keys_[b]) return sort_keys_[a] < sort_keys_[b];
+    return session_.snap().jobs[a].uid < session_.snap().jobs[b].uid;
+  }
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
 }
 
@@ -236,6 +254,7 @@ JobId JobQueue::Pop() {
 
 void JobQueue::Push(JobId job) {
   const QueueId leaf = session_.snap().jobs[job].queue;
+  if (!sort_keys_.empty()) sort_keys_[job] = *session_.SortKeyOf(job);  // it changed when popped
   auto& jobs = leaf_jobs_[leaf];
   MarkChanged(leaf);
   jobs.push_back(job);

@@ -24,6 +24,9 @@ struct JobQueueOptions {
   bool skip_non_preemptible = false;
   bool skip_within_preemption_delay = false;  // PodGroup spec.preemptionDelay not yet elapsed
   bool only_nominated = false;                // keep only jobs with a nominated pending pod
+  // No job changes while it waits in the queue (allocate moves only the popped job's pods): the
+  // queue then orders jobs by their sort keys (Session::SortKeyOf), read when they enter.
+  bool jobs_fixed_while_queued = false;
 };
 
 class JobQueue {
@@ -66,10 +69,13 @@ class JobQueue {
   void Refresh();
   bool Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
   bool JobFirst(JobId a, JobId b) const;
+  // Reads the sort keys of the jobs when every job order gives one (see JobQueueOptions).
+  void UseSortKeys(const std::vector<std::vector<JobId>>& leaves);
 
   const Session& session_;
   bool reverse_ = false;
   std::function<bool(JobId, JobId)> job_first_;
+  std::vector<JobSortKey> sort_keys_;          // per job id, when the queue orders by sort keys
   std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id: a heap, the next job in front
   std::vector<Best> best_;                     // per queue id: its subtree's best (see Refresh)
   std::vector<uint64_t> seen_;                 // per queue id: QueueVersion best_ was computed at

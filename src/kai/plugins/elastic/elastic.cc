@@ -11,10 +11,8 @@ namespace {
 class ElasticPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddJobOrder([](const Session& ss, JobId a, JobId b) {
-      const GangLevel sa = JobGangLevel(ss.snap().jobs[a]);
-      const GangLevel sb = JobGangLevel(ss.snap().jobs[b]);
-      return sa == sb ? 0 : (sa < sb ? -1 : 1);
+    s.AddJobOrderKey([](const Session& ss, JobId j) {
+      return static_cast<int64_t>(JobGangLevel(ss.snap().jobs[j]));
     });
   }
 };

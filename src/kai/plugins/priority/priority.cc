@@ -8,11 +8,8 @@ namespace {
 class PriorityPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddJobOrder([](const Session& ss, JobId a, JobId b) {
-      const int pa = ss.snap().jobs[a].priority;
-      const int pb = ss.snap().jobs[b].priority;
-      return pa == pb ? 0 : (pa > pb ? -1 : 1);
-    });
+    s.AddJobOrderKey(
+        [](const Session& ss, JobId j) { return -int64_t{ss.snap().jobs[j].priority}; });
   }
 };
 
