@@ -30,7 +30,6 @@ struct JobSortKey {
   static constexpr size_t kOrders = 4;
   std::array<int64_t, kOrders> order{};
   UnixSeconds creation = 0;
-  auto operator<=>(const JobSortKey&) const = default;
 };
 using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
 // A member of a SubGroupSet as the SubGroup order sees it: satisfied members (pods of a PodSet)

@@ -121,7 +121,12 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
   if (job_first_) return job_first_(a, b);
   if (!sort_keys_.empty()) {
     // Session::JobBefore's order, its keys read when the jobs entered.
-    if (sort_keys_[a] != sort_keys_[b]) return sort_keys_[a] < sort_keys_[b];
+    const JobSortKey& ka = sort_keys_[a];
+    const JobSortKey& kb = sort_keys_[b];
+    for (size_t i = 0; i < JobSortKey::kOrders; ++i) {
+      if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
+    }
+    if (ka.creation != kb.creation) return ka.creation < kb.creation;
     return session_.snap().jobs[a].uid < session_.snap().jobs[b].uid;
   }
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
