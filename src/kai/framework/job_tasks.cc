@@ -91,14 +91,21 @@ std::vector<SubGroupIndex> OrderedMembers(const Session& s, JobId job, SubGroupI
   return out;
 }
 
+void TasksToAllocate(const Session& s, JobId j, bool real, std::vector<PodId>& out) {
+  out.clear();
+  TaskCollector(s, j, real).FromSet(kRootSubGroup, out);
+}
+
 std::vector<PodId> TasksToAllocate(const Session& s, JobId j, bool real) {
   std::vector<PodId> tasks;
-  TaskCollector(s, j, real).FromSet(kRootSubGroup, tasks);
+  TasksToAllocate(s, j, real, tasks);
   return tasks;
 }
 
 Resources TasksToAllocateRequest(const Session& s, JobId j, bool real) {
-  return s.SumRequests(TasksToAllocate(s, j, real));
+  static thread_local std::vector<PodId> tasks;  // summed at once: no caller sees it
+  TasksToAllocate(s, j, real, tasks);
+  return s.SumRequests(tasks);
 }
 
 }  // namespace kai

@@ -13,6 +13,8 @@ namespace kai {
 // In a simulation (real == false), pods evicted by the uncommitted statement count as pending, so
 // that a victim can be re-placed.
 std::vector<PodId> TasksToAllocate(const Session& session, JobId job, bool real = true);
+// The same into `out` (cleared first), for callers that reuse one buffer.
+void TasksToAllocate(const Session& session, JobId job, bool real, std::vector<PodId>& out);
 // Sum of the requests of TasksToAllocate (what queue order and capacity checks charge).
 Resources TasksToAllocateRequest(const Session& session, JobId job, bool real = true);
 // The members of a SubGroupSet of `job` in SubGroup order (Session::SubGroupBefore).

@@ -52,7 +52,7 @@ class AllocateAction : public Action {
   }
 
  private:
-  static void Drain(Session& s, JobQueue& queue) {
+  void Drain(Session& s, JobQueue& queue) {
     while (!queue.Empty()) {
       const JobId job = queue.Pop();
       if (job == kNone) break;
@@ -61,8 +61,9 @@ class AllocateAction : public Action {
   }
 
   // Returns true when the job's step was committed.
-  static bool TryJob(Session& s, JobId j) {
-    const std::vector<PodId> tasks = TasksToAllocate(s, j);
+  bool TryJob(Session& s, JobId j) {
+    std::vector<PodId>& tasks = tasks_;
+    TasksToAllocate(s, j, /*real=*/true, tasks);
     if (tasks.empty()) return false;
     if (auto reason = s.CheckJobCapacity(j, tasks)) {
       s.SetJobReasons(j, {*reason});
@@ -91,6 +92,8 @@ class AllocateAction : public Action {
     }
     return false;
   }
+
+  std::vector<PodId> tasks_;  // the job's tasks in TryJob (one buffer for the whole action)
 };
 
 }  // namespace
