@@ -226,13 +226,19 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node, std::vector<std::
 
 NodeSubsets Session::SubsetNodes(const TaskGroup& group, std::span<const NodeId> nodes) {
   NodeSubsets result;
-  result.sets.push_back(nodes);
+  if (subset_nodes_.empty()) {
+    result.sets.push_back(nodes);
+    return result;
+  }
+  // The first hook splits `nodes` itself; each later one every set the previous one produced.
+  std::span<const std::span<const NodeId>> sets(&nodes, 1);
   for (const auto& f : subset_nodes_) {
     NodeSubsets next;
     next.reasons = std::move(result.reasons);
     next.built = std::move(result.built);  // the sets of this step may be views of them
-    for (std::span<const NodeId> set : result.sets) f(*this, group, set, next);
+    for (std::span<const NodeId> set : sets) f(*this, group, set, next);
     result = std::move(next);
+    sets = result.sets;
   }
   return result;
 }

@@ -98,8 +98,10 @@ bool PlaceTask(Session& s, Statement& stmt, PodId pod, bool pipeline_only,
   // candidates with room in placement order, so the choice is the one made below. Only a failure
   // to explain takes the full pass.
   if (const RankedNodes* ranked = s.ranking().Ranked(pod)) {
+    // A ranking holds only nodes with room for the pod, as they stand now (nothing moves while
+    // it is walked): the predicates are what is left of CheckNode.
     for (const RankedNode& c : *ranked) {
-      if (CheckNode(s, pod, c.id).Fits() && PlaceOnNode(s, stmt, pod, c.id, pipeline_only)) {
+      if (s.CheckPredicates(pod, c.id).Fits() && PlaceOnNode(s, stmt, pod, c.id, pipeline_only)) {
         return true;
       }
     }
