@@ -21,18 +21,25 @@ void AppendBytes(std::string& key, const T& value) {
   key.append(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
-// Everything of the pod that room (FitsIdleOrReleasing) and the request-based scorers read.
+// Everything of the pod that room (FitsIdleOrReleasing) and the request-based scorers read: the
+// core request and GPU share in one block (one append), then the scalar requests.
+struct PodKey {
+  int64_t milli_cpu, memory, milli_gpu, pods;
+  int64_t portion_milli, memory_mib, devices;
+  int64_t share_kind;
+  int64_t scalars;
+};
+
 void AppendPod(std::string& key, const SnapPod& pod) {
   const Resources& r = pod.request;
-  for (int64_t v : {r.milli_cpu, r.memory, r.milli_gpu, r.pods}) AppendBytes(key, v);
-  AppendBytes(key, r.scalars.size());
+  const GpuShare& g = pod.share;
+  AppendBytes(
+      key, PodKey{r.milli_cpu, r.memory, r.milli_gpu, r.pods, g.portion_milli, g.memory_mib,
+                  g.devices, static_cast<int64_t>(g.kind), static_cast<int64_t>(r.scalars.size())});
   for (const auto& [id, amount] : r.scalars) {
     AppendBytes(key, id);
     AppendBytes(key, amount);
   }
-  const GpuShare& g = pod.share;
-  AppendBytes(key, g.kind);
-  for (int64_t v : {g.portion_milli, g.memory_mib, g.devices}) AppendBytes(key, v);
 }
 
 }  // namespace
