@@ -83,7 +83,10 @@ NodeRanking::Entry& NodeRanking::EntryFor(const std::string& key) {
     std::rotate(it.base() - 1, it.base(), entries_.end());  // most recently used last
     return *entries_.back();
   }
-  if (entries_.size() >= kMaxEntries) entries_.erase(entries_.begin());
+  if (entries_.size() >= kMaxEntries) {
+    Recycle(entries_.front()->order);
+    entries_.erase(entries_.begin());
+  }
   entries_.push_back(std::make_unique<Entry>());
   entries_.back()->key = key;
   return *entries_.back();
@@ -99,9 +102,13 @@ void NodeRanking::Insert(RankedNodes& order, const RankedNode& node) {
   spare_.pop_back();
 }
 
+void NodeRanking::Recycle(RankedNodes& order) {
+  while (!order.empty()) spare_.push_back(order.extract(order.begin()));
+}
+
 void NodeRanking::Rebuild(Entry& e, PodId pod) {
   const size_t n = s_.snap().nodes.size();
-  e.order.clear();
+  Recycle(e.order);
   e.score.assign(n, 0);
   e.slot.assign(n, Slot::kOut);
   e.nan_nodes = 0;

@@ -54,6 +54,8 @@ class NodeRanking {
   void Rescore(Entry& e, PodId pod, std::span<const NodeId> nodes);
   void Remove(Entry& e, NodeId n);
   void Insert(RankedNodes& order, const RankedNode& node);
+  // Empties `order`, keeping its tree nodes for later insertions.
+  void Recycle(RankedNodes& order);
 
   Session& s_;
   std::vector<std::unique_ptr<Entry>> entries_;  // most recently used last
@@ -61,8 +63,9 @@ class NodeRanking {
   std::vector<double> scores_;                   // scratch, one per node
   std::vector<NodeId> nodes_;                    // scratch
   std::vector<char> seen_;                       // scratch, one per node
-  // Tree nodes of removed entries, reused by the next insertion (a changed node leaves a ranking
-  // and comes back with its new score on every placement: no allocation for it).
+  // Tree nodes of removed entries and dropped rankings, reused by the next insertion (a changed
+  // node leaves a ranking and comes back with its new score on every placement; a rebuilt
+  // ranking takes the nodes of the one it replaces): no allocation for them.
   std::vector<RankedNodes::node_type> spare_;
 };
 
