@@ -102,11 +102,11 @@ void DivideLevel(Snapshot& snap, const std::vector<QueueId>& level, const Resour
 // order. Fair shares are set at session open and stay fixed for the session, so these are read
 // once per session instead of once per comparison.
 struct OrderLimits {
-  std::array<int64_t, 3> share{};  // AllocatableShare; -1 unlimited
-  std::array<int64_t, 3>
-      denominator{};                  // of the dominant share: share, or the capacity if unlimited
-  std::array<int64_t, 3> deserved{};  // quota; -1 unlimited
-  std::array<int64_t, 3> fair{};
+  Amounts share{};  // AllocatableShare; -1 unlimited
+  // The dominant share's denominator: the share, or the capacity when the share is unlimited.
+  Amounts denominator{};
+  Amounts deserved{};  // quota; -1 unlimited
+  Amounts fair{};
 };
 
 OrderLimits LimitsOf(const Snapshot& snap, const SnapQueue& q) {
@@ -121,10 +121,6 @@ OrderLimits LimitsOf(const Snapshot& snap, const SnapQueue& q) {
   return l;
 }
 
-using Amounts3 = std::array<int64_t, 3>;
-
-Amounts3 CoreAmounts(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
-
 // KAI keeps GPUs in devices; ratios against a zero share multiply the value by 1000 in those units.
 double KaiUnits(size_t i, int64_t v) {
   return kQueueResources[i] == CoreResource::kGpu ? static_cast<double>(v) / kMilliPerUnit
@@ -136,8 +132,8 @@ double KaiUnits(size_t i, int64_t v) {
 struct OrderSide {
   const SnapQueue& queue;
   const OrderLimits& limits;
-  Amounts3 allocated;
-  Amounts3 request;
+  Amounts allocated;
+  Amounts request;
 
   bool OverFairShare() const {
     for (size_t i = 0; i < 3; ++i) {
@@ -252,8 +248,8 @@ class ProportionPlugin : public Plugin {
 
   OrderSide Side(const Session& s, QueueId q, JobId j) {
     const SnapQueue& queue = s.snap().queues[q];
-    return OrderSide{queue, limits_[q], CoreAmounts(queue.allocated),
-                     CoreAmounts(NextStepRequest(s, j))};
+    return OrderSide{queue, limits_[q], AmountsOf(queue.allocated),
+                     AmountsOf(NextStepRequest(s, j))};
   }
 
   static void Account(Session& s, PodId p, int sign) {

@@ -24,10 +24,6 @@
 namespace kai::plugins::proportion {
 namespace {
 
-using Amounts = std::array<int64_t, 3>;  // cpu, memory, gpu
-
-Amounts Of(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
-
 // A set of the resources of Amounts (bit r: resource r).
 using Involved = uint8_t;
 
@@ -84,7 +80,7 @@ struct VictimSummary {
         jobs.push_back(pod.job);
       }
       Amounts& job = per_job[pod.job];
-      const Amounts a = Of(pod.request);
+      const Amounts a = AmountsOf(pod.request);
       for (size_t r = 0; r < 3; ++r) {
         job[r] += a[r];
         largest[r] = std::max(largest[r], job[r]);
@@ -184,7 +180,7 @@ bool DeservedReclaimCandidate(const SnapQueue& victim, const Amounts& req) {
     if (req[i] <= 0) continue;
     const int64_t d = Deserved(victim, i);
     if (d < 0) continue;
-    const int64_t alloc = Of(victim.allocated)[i];
+    const int64_t alloc = AmountsOf(victim.allocated)[i];
     if (alloc > d) return true;
     if (alloc < d) under = true;
   }
@@ -203,7 +199,7 @@ class Validator {
 
   bool Run() {
     reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
-    request_ = Of(sc_.preemptor_request);
+    request_ = AmountsOf(sc_.preemptor_request);
     if (!TakeFromVictims()) {
       if (std::getenv("KAI_DEBUG")) std::cerr << "  validator: strategy rejected\n";
       return false;
@@ -220,7 +216,7 @@ class Validator {
   // gets harder as more is taken, so if the strategy refuses that bound it refuses every outcome.
   bool Possible(const Amounts& min_evicted, ReclaimState& state) {
     reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
-    request_ = Of(sc_.preemptor_request);
+    request_ = AmountsOf(sc_.preemptor_request);
     if (reclaimer_queue_ == kNone) return true;
     if (std::none_of(min_evicted.begin(), min_evicted.end(), [](int64_t v) { return v > 0; })) {
       return true;  // the scenario may evict nothing at all
@@ -272,7 +268,7 @@ class Validator {
              ++at, ++i) {
           const SnapPod& pod = snap_.pods[victims[order[at]]];
           if (ignore_moved && IsActiveAllocated(pod.status)) continue;
-          const Amounts a = Of(AcceptedQueueResources(pod));
+          const Amounts a = AmountsOf(AcceptedQueueResources(pod));
           if (i >= min) {
             units.push_back({snap_.jobs[job].queue, a});
           } else {
@@ -332,7 +328,8 @@ class Validator {
     // A semi-preemptible preemptor charges only the pods that join its floors.
     const bool protected_part = !preemptor.preemptible &&
                                 (!preemptor.semi_preemptible || !sc_.preemptor_protected.IsZero());
-    const Amounts np_request = preemptor.semi_preemptible ? Of(sc_.preemptor_protected) : request_;
+    const Amounts np_request =
+        preemptor.semi_preemptible ? AmountsOf(sc_.preemptor_protected) : request_;
     for (QueueId q = reclaimer_queue_; q != kNone; q = snap_.queues[q].parent) {
       Amounts mine = remaining_.count(q) ? remaining_[q] : Allocated(q);
       for (int r = 0; r < 3; ++r) mine[r] += request_[r];
@@ -352,8 +349,8 @@ class Validator {
 
   bool SaturationLower(Involved involved, QueueId q, const Amounts& mine, QueueId sib,
                        const Amounts& sib_remaining) const {
-    const Amounts fs_q = Of(snap_.queues[q].fair_share);
-    const Amounts fs_s = Of(snap_.queues[sib].fair_share);
+    const Amounts fs_q = AmountsOf(snap_.queues[q].fair_share);
+    const Amounts fs_s = AmountsOf(snap_.queues[sib].fair_share);
     for (int r = 0; r < 3; ++r) {
       if (!(involved & (1u << r))) continue;
       const double rq = Saturation(mine[r], fs_q[r]);
@@ -378,17 +375,18 @@ bool CanReclaim(const Session& s, JobId j) {
   const SnapJob& job = snap.jobs[j];
   if (job.queue == kNone) return false;
   const SnapQueue& q = snap.queues[job.queue];
-  const Amounts req = Of(TasksToAllocateRequest(s, j));
-  const Amounts alloc = Of(q.allocated), fs = Of(q.fair_share);
+  const Amounts req = AmountsOf(TasksToAllocateRequest(s, j));
+  const Amounts alloc = AmountsOf(q.allocated), fs = AmountsOf(q.fair_share);
   for (int r = 0; r < 3; ++r) {
     if (alloc[r] + req[r] > fs[r]) return false;
   }
   if (job.preemptible) return true;
   if (!job.semi_preemptible)
-    return AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), req);
+    return AllocatedPlusWithinDeserved(q, AmountsOf(q.allocated_non_preemptible), req);
   const Resources protected_part = s.SumRequests(ProtectedTasks(snap, job, TasksToAllocate(s, j)));
   return protected_part.IsZero() ||
-         AllocatedPlusWithinDeserved(q, Of(q.allocated_non_preemptible), Of(protected_part));
+         AllocatedPlusWithinDeserved(q, AmountsOf(q.allocated_non_preemptible),
+                                     AmountsOf(protected_part));
 }
 
 bool VictimQueueFilter(const Session& s, ReclaimState& st, JobId reclaimer, QueueId victim_queue) {
@@ -398,9 +396,9 @@ bool VictimQueueFilter(const Session& s, ReclaimState& st, JobId reclaimer, Queu
   const Amounts req = st.cached_request;
   const SnapQueue& rq = snap.queues[rl];
   const SnapQueue& vq = snap.queues[vl];
-  if (PriorityInQuota(st, rq, Of(rq.allocated), req, vq)) return true;
-  if (!AllocatedPlusWithinDeserved(rq, Of(rq.allocated), req)) {
-    return AboveAllocatableShare(vq, Of(vq.allocated));
+  if (PriorityInQuota(st, rq, AmountsOf(rq.allocated), req, vq)) return true;
+  if (!AllocatedPlusWithinDeserved(rq, AmountsOf(rq.allocated), req)) {
+    return AboveAllocatableShare(vq, AmountsOf(vq.allocated));
   }
   return DeservedReclaimCandidate(vq, req);
 }
@@ -409,7 +407,7 @@ bool VictimQueueFilter(const Session& s, ReclaimState& st, JobId reclaimer, Queu
 bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId victim) {
   if (st.cached_job != reclaimer) {
     st.cached_job = reclaimer;
-    st.cached_request = Of(TasksToAllocateRequest(s, reclaimer));
+    st.cached_request = AmountsOf(TasksToAllocateRequest(s, reclaimer));
     st.verdicts.clear();
   }
   if (st.verdict_version != s.StateVersion()) {
@@ -448,8 +446,8 @@ bool PreemptorStaysWithinFairShare(const Session& s, ReclaimState& st, const Sce
   const QueueId q = s.snap().jobs[sc.preemptor].queue;
   if (q == kNone || st.frozen.allocated.size() <= static_cast<size_t>(q)) return true;
   const SnapQueue& queue = s.snap().queues[q];
-  const Amounts now = Of(queue.allocated);
-  const Amounts fair = Of(queue.fair_share);
+  const Amounts now = AmountsOf(queue.allocated);
+  const Amounts fair = AmountsOf(queue.fair_share);
   bool grows_above = false;
   for (size_t r = 0; r < now.size(); ++r) {
     grows_above = grows_above || (now[r] > st.frozen.allocated[q][r] && now[r] > fair[r]);
@@ -477,8 +475,8 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
     state->frozen.allocated.clear();
     state->frozen.allocated_np.clear();
     for (const SnapQueue& q : ss.snap().queues) {
-      state->frozen.allocated.push_back(Of(q.allocated));
-      state->frozen.allocated_np.push_back(Of(q.allocated_non_preemptible));
+      state->frozen.allocated.push_back(AmountsOf(q.allocated));
+      state->frozen.allocated_np.push_back(AmountsOf(q.allocated_non_preemptible));
     }
   });
   s.AddScenarioValidator(DisruptionKind::kReclaim, [state](const Session& ss, const Scenario& sc) {
@@ -489,7 +487,7 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   });
   s.AddScenarioPrecheck(DisruptionKind::kReclaim,
                         [state](const Session& ss, const Scenario& sc, const Resources& min) {
-                          return Validator(ss, *state, sc).Possible(Of(min), *state);
+                          return Validator(ss, *state, sc).Possible(AmountsOf(min), *state);
                         });
 }
 
