@@ -71,7 +71,7 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     leaf_jobs_[job.queue].push_back(j);
     ++size_;
   }
-  if (options.jobs_fixed_while_queued) UseSortKeys(leaf_jobs_);
+  if (options.jobs_fixed_while_queued && size_ > 0) UseSortKeys(leaf_jobs_);
   auto after = [&](JobId a, JobId b) { return JobFirst(b, a); };
   for (auto& jobs : leaf_jobs_) std::make_heap(jobs.begin(), jobs.end(), after);
   if (options.max_depth >= 0) {
