@@ -12,6 +12,9 @@
 namespace kai {
 namespace {
 
+// Pods a node's list makes room for when its first pod arrives.
+constexpr size_t kFirstNodePods = 16;
+
 uint64_t NextRoomVersion() {
   static std::atomic<uint64_t> next{0};
   return ++next;
@@ -204,8 +207,11 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node, std::vector<std::
   pod.node = node;
   if (groups) std::swap(pod.gpu_groups, *groups);
   if (node != kNone && IsActiveUsed(status)) {
-    AddPodToNode(snap_.nodes[node], pod, status);
-    snap_.nodes[node].pods.push_back(id);
+    SnapNode& target = snap_.nodes[node];
+    AddPodToNode(target, pod, status);
+    // Room for a few pods at once rather than growing one by one from an empty list.
+    if (target.pods.capacity() == 0) target.pods.reserve(kFirstNodePods);
+    target.pods.push_back(id);
     NodeChanged(node);
   }
   const bool is_allocated = IsActiveAllocated(status);

@@ -44,7 +44,7 @@ std::vector<std::unique_ptr<Statement::Logs>>& Statement::SpareLogs() {
 Statement::Statement(Session& session) : session_(session), logs_(TakeSpareLogs()) {}
 
 Statement::~Statement() {
-  Discard();
+  if (!logs_->ops.empty()) Discard();
   GiveBackLogs(std::move(logs_));
 }
 
@@ -70,14 +70,12 @@ void Statement::SaveGpuStates(PodId pod, NodeId target) {
 
 void Statement::SaveNodeGpuState(NodeId n) {
   const SnapNode& node = session_.snap().nodes[n];
-  logs_->gpu.push_back(
-      {n, node.idle, node.releasing, node.used, node.gpu_groups.size(), logs_->groups.size()});
-  const size_t first = logs_->groups.size();
-  logs_->groups.resize(first + node.gpu_groups.size());  // one allocation at most
-  for (size_t i = 0; i < node.gpu_groups.size(); ++i) {
-    const GpuGroup& g = node.gpu_groups[i];
-    logs_->groups[first + i] = {g.used, g.releasing, g.allocated, g.has_allocated,
-                                g.marked_releasing};
+  std::vector<GroupCounters>& groups = logs_->groups;
+  logs_->gpu.emplace_back(n, node.idle, node.releasing, node.used, node.gpu_groups.size(),
+                          groups.size());
+  groups.reserve(groups.size() + node.gpu_groups.size());  // one allocation at most
+  for (const GpuGroup& g : node.gpu_groups) {
+    groups.emplace_back(g.used, g.releasing, g.allocated, g.has_allocated, g.marked_releasing);
   }
 }
 
@@ -219,8 +217,7 @@ void Statement::Commit() {
   logs_->groups.clear();
 }
 
-int Statement::CountDistinct(std::vector<PodId>& pods) {
-  if (pods.size() < 2) return static_cast<int>(pods.size());
+int Statement::CountDistinctOfMany(std::vector<PodId>& pods) {
   std::sort(pods.begin(), pods.end());
   return static_cast<int>(std::unique(pods.begin(), pods.end()) - pods.begin());
 }

@@ -81,7 +81,10 @@ class Statement {
   void PipelineOn(PodId pod, NodeId node, std::vector<std::string>* groups);
   bool VirtuallyEvicted(PodId pod) const;
   // Distinct pods among `pods` (reordered).
-  static int CountDistinct(std::vector<PodId>& pods);
+  static int CountDistinct(std::vector<PodId>& pods) {
+    return pods.size() < 2 ? static_cast<int>(pods.size()) : CountDistinctOfMany(pods);
+  }
+  static int CountDistinctOfMany(std::vector<PodId>& pods);
 
   // The logs of a statement. A statement is made per job, so they are reused: a statement takes
   // spare (empty, with capacity) logs of an earlier one and gives its own back when it ends.

@@ -1,7 +1,6 @@
 #include "kai/plugins/gpu_sharing.h"
 
 #include <algorithm>
-#include <charconv>
 #include <string_view>
 
 #include "kai/plugins/scores.h"
@@ -32,20 +31,23 @@ bool Before(const Candidate& a, const Candidate& b) {
   return false;
 }
 
-// The GPUs of the node that can take the pod, in offer order (a stable sort by Before: a node has
-// a few GPUs, so insertion into a reused buffer beats allocating). The whole GPUs are one entry:
-// alike, they would sort next to each other.
-const std::vector<Candidate>& FittingGpus(const Session& s, PodId pod, const SnapNode& node) {
+// The GPUs of the node that can take `memory` more, in offer order (a stable sort by Before: a
+// node has a few GPUs, so insertion into a reused buffer beats allocating). The whole GPUs are one
+// entry: alike, they would sort next to each other.
+const std::vector<Candidate>& FittingGpus(const Session& s, PodId pod, const SnapNode& node,
+                                          int64_t memory) {
   static thread_local std::vector<Candidate> out;
   out.clear();
   auto insert = [](const Candidate& c) {
-    auto at = out.end();
-    while (at != out.begin() && Before(c, *(at - 1))) --at;
-    out.insert(at, c);
+    size_t at = out.size();
+    while (at > 0 && Before(c, out[at - 1])) --at;
+    out.push_back(c);
+    std::rotate(out.begin() + static_cast<std::ptrdiff_t>(at), out.end() - 1, out.end());
   };
-  const int64_t memory = SharedMemoryOn(node, s.snap().pods[pod].share);
-  for (const GpuGroup& g : node.gpu_groups) {
-    if (GroupFits(node, g, memory)) insert({s.ScoreGpu(pod, node, &g), &g});
+  if (AnyGroupFits(node, memory)) {
+    for (const GpuGroup& g : node.gpu_groups) {
+      if (GroupFits(node, g, memory)) insert({s.ScoreGpu(pod, node, &g), &g});
+    }
   }
   if (const int64_t whole = WholeGpusOffered(node); whole > 0) {
     insert({s.ScoreGpu(pod, node, nullptr), nullptr, whole});
@@ -53,16 +55,25 @@ const std::vector<Candidate>& FittingGpus(const Session& s, PodId pod, const Sna
   return out;
 }
 
+// Devices the candidates offer together.
+int64_t DevicesOffered(const std::vector<Candidate>& candidates) {
+  int64_t n = 0;
+  for (const Candidate& c : candidates) n += c.group ? 1 : c.whole;
+  return n;
+}
+
 // k when `name` is "<prefix><k>" with k written as std::to_string writes it and below `limit`.
+// The digits are read first: names of one node share the prefix and differ at the end.
 std::optional<size_t> GroupNumber(std::string_view name, std::string_view prefix, size_t limit) {
-  if (!name.starts_with(prefix)) return std::nullopt;
+  if (name.size() <= prefix.size() || name.size() - prefix.size() > 9) return std::nullopt;
   const std::string_view digits = name.substr(prefix.size());
-  if (digits.empty() || digits.size() > 9 || (digits.size() > 1 && digits[0] == '0')) {
-    return std::nullopt;
-  }
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
   size_t k = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
-  if (ec != std::errc() || end != digits.data() + digits.size() || k >= limit) return std::nullopt;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    k = k * 10 + static_cast<size_t>(c - '0');
+  }
+  if (k >= limit || !name.starts_with(prefix)) return std::nullopt;
   return k;
 }
 
@@ -98,9 +109,13 @@ std::optional<GpuChoice> ChooseSharedGpus(const Session& s, PodId pod, NodeId no
   const SnapNode& node = s.snap().nodes[node_id];
   const SnapPod& p = s.snap().pods[pod];
   const int64_t memory = SharedMemoryOn(node, p.share);
+  const std::vector<Candidate>& offered = FittingGpus(s, pod, node, memory);
+  if (DevicesOffered(offered) < p.share.devices) return std::nullopt;
   const bool fits_idle = FitsIdle(p, node);
   GpuChoice choice;
-  for (const Candidate& c : FittingGpus(s, pod, node)) {
+  // At most the devices offered (checked above); a reserved vector also appends faster.
+  choice.groups.reserve(static_cast<size_t>(std::max<int64_t>(p.share.devices, 0)));
+  for (const Candidate& c : offered) {
     for (int64_t i = 0; i < std::max<int64_t>(c.whole, 1); ++i) {
       if (c.group == nullptr) {
         choice.groups.push_back(NewGroupName(node, choice.groups));

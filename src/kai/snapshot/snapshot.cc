@@ -435,21 +435,6 @@ std::string_view PodStatusName(PodStatus s) {
   return kNames[static_cast<int>(s)];
 }
 
-bool IsAllocated(PodStatus s) {
-  return s == PodStatus::kAllocated || s == PodStatus::kBinding || s == PodStatus::kBound ||
-         s == PodStatus::kRunning;
-}
-
-bool IsActiveAllocated(PodStatus s) { return IsAllocated(s) || s == PodStatus::kPipelined; }
-
-bool IsActiveUsed(PodStatus s) {
-  return IsActiveAllocated(s) || s == PodStatus::kReleasing || s == PodStatus::kStuckInReleasing;
-}
-
-bool IsAlive(PodStatus s) {
-  return IsActiveAllocated(s) || s == PodStatus::kPending || s == PodStatus::kGated;
-}
-
 int SnapJob::MinAvailable() const {
   int sum = 0;
   for (const SnapSubGroup& sg : sub_groups) sum += sg.pod_set ? sg.min_member : 0;
@@ -570,6 +555,25 @@ void ApplyVector(SnapNode& node, const Resources& r, PodStatus status, int sign)
   }
 }
 
+// Whether Tracked leaves the pod's request as it is (the common case): then no copy is made.
+bool TrackedAsRequested(const SnapNode& node, const SnapPod& pod) {
+  const Resources& r = pod.request;
+  const Resources& offered = node.allocatable;
+  auto kept = [](int64_t need, int64_t on_node) { return need == 0 || on_node != 0; };
+  return r.scalars.empty() && (!pod.kai_utility || r.milli_gpu == 0) &&
+         kept(r.milli_cpu, offered.milli_cpu) && kept(r.memory, offered.memory) &&
+         kept(r.milli_gpu, offered.milli_gpu) && kept(r.pods, offered.pods);
+}
+
+// Adds (sign +1) or removes (-1) the resources the node tracks of the pod.
+void ApplyTracked(SnapNode& node, const SnapPod& pod, PodStatus status, int sign) {
+  if (TrackedAsRequested(node, pod)) {
+    ApplyVector(node, pod.request, status, sign);
+  } else {
+    ApplyVector(node, Tracked(node, pod), status, sign);
+  }
+}
+
 }  // namespace
 
 int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share) {
@@ -661,7 +665,7 @@ GpuGroup* FindGroup(SnapNode& node, std::string_view name) {
 }
 
 void AddPodToNode(SnapNode& node, SnapPod& pod, PodStatus status) {
-  ApplyVector(node, Tracked(node, pod), status, +1);
+  ApplyTracked(node, pod, status, +1);
   if (pod.legacy_mig) ++node.legacy_mig_pods;
   if (!pod.share.IsShared()) {
     pod.accepted_milli_gpu = pod.request.milli_gpu + MigMilliGpus(pod.request);
@@ -674,7 +678,7 @@ void AddPodToNode(SnapNode& node, SnapPod& pod, PodStatus status) {
 }
 
 void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status) {
-  ApplyVector(node, Tracked(node, pod), status, -1);
+  ApplyTracked(node, pod, status, -1);
   if (pod.legacy_mig) --node.legacy_mig_pods;
   if (!pod.share.IsShared()) return;
   const int64_t m = SharedMemoryOn(node, pod.share);

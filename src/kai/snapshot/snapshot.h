@@ -40,10 +40,21 @@ enum class PodStatus : uint8_t {
 };
 std::string_view PodStatusName(PodStatus s);
 // KAI's status groups (pod_status.go).
-bool IsAllocated(PodStatus s);        // Allocated, Binding, Bound, Running (holds resources now)
-bool IsActiveAllocated(PodStatus s);  // Allocated, Pipelined, Binding, Bound, Running
-bool IsActiveUsed(PodStatus s);       // ActiveAllocated + Releasing, StuckInReleasing
-bool IsAlive(PodStatus s);            // ActiveAllocated + Pending + Gated
+// Allocated, Binding, Bound, Running (holds resources now).
+inline bool IsAllocated(PodStatus s) {
+  return s == PodStatus::kAllocated || s == PodStatus::kBinding || s == PodStatus::kBound ||
+         s == PodStatus::kRunning;
+}
+// Allocated, Pipelined, Binding, Bound, Running.
+inline bool IsActiveAllocated(PodStatus s) { return IsAllocated(s) || s == PodStatus::kPipelined; }
+// ActiveAllocated + Releasing, StuckInReleasing.
+inline bool IsActiveUsed(PodStatus s) {
+  return IsActiveAllocated(s) || s == PodStatus::kReleasing || s == PodStatus::kStuckInReleasing;
+}
+// ActiveAllocated + Pending + Gated.
+inline bool IsAlive(PodStatus s) {
+  return IsActiveAllocated(s) || s == PodStatus::kPending || s == PodStatus::kGated;
+}
 
 // One shared GPU on a node (KAI's GPU group): memory in MiB of the node's per-GPU memory, so that
 // fractions add exactly (0.3 + 0.7 of a 100 MiB device is 30 + 70). `used` counts every pod on

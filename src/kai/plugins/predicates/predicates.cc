@@ -85,12 +85,15 @@ NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
   if (!node.unusable_reason.empty()) {
     return {FitCode::kNodeUnusable, {}, node.unusable_reason};
   }
-  if (!MatchesNodeSelector(pod.node_selector, *node.obj)) {
+  // Most pods select no nodes and most nodes are not tainted: those checks are skipped then.
+  if (!pod.node_selector.empty() && !MatchesNodeSelector(pod.node_selector, *node.obj)) {
     return {FitCode::kNodeSelectorMismatch, {}, ""};
   }
-  if (!MatchesRequiredNodeAffinity(pod.required_node_affinity, *node.obj)) {
+  if (!pod.required_node_affinity.empty() &&
+      !MatchesRequiredNodeAffinity(pod.required_node_affinity, *node.obj)) {
     return {FitCode::kNodeAffinityMismatch, {}, ""};
   }
+  if (node.obj->taints.empty()) return {};
   if (const Taint* t = UntoleratedTaint(pod.tolerations, *node.obj)) {
     return {FitCode::kTaintNotTolerated, {}, t->key + "=" + t->value + ":" + t->effect};
   }
