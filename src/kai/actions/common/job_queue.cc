@@ -72,16 +72,13 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     ++size_;
   }
   if (options.jobs_fixed_while_queued && size_ > 0) UseSortKeys(leaf_jobs_);
-  auto after = [&](JobId a, JobId b) { return JobFirst(b, a); };
-  for (auto& jobs : leaf_jobs_) std::make_heap(jobs.begin(), jobs.end(), after);
-  if (options.max_depth >= 0) {
-    for (auto& jobs : leaf_jobs_) {
-      if (static_cast<int64_t>(jobs.size()) <= options.max_depth) continue;
+  for (auto& jobs : leaf_jobs_) {
+    if (options.max_depth >= 0 && static_cast<int64_t>(jobs.size()) > options.max_depth) {
       std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(a, b); });
       size_ -= jobs.size() - options.max_depth;
       jobs.resize(options.max_depth);
-      std::make_heap(jobs.begin(), jobs.end(), after);
     }
+    Arrange(jobs);
   }
 }
 
@@ -109,8 +106,28 @@ JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool revers
     leaf_jobs_[q].push_back(j);
     ++size_;
   }
-  for (auto& v : leaf_jobs_)
-    std::make_heap(v.begin(), v.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
+  for (auto& v : leaf_jobs_) Arrange(v);
+}
+
+void JobQueue::Arrange(std::vector<JobId>& jobs) const {
+  auto first = [&](JobId a, JobId b) { return JobFirst(a, b); };
+  auto after = [&](JobId a, JobId b) { return JobFirst(b, a); };
+  if (Sorted()) {
+    // Jobs often come in their order already (snapshot order follows creation): one pass then.
+    if (std::is_sorted(jobs.begin(), jobs.end(), first)) {
+      std::reverse(jobs.begin(), jobs.end());
+    } else {
+      std::sort(jobs.begin(), jobs.end(), after);
+    }
+  } else {
+    std::make_heap(jobs.begin(), jobs.end(), after);
+  }
+}
+
+JobId JobQueue::Next(QueueId leaf) const {
+  const auto& jobs = leaf_jobs_[leaf];
+  if (jobs.empty()) return kNone;
+  return Sorted() ? jobs.back() : jobs.front();
 }
 
 bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
@@ -127,7 +144,9 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
       if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
     }
     if (ka.creation != kb.creation) return ka.creation < kb.creation;
-    return session_.snap().jobs[a].uid < session_.snap().jobs[b].uid;
+    const std::string_view ua = session_.snap().jobs[a].uid, ub = session_.snap().jobs[b].uid;
+    if (ua != ub) return ua < ub;
+    return a < b;  // UIDs repeated in the input: the job id keeps the order total
   }
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
 }
@@ -135,9 +154,9 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
 bool JobQueue::Empty() const { return size_ == 0; }
 
 JobQueue::Best JobQueue::LeafBest(QueueId leaf) const {
-  const auto& jobs = leaf_jobs_[leaf];
-  if (jobs.empty()) return Best{};
-  return Best{jobs.front(), leaf};
+  const JobId next = Next(leaf);
+  if (next == kNone) return Best{};
+  return Best{next, leaf};
 }
 
 JobQueue::Best JobQueue::ScanOf(const std::vector<QueueId>& queues) const {
@@ -250,7 +269,9 @@ JobId JobQueue::Pop() {
   const QueueId leaf = top_.leaf;
   if (job == kNone) return kNone;
   auto& jobs = leaf_jobs_[leaf];
-  std::pop_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
+  if (!Sorted()) {
+    std::pop_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
+  }
   jobs.pop_back();
   --size_;
   MarkChanged(leaf);
@@ -262,8 +283,13 @@ void JobQueue::Push(JobId job) {
   if (!sort_keys_.empty()) sort_keys_[job] = *session_.SortKeyOf(job);  // it changed when popped
   auto& jobs = leaf_jobs_[leaf];
   MarkChanged(leaf);
-  jobs.push_back(job);
-  std::push_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });
+  auto after = [&](JobId a, JobId b) { return JobFirst(b, a); };
+  if (Sorted()) {
+    jobs.insert(std::upper_bound(jobs.begin(), jobs.end(), job, after), job);
+  } else {
+    jobs.push_back(job);
+    std::push_heap(jobs.begin(), jobs.end(), after);
+  }
   ++size_;
 }
 

@@ -71,14 +71,21 @@ class JobQueue {
   bool JobFirst(JobId a, JobId b) const;
   // Reads the sort keys of the jobs when every job order gives one (see JobQueueOptions).
   void UseSortKeys(const std::vector<std::vector<JobId>>& leaves);
+  bool Sorted() const { return !sort_keys_.empty(); }
+  // Orders a leaf's jobs as leaf_jobs_ keeps them.
+  void Arrange(std::vector<JobId>& jobs) const;
+  // The leaf's next job, or kNone.
+  JobId Next(QueueId leaf) const;
 
   const Session& session_;
   bool reverse_ = false;
   std::function<bool(JobId, JobId)> job_first_;
-  std::vector<JobSortKey> sort_keys_;          // per job id, when the queue orders by sort keys
-  std::vector<std::vector<JobId>> leaf_jobs_;  // per queue id: a heap, the next job in front
-  std::vector<Best> best_;                     // per queue id: its subtree's best (see Refresh)
-  std::vector<uint64_t> seen_;                 // per queue id: QueueVersion best_ was computed at
+  std::vector<JobSortKey> sort_keys_;  // per job id, when the queue orders by sort keys
+  // Per queue id: sorted with the next job last when the queue orders by sort keys (jobs are
+  // popped far more often than pushed back), else a heap with the next job in front.
+  std::vector<std::vector<JobId>> leaf_jobs_;
+  std::vector<Best> best_;      // per queue id: its subtree's best (see Refresh)
+  std::vector<uint64_t> seen_;  // per queue id: QueueVersion best_ was computed at
   // Per queue id: a leaf below popped or pushed a job since the last Refresh.
   std::vector<char> dirty_;
   // Per leaf queue id: its best job when it was first marked dirty.
