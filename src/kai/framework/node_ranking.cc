@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <type_traits>
 
 #include "kai/framework/session.h"
@@ -44,9 +45,37 @@ void AppendPod(std::string& key, const SnapPod& pod) {
 
 }  // namespace
 
+// Every block keeps the strictest fundamental alignment.
+size_t BlockPool::BlockSize(size_t bytes) {
+  constexpr size_t kAlign = alignof(std::max_align_t);
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+void* BlockPool::Allocate(size_t bytes) {
+  const size_t size = BlockSize(bytes);
+  if (block_ == 0) block_ = size;
+  if (size != block_) return ::operator new(bytes);
+  if (free_) {
+    FreeBlock* b = free_;
+    free_ = b->next;
+    return b;
+  }
+  if (chunk_used_ == kBlocksPerChunk) {
+    chunks_.push_back(std::make_unique<std::byte[]>(block_ * kBlocksPerChunk));
+    chunk_used_ = 0;
+  }
+  return chunks_.back().get() + block_ * chunk_used_++;
+}
+
+void BlockPool::Deallocate(void* p, size_t bytes) {
+  if (BlockSize(bytes) != block_) return ::operator delete(p);
+  free_ = new (p) FreeBlock{free_};
+}
+
 enum class Slot : uint8_t { kOut, kIn, kNaN };
 
 struct NodeRanking::Entry {
+  explicit Entry(BlockPool* pool) : order(PoolAllocator<RankedNode>(pool)) {}
   std::string key;
   size_t cursor = 0;  // NodeChanges() entries applied
   bool built = false;
@@ -83,32 +112,15 @@ NodeRanking::Entry& NodeRanking::EntryFor(const std::string& key) {
     std::rotate(it.base() - 1, it.base(), entries_.end());  // most recently used last
     return *entries_.back();
   }
-  if (entries_.size() >= kMaxEntries) {
-    Recycle(entries_.front()->order);
-    entries_.erase(entries_.begin());
-  }
-  entries_.push_back(std::make_unique<Entry>());
+  if (entries_.size() >= kMaxEntries) entries_.erase(entries_.begin());
+  entries_.push_back(std::make_unique<Entry>(&pool_));
   entries_.back()->key = key;
   return *entries_.back();
 }
 
-void NodeRanking::Insert(RankedNodes& order, const RankedNode& node) {
-  if (spare_.empty()) {
-    order.insert(node);
-    return;
-  }
-  spare_.back().value() = node;
-  order.insert(std::move(spare_.back()));
-  spare_.pop_back();
-}
-
-void NodeRanking::Recycle(RankedNodes& order) {
-  while (!order.empty()) spare_.push_back(order.extract(order.begin()));
-}
-
 void NodeRanking::Rebuild(Entry& e, PodId pod) {
   const size_t n = s_.snap().nodes.size();
-  Recycle(e.order);
+  e.order.clear();
   e.score.assign(n, 0);
   e.slot.assign(n, Slot::kOut);
   e.nan_nodes = 0;
@@ -152,14 +164,13 @@ void NodeRanking::Rescore(Entry& e, PodId pod, std::span<const NodeId> nodes) {
     }
     e.slot[id] = Slot::kIn;
     e.score[id] = v;
-    Insert(e.order, RankedNode{v, rank[id], id});
+    e.order.insert(RankedNode{v, rank[id], id});
   }
 }
 
 void NodeRanking::Remove(Entry& e, NodeId id) {
   if (e.slot[id] == Slot::kIn) {
-    auto it = e.order.find(RankedNode{e.score[id], s_.snap().node_name_rank[id], id});
-    spare_.push_back(e.order.extract(it));
+    e.order.erase(RankedNode{e.score[id], s_.snap().node_name_rank[id], id});
   } else if (e.slot[id] == Slot::kNaN) {
     --e.nan_nodes;
   }

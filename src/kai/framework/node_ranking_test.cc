@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
@@ -166,6 +168,50 @@ TEST(NodeRanking, NotUsedOnASubsetOfTheNodes) {
   EXPECT_EQ(s.ranking().Ranked(0), nullptr);
   s.SetCandidateNodes(s.AllNodes());
   EXPECT_NE(s.ranking().Ranked(0), nullptr);
+}
+
+}  // namespace
+}  // namespace kai
+
+namespace kai {
+namespace {
+
+TEST(BlockPool, ReusesFreedBlocksAndKeepsLiveOnesApart) {
+  BlockPool pool;
+  std::vector<void*> live;
+  for (int i = 0; i < 3000; ++i) live.push_back(pool.Allocate(40));  // spans several chunks
+  std::vector<uintptr_t> addresses(live.size());
+  std::transform(live.begin(), live.end(), addresses.begin(),
+                 [](void* p) { return reinterpret_cast<uintptr_t>(p); });
+  std::sort(addresses.begin(), addresses.end());
+  for (size_t i = 1; i < addresses.size(); ++i) EXPECT_GE(addresses[i] - addresses[i - 1], 40u);
+  for (uintptr_t a : addresses) EXPECT_EQ(a % alignof(std::max_align_t), 0u);
+  void* freed = live[1234];
+  pool.Deallocate(freed, 40);
+  EXPECT_EQ(pool.Allocate(40), freed);  // the free list hands the block out again
+  // Another size is not the pool's: it goes to the general allocator and back.
+  void* other = pool.Allocate(200);
+  ASSERT_NE(other, nullptr);
+  pool.Deallocate(other, 200);
+}
+
+TEST(BlockPool, BacksRankingSetsThatOutliveEachOther) {
+  BlockPool pool;
+  std::vector<int> order;
+  {
+    RankedNodes a{PoolAllocator<RankedNode>(&pool)};
+    RankedNodes b{PoolAllocator<RankedNode>(&pool)};
+    for (int i = 0; i < 500; ++i) {
+      a.insert(RankedNode{static_cast<double>(i % 7), i, i});
+      b.insert(RankedNode{1.0, i, i});
+    }
+    for (int i = 0; i < 500; i += 2) a.erase(RankedNode{static_cast<double>(i % 7), i, i});
+    a.clear();
+    for (int i = 0; i < 5; ++i) a.insert(RankedNode{static_cast<double>(i), i, i});
+    for (const RankedNode& r : a) order.push_back(r.id);
+    EXPECT_EQ(b.size(), 500u);
+  }
+  EXPECT_EQ(order, (std::vector<int>{4, 3, 2, 1, 0}));  // best score first
 }
 
 }  // namespace
