@@ -358,6 +358,11 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
   if (auto it = snap.node_by_name.find(node_name); it != snap.node_by_name.end()) {
     sp.node = it->second;
   }
+  if (!p.nominated_node.empty()) {
+    if (auto it = snap.node_by_name.find(p.nominated_node); it != snap.node_by_name.end()) {
+      sp.nominated = it->second;
+    }
+  }
   FillTaskOrderKeys(p, sp);
   return sp;
 }

@@ -108,6 +108,7 @@ struct SnapPod {
   std::string_view ns, name, uid;
   JobId job = kNone;
   NodeId node = kNone;
+  NodeId nominated = kNone;  // status.nominatedNodeName, when it names a node of the snapshot
   PodStatus status = PodStatus::kPending;
   Resources request;
   std::optional<int64_t> task_priority;  // kai.scheduler/task-priority label

@@ -426,3 +426,25 @@ TEST(SnapshotTest, QueueTreeAndDefaults) {
 
 }  // namespace
 }  // namespace kai
+
+namespace kai {
+namespace {
+
+// status.nominatedNodeName resolves to a node id once, in the snapshot; a name that is not a
+// node of the snapshot nominates nothing.
+TEST(SnapshotPods, NominatedNodeResolvesToANodeOfTheSnapshot) {
+  std::string to_n1 = PodYaml({.name = "to-n1"});
+  std::string to_gone = PodYaml({.name = "to-gone"});
+  to_n1.replace(to_n1.rfind("status: {"), std::string::npos,
+                "status: {phase: Pending, nominatedNodeName: n1}\n");
+  to_gone.replace(to_gone.rfind("status: {"), std::string::npos,
+                  "status: {phase: Pending, nominatedNodeName: gone}\n");
+  const ClusterState state = Load({kBase, to_n1, to_gone, PodYaml({.name = "plain"})});
+  const Snapshot snap = BuildSnapshot(state, kNow);
+  EXPECT_EQ(PodNamed(snap, "to-n1").nominated, snap.node_by_name.at("n1"));
+  EXPECT_EQ(PodNamed(snap, "to-gone").nominated, kNone);
+  EXPECT_EQ(PodNamed(snap, "plain").nominated, kNone);
+}
+
+}  // namespace
+}  // namespace kai

@@ -18,8 +18,7 @@ bool JobHasPending(const Session& s, JobId job) {
 bool JobIsNominated(const Session& s, JobId job) {
   for (PodId p : s.snap().jobs[job].pods) {
     const SnapPod& pod = s.snap().pods[p];
-    if (pod.status != PodStatus::kPending || pod.obj->nominated_node.empty()) continue;
-    if (s.snap().node_by_name.count(pod.obj->nominated_node)) return true;
+    if (pod.status == PodStatus::kPending && pod.nominated != kNone) return true;
   }
   return false;
 }

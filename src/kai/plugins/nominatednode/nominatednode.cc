@@ -6,12 +6,7 @@
 namespace kai::plugins {
 namespace {
 
-NodeId Nominated(const Session& s, PodId pod) {
-  const std::string& nominated = s.snap().pods[pod].obj->nominated_node;
-  if (nominated.empty()) return kNone;
-  auto it = s.snap().node_by_name.find(nominated);
-  return it == s.snap().node_by_name.end() ? kNone : it->second;
-}
+NodeId Nominated(const Session& s, PodId pod) { return s.snap().pods[pod].nominated; }
 
 class NominatedNodePlugin : public Plugin {
  public:
