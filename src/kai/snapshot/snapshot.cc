@@ -363,6 +363,9 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
       sp.nominated = it->second;
     }
   }
+  sp.selects_nodes = !p.node_selector.empty() || !p.required_node_affinity.empty();
+  sp.requires_pod_affinity =
+      !p.required_pod_affinity.empty() || !p.required_pod_anti_affinity.empty();
   FillTaskOrderKeys(p, sp);
   return sp;
 }

@@ -109,6 +109,10 @@ struct SnapPod {
   JobId job = kNone;
   NodeId node = kNone;
   NodeId nominated = kNone;  // status.nominatedNodeName, when it names a node of the snapshot
+  // Read from the pod's object when the snapshot is built, so that checking a node for the pod
+  // need not fetch the object (a cache miss per task on the placement path).
+  bool selects_nodes = false;          // a nodeSelector or required node affinity
+  bool requires_pod_affinity = false;  // required pod affinity or anti-affinity terms
   PodStatus status = PodStatus::kPending;
   Resources request;
   std::optional<int64_t> task_priority;  // kai.scheduler/task-priority label

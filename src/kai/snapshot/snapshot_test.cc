@@ -446,5 +446,32 @@ TEST(SnapshotPods, NominatedNodeResolvesToANodeOfTheSnapshot) {
   EXPECT_EQ(PodNamed(snap, "plain").nominated, kNone);
 }
 
+// What placement checks need to know of the pod's constraints is read when the snapshot is built.
+TEST(SnapshotPods, ConstraintFlagsFollowThePodSpec) {
+  auto with_spec = [](const std::string& name, const std::string& spec_line) {
+    std::string y = PodYaml({.name = name});
+    y.insert(y.find("spec:\n") + 6, spec_line);
+    return y;
+  };
+  const ClusterState state =
+      Load({kBase, PodYaml({.name = "plain"}), with_spec("selector", "  nodeSelector: {zone: a}\n"),
+            with_spec("node-affinity",
+                      "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                      "{nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: "
+                      "[a]}]}]}}}\n"),
+            with_spec("anti",
+                      "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuring"
+                      "Execution: [{topologyKey: zone, labelSelector: {matchLabels: {app: "
+                      "x}}}]}}\n")});
+  const Snapshot snap = BuildSnapshot(state, kNow);
+  EXPECT_FALSE(PodNamed(snap, "plain").selects_nodes);
+  EXPECT_FALSE(PodNamed(snap, "plain").requires_pod_affinity);
+  EXPECT_TRUE(PodNamed(snap, "selector").selects_nodes);
+  EXPECT_TRUE(PodNamed(snap, "node-affinity").selects_nodes);
+  EXPECT_FALSE(PodNamed(snap, "node-affinity").requires_pod_affinity);
+  EXPECT_TRUE(PodNamed(snap, "anti").requires_pod_affinity);
+  EXPECT_FALSE(PodNamed(snap, "anti").selects_nodes);
+}
+
 }  // namespace
 }  // namespace kai

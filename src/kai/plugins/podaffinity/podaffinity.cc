@@ -114,11 +114,7 @@ const InterPodAffinity::PodState& InterPodAffinity::StateOf(const Session& s, Po
 }
 
 NodeVerdict InterPodAffinity::Check(const Session& s, PodId pod, NodeId node_id) {
-  const PodObject& obj = *s.snap().pods[pod].obj;
-  if (anti_affinity_pods_.empty() && obj.required_pod_affinity.empty() &&
-      obj.required_pod_anti_affinity.empty()) {
-    return {};
-  }
+  if (anti_affinity_pods_.empty() && !s.snap().pods[pod].requires_pod_affinity) return {};
   const PodState& st = StateOf(s, pod);
   const SnapNode& node = s.snap().nodes[node_id];
   if (HasPair(st.forbidden_by_others, node)) {

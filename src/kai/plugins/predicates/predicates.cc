@@ -80,12 +80,14 @@ NodeVerdict CheckGpuSharing(const Session& s, PodId pod_id, NodeId node_id) {
 
 NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
   const SnapNode& node = s.snap().nodes[node_id];
-  const PodObject& pod = *s.snap().pods[pod_id].obj;
   if (NodeVerdict v = CheckGpuSharing(s, pod_id, node_id); !v.Fits()) return v;
   if (!node.unusable_reason.empty()) {
     return {FitCode::kNodeUnusable, {}, node.unusable_reason};
   }
-  // Most pods select no nodes and most nodes are not tainted: those checks are skipped then.
+  // Without selectors, and on a node without taints, there is nothing of the pod's to check:
+  // the pod's object (a cache miss per task) is not fetched then.
+  if (!s.snap().pods[pod_id].selects_nodes && node.obj->taints.empty()) return {};
+  const PodObject& pod = *s.snap().pods[pod_id].obj;
   if (!pod.node_selector.empty() && !MatchesNodeSelector(pod.node_selector, *node.obj)) {
     return {FitCode::kNodeSelectorMismatch, {}, ""};
   }
