@@ -115,6 +115,7 @@ void ComparePod(Diff& d, const SnapPod& w, const SnapPod& g, size_t i) {
   KAI_FIELD(d, o, w, g, nominated);
   KAI_FIELD(d, o, w, g, selects_nodes);
   KAI_FIELD(d, o, w, g, requires_pod_affinity);
+  KAI_FIELD(d, o, w, g, prefers_pod_affinity);
   KAI_FIELD(d, o, w, g, status);
   KAI_FIELD(d, o, w, g, request);
   KAI_FIELD(d, o, w, g, task_priority);

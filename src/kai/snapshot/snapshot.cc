@@ -366,6 +366,8 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
   sp.selects_nodes = !p.node_selector.empty() || !p.required_node_affinity.empty();
   sp.requires_pod_affinity =
       !p.required_pod_affinity.empty() || !p.required_pod_anti_affinity.empty();
+  sp.prefers_pod_affinity =
+      !p.preferred_pod_affinity.empty() || !p.preferred_pod_anti_affinity.empty();
   FillTaskOrderKeys(p, sp);
   return sp;
 }

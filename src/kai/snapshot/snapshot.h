@@ -113,6 +113,7 @@ struct SnapPod {
   // need not fetch the object (a cache miss per task on the placement path).
   bool selects_nodes = false;          // a nodeSelector or required node affinity
   bool requires_pod_affinity = false;  // required pod affinity or anti-affinity terms
+  bool prefers_pod_affinity = false;   // preferred pod affinity or anti-affinity terms
   PodStatus status = PodStatus::kPending;
   Resources request;
   std::optional<int64_t> task_priority;  // kai.scheduler/task-priority label

@@ -462,7 +462,11 @@ TEST(SnapshotPods, ConstraintFlagsFollowThePodSpec) {
             with_spec("anti",
                       "  affinity: {podAntiAffinity: {requiredDuringSchedulingIgnoredDuring"
                       "Execution: [{topologyKey: zone, labelSelector: {matchLabels: {app: "
-                      "x}}}]}}\n")});
+                      "x}}}]}}\n"),
+            with_spec("preferred",
+                      "  affinity: {podAffinity: {preferredDuringSchedulingIgnoredDuring"
+                      "Execution: [{weight: 5, podAffinityTerm: {topologyKey: zone, "
+                      "labelSelector: {matchLabels: {app: x}}}}]}}\n")});
   const Snapshot snap = BuildSnapshot(state, kNow);
   EXPECT_FALSE(PodNamed(snap, "plain").selects_nodes);
   EXPECT_FALSE(PodNamed(snap, "plain").requires_pod_affinity);
@@ -470,7 +474,10 @@ TEST(SnapshotPods, ConstraintFlagsFollowThePodSpec) {
   EXPECT_TRUE(PodNamed(snap, "node-affinity").selects_nodes);
   EXPECT_FALSE(PodNamed(snap, "node-affinity").requires_pod_affinity);
   EXPECT_TRUE(PodNamed(snap, "anti").requires_pod_affinity);
+  EXPECT_FALSE(PodNamed(snap, "anti").prefers_pod_affinity);
   EXPECT_FALSE(PodNamed(snap, "anti").selects_nodes);
+  EXPECT_TRUE(PodNamed(snap, "preferred").prefers_pod_affinity);
+  EXPECT_FALSE(PodNamed(snap, "preferred").requires_pod_affinity);
 }
 
 }  // namespace

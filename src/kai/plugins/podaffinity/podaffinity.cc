@@ -133,11 +133,10 @@ NodeVerdict InterPodAffinity::Check(const Session& s, PodId pod, NodeId node_id)
   return {};
 }
 
-PodAffinityScorer::PodAffinityScorer(const Session& s) : prefers_(s.snap().pods.size(), 0) {
+PodAffinityScorer::PodAffinityScorer(const Session& s) {
   for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
-    const PodObject& o = *s.snap().pods[p].obj;
-    prefers_[p] = !o.preferred_pod_affinity.empty() || !o.preferred_pod_anti_affinity.empty();
-    if (prefers_[p] || !o.required_pod_affinity.empty()) with_affinity_.push_back(p);
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.prefers_pod_affinity || pod.requires_pod_affinity) with_affinity_.push_back(p);
   }
 }
 
@@ -176,9 +175,10 @@ void PodAffinityScorer::Compute(const Session& s, PodId pod) {
   cached_pod_ = pod;
   cached_version_ = s.PlacementVersion();
   entries_.clear();
-  if (!prefers_[pod] && with_affinity_.empty()) return;  // no term anywhere involves the pod
+  const bool prefers = s.snap().pods[pod].prefers_pod_affinity;
+  if (!prefers && with_affinity_.empty()) return;  // no term anywhere involves the pod
   const PodObject& incoming = *s.snap().pods[pod].obj;
-  if (prefers_[pod]) {
+  if (prefers) {
     ForEachPlacedPod(
         s, [&](const SnapPod& e, const SnapNode& node) { AddExisting(incoming, e, node); });
     return;

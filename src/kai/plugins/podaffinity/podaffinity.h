@@ -73,10 +73,7 @@ class PodAffinityScorer {
   void Compute(const Session& s, PodId pod);
   void AddExisting(const PodObject& incoming, const SnapPod& existing, const SnapNode& node);
 
-  std::vector<PodId> with_affinity_;  // pods with affinity terms that score others
-  // Per pod: it has preferred (anti-)affinity terms of its own. Read here rather than through
-  // the pod's object, which the hot path would otherwise fetch for every task.
-  std::vector<char> prefers_;
+  std::vector<PodId> with_affinity_;  // pods with affinity terms that may score others
   PodId cached_pod_ = kNone;
   uint64_t cached_version_ = 0;
   std::vector<Entry> entries_;
