@@ -1,6 +1,7 @@
 #include "kai/plugins/gpu_sharing.h"
 
 #include <algorithm>
+#include <charconv>
 #include <string_view>
 
 #include "kai/plugins/scores.h"
@@ -93,7 +94,9 @@ std::string NewGroupName(const SnapNode& node, const std::vector<std::string>& c
   }
   for (const std::string& c : chosen) mark(c);
   const size_t k = static_cast<size_t>(std::find(taken.begin(), taken.end(), 0) - taken.begin());
-  name += std::to_string(k);
+  char digits[20];
+  char* end = std::to_chars(digits, digits + sizeof(digits), k).ptr;
+  name.append(digits, end);  // as std::to_string(k) writes it, without a temporary string
   return name;
 }
 

@@ -36,20 +36,6 @@ void CombineScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
   }
 }
 
-// Saturating arithmetic: amounts are capped at load time (2^50), so saturation only guards
-// against pathological inputs (thousands of maximal pods on one node).
-int64_t SatAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
-
-int64_t SatSub(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
-  return r;
-}
-
 }  // namespace
 
 ResourceId InternResource(std::string_view name) {
@@ -99,23 +85,19 @@ void Resources::SetScalar(ResourceId id, int64_t amount) {
   }
 }
 
-Resources& Resources::operator+=(const Resources& o) {
-  milli_cpu = SatAdd(milli_cpu, o.milli_cpu);
-  memory = SatAdd(memory, o.memory);
-  milli_gpu = SatAdd(milli_gpu, o.milli_gpu);
-  pods = SatAdd(pods, o.pods);
-  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, SatAdd);
-  return *this;
+namespace resource_detail {
+
+void AddScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
+                const std::vector<std::pair<ResourceId, int64_t>>& b) {
+  CombineScalars(a, b, SatAdd);
 }
 
-Resources& Resources::operator-=(const Resources& o) {
-  milli_cpu = SatSub(milli_cpu, o.milli_cpu);
-  memory = SatSub(memory, o.memory);
-  milli_gpu = SatSub(milli_gpu, o.milli_gpu);
-  pods = SatSub(pods, o.pods);
-  if (!o.scalars.empty()) CombineScalars(scalars, o.scalars, SatSub);
-  return *this;
+void SubScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
+                const std::vector<std::pair<ResourceId, int64_t>>& b) {
+  CombineScalars(a, b, SatSub);
 }
+
+}  // namespace resource_detail
 
 bool Resources::IsZero() const {
   return milli_cpu == 0 && memory == 0 && milli_gpu == 0 && pods == 0 && scalars.empty();

@@ -47,6 +47,7 @@ struct Resources {
   int64_t Scalar(ResourceId id) const;
   void SetScalar(ResourceId id, int64_t amount);
 
+  // Saturating (see SatAdd); inline: node and queue accounting add vectors on every placement.
   Resources& operator+=(const Resources& o);
   Resources& operator-=(const Resources& o);
   bool IsZero() const;
@@ -56,6 +57,48 @@ struct Resources {
   }
   friend bool operator==(const Resources&, const Resources&) = default;
 };
+
+namespace resource_detail {
+
+// Saturating arithmetic: amounts are capped at load time (2^50), so saturation only guards
+// against pathological inputs (thousands of maximal pods on one node).
+inline int64_t SatAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+inline int64_t SatSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+// a += b and a -= b on sorted scalar lists (saturating; zero amounts dropped).
+void AddScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
+                const std::vector<std::pair<ResourceId, int64_t>>& b);
+void SubScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
+                const std::vector<std::pair<ResourceId, int64_t>>& b);
+
+}  // namespace resource_detail
+
+inline Resources& Resources::operator+=(const Resources& o) {
+  using resource_detail::SatAdd;
+  milli_cpu = SatAdd(milli_cpu, o.milli_cpu);
+  memory = SatAdd(memory, o.memory);
+  milli_gpu = SatAdd(milli_gpu, o.milli_gpu);
+  pods = SatAdd(pods, o.pods);
+  if (!o.scalars.empty()) resource_detail::AddScalars(scalars, o.scalars);
+  return *this;
+}
+
+inline Resources& Resources::operator-=(const Resources& o) {
+  using resource_detail::SatSub;
+  milli_cpu = SatSub(milli_cpu, o.milli_cpu);
+  memory = SatSub(memory, o.memory);
+  milli_gpu = SatSub(milli_gpu, o.milli_gpu);
+  pods = SatSub(pods, o.pods);
+  if (!o.scalars.empty()) resource_detail::SubScalars(scalars, o.scalars);
+  return *this;
+}
 
 Resources operator+(Resources a, const Resources& b);
 Resources operator-(Resources a, const Resources& b);
