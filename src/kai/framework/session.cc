@@ -34,6 +34,10 @@ Session::Session(Snapshot snapshot, SchedulerConfig config)
   room_version_ = NextRoomVersion();
   job_versions_.assign(snap_.jobs.size(), NextRoomVersion());
   queue_versions_.assign(snap_.queues.size(), 0);
+  pending_pods_.assign(snap_.jobs.size(), 0);
+  for (const SnapPod& pod : snap_.pods) {
+    if (pod.job != kNone && pod.status == PodStatus::kPending) ++pending_pods_[pod.job];
+  }
   ranking_ = std::make_unique<NodeRanking>(*this);
 }
 
@@ -202,6 +206,9 @@ void Session::MovePod(PodId id, PodStatus status, NodeId node, std::vector<std::
     if (!second_instance) RemovePodFromNode(old, pod, pod.status);
     std::erase(old.pods, id);
     NodeChanged(pod.node);
+  }
+  if (pod.job != kNone) {
+    pending_pods_[pod.job] += (status == PodStatus::kPending) - (pod.status == PodStatus::kPending);
   }
   pod.status = status;
   pod.node = node;

@@ -271,6 +271,8 @@ class Session {
   // Changes whenever a pod of the job moves or a Statement commits one of its pods: state derived
   // from the job's pods (its next tasks) can be cached against it. Unique across sessions.
   uint64_t JobVersion(JobId job) const { return job_versions_[job]; }
+  // The job's pods in status Pending now (kept by MovePod; every action's job queue asks).
+  int32_t PendingPods(JobId job) const { return pending_pods_[job]; }
   void JobChanged(JobId job);
   // Changes whenever a pod moves or a job changes (JobChanged): state that the order hooks read
   // (queue accounting, jobs' next tasks) is the same while it stays the same.
@@ -346,6 +348,7 @@ class Session {
   uint64_t room_version_ = 0;
   uint64_t state_version_ = 0;
   std::vector<uint64_t> job_versions_;
+  std::vector<int32_t> pending_pods_;  // per job
   std::vector<uint64_t> queue_versions_;
   std::vector<NodeId> node_changes_;
   std::unique_ptr<NodeRanking> ranking_;

@@ -105,6 +105,7 @@ struct State {
   std::vector<NodeState> nodes;
   std::vector<PodState> pods;
   std::vector<int> active_allocated;
+  std::vector<int32_t> pending;  // Session::PendingPods per job
   friend bool operator==(const State&, const State&) = default;
 };
 
@@ -117,6 +118,18 @@ State Capture(const Session& s) {
   }
   for (const auto& p : s.snap().pods) out.pods.push_back({p.status, p.node, p.virtually_evicted});
   for (const auto& j : s.snap().jobs) out.active_allocated.push_back(j.active_allocated);
+  for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
+    out.pending.push_back(s.PendingPods(j));
+  }
+  return out;
+}
+
+// Session::PendingPods as recounted from the pods' statuses.
+std::vector<int32_t> RecountPending(const Session& s) {
+  std::vector<int32_t> out(s.snap().jobs.size(), 0);
+  for (const SnapPod& p : s.snap().pods) {
+    if (p.job != kNone && p.status == PodStatus::kPending) ++out[p.job];
+  }
   return out;
 }
 
@@ -223,6 +236,23 @@ TEST_F(StatementTest, RollbackToCheckpointRestoresExactly) {
   EXPECT_EQ(P("p3").status, PodStatus::kPending);
   EXPECT_EQ(P("p3").node, kNone);
   EXPECT_EQ(st.Checkpoint(), cp);
+}
+
+TEST_F(StatementTest, PendingCountsFollowEveryMoveAndRollback) {
+  EXPECT_EQ(session_.PendingPods(Job("pending")), 3);
+  EXPECT_EQ(session_.PendingPods(Job("running")), 0);
+  Statement st(session_);
+  st.Allocate(Pod("p1"), Node("n2"));
+  EXPECT_EQ(session_.PendingPods(Job("pending")), 2);
+  const size_t cp = st.Checkpoint();
+  st.Evict(Pod("r1"));
+  st.Pipeline(Pod("p3"), Node("n1"));
+  EXPECT_EQ(Capture(session_).pending, RecountPending(session_));
+  st.Rollback(cp);
+  EXPECT_EQ(Capture(session_).pending, RecountPending(session_));
+  EXPECT_EQ(session_.PendingPods(Job("pending")), 2);
+  st.Discard();
+  EXPECT_EQ(session_.PendingPods(Job("pending")), 3);
 }
 
 TEST_F(StatementTest, NestedCheckpoints) {

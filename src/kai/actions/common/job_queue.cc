@@ -8,12 +8,7 @@
 
 namespace kai::actions {
 
-bool JobHasPending(const Session& s, JobId job) {
-  for (PodId p : s.snap().jobs[job].pods) {
-    if (s.snap().pods[p].status == PodStatus::kPending) return true;
-  }
-  return false;
-}
+bool JobHasPending(const Session& s, JobId job) { return s.PendingPods(job) > 0; }
 
 bool JobIsNominated(const Session& s, JobId job) {
   for (PodId p : s.snap().jobs[job].pods) {

@@ -62,7 +62,8 @@ bool PodMatchesTerm(const PodObject& pod, const PodAffinityTerm& term, std::stri
 
 InterPodAffinity::InterPodAffinity(const Session& s) {
   for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
-    if (!s.snap().pods[p].obj->required_pod_anti_affinity.empty()) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.requires_pod_affinity && !pod.obj->required_pod_anti_affinity.empty()) {
       anti_affinity_pods_.push_back(p);
     }
   }
