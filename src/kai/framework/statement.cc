@@ -71,11 +71,14 @@ void Statement::SaveGpuStates(PodId pod, NodeId target) {
 void Statement::SaveNodeGpuState(NodeId n) {
   const SnapNode& node = session_.snap().nodes[n];
   std::vector<GroupCounters>& groups = logs_->groups;
-  logs_->gpu.emplace_back(n, node.idle, node.releasing, node.used, node.gpu_groups.size(),
-                          groups.size());
+  // Braced (aggregate) initialisation: clang 14, which builds the fuzzers, has no parenthesised
+  // aggregate initialisation, so emplace_back(fields...) does not compile there.
+  logs_->gpu.push_back(
+      NodeGpuState{n, node.idle, node.releasing, node.used, node.gpu_groups.size(), groups.size()});
   groups.reserve(groups.size() + node.gpu_groups.size());  // one allocation at most
   for (const GpuGroup& g : node.gpu_groups) {
-    groups.emplace_back(g.used, g.releasing, g.allocated, g.has_allocated, g.marked_releasing);
+    groups.push_back(
+        GroupCounters{g.used, g.releasing, g.allocated, g.has_allocated, g.marked_releasing});
   }
 }
 
