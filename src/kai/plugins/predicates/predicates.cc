@@ -88,14 +88,12 @@ NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
   // the pod's object (a cache miss per task) is not fetched then.
   if (!s.snap().pods[pod_id].selects_nodes && node.obj->taints.empty()) return {};
   const PodObject& pod = *s.snap().pods[pod_id].obj;
-  if (!pod.node_selector.empty() && !MatchesNodeSelector(pod.node_selector, *node.obj)) {
+  if (!MatchesNodeSelector(pod.node_selector, *node.obj)) {
     return {FitCode::kNodeSelectorMismatch, {}, ""};
   }
-  if (!pod.required_node_affinity.empty() &&
-      !MatchesRequiredNodeAffinity(pod.required_node_affinity, *node.obj)) {
+  if (!MatchesRequiredNodeAffinity(pod.required_node_affinity, *node.obj)) {
     return {FitCode::kNodeAffinityMismatch, {}, ""};
   }
-  if (node.obj->taints.empty()) return {};
   if (const Taint* t = UntoleratedTaint(pod.tolerations, *node.obj)) {
     return {FitCode::kTaintNotTolerated, {}, t->key + "=" + t->value + ":" + t->effect};
   }
