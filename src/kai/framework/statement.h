@@ -68,8 +68,8 @@ class Statement {
     NodeId prev_node;
     bool set_groups;                       // the operation set the pod's shared GPU groups
     std::vector<std::string> prev_groups;  // ... and these were the groups before it
-    size_t
-        first_gpu_state;  // this op's nodes in logs_->gpu: from here to the next op's (or the end)
+    // This op's nodes in logs_->gpu: from here to the next op's (or the end).
+    size_t first_gpu_state;
   };
   void SaveGpuStates(PodId pod, NodeId target);
   void SaveNodeGpuState(NodeId node);

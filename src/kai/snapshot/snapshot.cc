@@ -355,14 +355,12 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
       sp.gpu_groups = bind->second.obj->selected_gpu_groups;
     }
   }
-  if (auto it = snap.node_by_name.find(node_name); it != snap.node_by_name.end()) {
-    sp.node = it->second;
-  }
-  if (!p.nominated_node.empty()) {
-    if (auto it = snap.node_by_name.find(p.nominated_node); it != snap.node_by_name.end()) {
-      sp.nominated = it->second;
-    }
-  }
+  auto node_named = [&](std::string_view name) {
+    auto it = snap.node_by_name.find(name);
+    return it == snap.node_by_name.end() ? kNone : it->second;
+  };
+  sp.node = node_named(node_name);
+  sp.nominated = node_named(p.nominated_node);
   sp.selects_nodes = !p.node_selector.empty() || !p.required_node_affinity.empty();
   sp.requires_pod_affinity =
       !p.required_pod_affinity.empty() || !p.required_pod_anti_affinity.empty();
