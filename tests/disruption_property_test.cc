@@ -218,18 +218,10 @@ ClusterState RandomWorld(uint64_t seed) {
     }
 
     for (int p = 0; p < pods; ++p) {
-      PodObject pod;
-      pod.meta = Meta("Pod", pg.meta.name + "-" + std::to_string(p), true);
-      pod.meta.creation = pg.meta.creation;
-      pod.meta.labels = {{std::string(keys::kQueueLabel), pg.queue}};
-      pod.scheduler_name = std::string(keys::kSchedulerName);
-      pod.request = req;
-      pod.pod_group = pg.meta.name;
-      if (p < static_cast<int>(placed.size())) {
-        pod.phase = "Running";
-        pod.node_name = st.nodes[placed[p]].meta.name;
-      }
-      st.pods.push_back(std::move(pod));
+      const std::string node =
+          p < static_cast<int>(placed.size()) ? st.nodes[placed[p]].meta.name : std::string();
+      st.pods.push_back(testing::MemberPod(
+          pg, Meta("Pod", pg.meta.name + "-" + std::to_string(p), true), req, node));
     }
     st.pod_groups.push_back(std::move(pg));
   }

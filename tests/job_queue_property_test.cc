@@ -103,18 +103,9 @@ ClusterState RandomWorld(uint64_t seed) {
                   .milli_gpu = Uniform(rng, 0, 2) * kMilliPerUnit / 2,
                   .pods = 1};
     for (int p = 0; p < pods; ++p) {
-      PodObject pod;
-      pod.meta = Meta("Pod", pg.meta.name + "-" + std::to_string(p), true);
-      pod.meta.creation = pg.meta.creation;
-      pod.meta.labels = {{std::string(keys::kQueueLabel), pg.queue}};
-      pod.scheduler_name = std::string(keys::kSchedulerName);
-      pod.request = req;
-      pod.pod_group = pg.meta.name;
-      if (p < running) {
-        pod.phase = "Running";
-        pod.node_name = st.nodes[Uniform(rng, 0, 2)].meta.name;
-      }
-      st.pods.push_back(std::move(pod));
+      const std::string node = p < running ? st.nodes[Uniform(rng, 0, 2)].meta.name : "";
+      st.pods.push_back(testing::MemberPod(
+          pg, Meta("Pod", pg.meta.name + "-" + std::to_string(p), true), req, node));
     }
     st.pod_groups.push_back(std::move(pg));
   }

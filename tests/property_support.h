@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "kai/k8s/keys.h"
 #include "kai/model/cluster.h"
 
 namespace kai::testing {
@@ -34,6 +35,25 @@ inline ObjectMeta PropertyMeta(std::string kind, std::string name, bool namespac
   if (namespaced) m.ns = "default";
   m.source = std::move(source);
   return m;
+}
+
+// A pod of a PodGroup a property test builds (`meta` names it): created with the group,
+// labelled with its queue, scheduled by kai, asking `request`; Running on `node` when one is
+// named, else Pending.
+inline PodObject MemberPod(const PodGroupObject& pg, ObjectMeta meta, const Resources& request,
+                           const std::string& node) {
+  PodObject pod;
+  pod.meta = std::move(meta);
+  pod.meta.creation = pg.meta.creation;
+  pod.meta.labels = {{std::string(keys::kQueueLabel), pg.queue}};
+  pod.scheduler_name = std::string(keys::kSchedulerName);
+  pod.request = request;
+  pod.pod_group = pg.meta.name;
+  if (!node.empty()) {
+    pod.phase = "Running";
+    pod.node_name = node;
+  }
+  return pod;
 }
 
 // The number of random worlds a sweep checks: `release` in a plain build, a tenth under ASan.
