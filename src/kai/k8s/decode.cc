@@ -1,14 +1,13 @@
 #include "kai/k8s/decode.h"
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "kai/k8s/doc.h"
 
 #include "kai/k8s/keys.h"
 #include "kai/resource/quantity.h"
@@ -47,18 +46,18 @@ std::string Index(std::string_view a, size_t i) {
 }
 
 // Reads an optional scalar string; reports a non-scalar.
-std::optional<std::string> Str(const YAML::Node& parent, std::string_view key,
-                               std::string_view path, ObjectContext& ctx) {
-  const YAML::Node n = parent[std::string(key)];
+std::optional<std::string> Str(const doc::Node& parent, std::string_view key, std::string_view path,
+                               ObjectContext& ctx) {
+  const doc::Node n = parent[key];
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   if (!n.IsScalar()) {
     ctx.Fail(Join(path, key), "expected a string");
     return std::nullopt;
   }
-  return n.Scalar();
+  return std::string(n.Scalar());
 }
 
-bool IsMapOrAbsent(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
+bool IsMapOrAbsent(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   if (!n.IsDefined() || n.IsNull()) return false;
   if (!n.IsMap()) {
     ctx.Fail(path, "expected a mapping");
@@ -67,7 +66,7 @@ bool IsMapOrAbsent(const YAML::Node& n, std::string_view path, ObjectContext& ct
   return true;
 }
 
-bool IsSeqOrAbsent(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
+bool IsSeqOrAbsent(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   if (!n.IsDefined() || n.IsNull()) return false;
   if (!n.IsSequence()) {
     ctx.Fail(path, "expected a list");
@@ -76,7 +75,7 @@ bool IsSeqOrAbsent(const YAML::Node& n, std::string_view path, ObjectContext& ct
   return true;
 }
 
-std::optional<int64_t> Int(const YAML::Node& parent, std::string_view key, std::string_view path,
+std::optional<int64_t> Int(const doc::Node& parent, std::string_view key, std::string_view path,
                            ObjectContext& ctx) {
   auto s = Str(parent, key, path, ctx);
   if (!s) return std::nullopt;
@@ -95,7 +94,7 @@ std::optional<int64_t> Int(const YAML::Node& parent, std::string_view key, std::
   return v;
 }
 
-std::optional<bool> Bool(const YAML::Node& parent, std::string_view key, std::string_view path,
+std::optional<bool> Bool(const doc::Node& parent, std::string_view key, std::string_view path,
                          ObjectContext& ctx) {
   auto s = Str(parent, key, path, ctx);
   if (!s) return std::nullopt;
@@ -105,7 +104,7 @@ std::optional<bool> Bool(const YAML::Node& parent, std::string_view key, std::st
   return std::nullopt;
 }
 
-std::optional<UnixSeconds> Time(const YAML::Node& parent, std::string_view key,
+std::optional<UnixSeconds> Time(const doc::Node& parent, std::string_view key,
                                 std::string_view path, ObjectContext& ctx) {
   auto s = Str(parent, key, path, ctx);
   if (!s) return std::nullopt;
@@ -114,7 +113,7 @@ std::optional<UnixSeconds> Time(const YAML::Node& parent, std::string_view key,
   return t;
 }
 
-std::optional<int64_t> Duration(const YAML::Node& parent, std::string_view key,
+std::optional<int64_t> Duration(const doc::Node& parent, std::string_view key,
                                 std::string_view path, ObjectContext& ctx) {
   auto s = Str(parent, key, path, ctx);
   if (!s) return std::nullopt;
@@ -123,22 +122,21 @@ std::optional<int64_t> Duration(const YAML::Node& parent, std::string_view key,
   return d;
 }
 
-Labels StringMap(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
+Labels StringMap(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   Labels out;
   if (!IsMapOrAbsent(n, path, ctx)) return out;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const std::string key = it->first.Scalar();
-    if (!it->second.IsScalar() && !it->second.IsNull()) {
+  for (const auto& [k, v] : n.Entries()) {
+    const std::string key(k.Scalar());
+    if (!v.IsScalar() && !v.IsNull()) {
       ctx.Fail(Join(path, key), "expected a string value");
       continue;
     }
-    out[key] = it->second.IsNull() ? "" : it->second.Scalar();
+    out[key] = std::string(v.Scalar());
   }
   return out;
 }
 
-std::vector<std::string> StringList(const YAML::Node& n, std::string_view path,
-                                    ObjectContext& ctx) {
+std::vector<std::string> StringList(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   std::vector<std::string> out;
   if (!IsSeqOrAbsent(n, path, ctx)) return out;
   for (size_t i = 0; i < n.size(); ++i) {
@@ -146,7 +144,7 @@ std::vector<std::string> StringList(const YAML::Node& n, std::string_view path,
       ctx.Fail(Index(path, i), "expected a string");
       continue;
     }
-    out.push_back(n[i].Scalar());
+    out.push_back(std::string(n[i].Scalar()));
   }
   return out;
 }
@@ -186,27 +184,29 @@ void AddResource(Resources& res, std::string_view name, int64_t amount) {
   }
 }
 
-Resources ResourceList(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
+Resources ResourceList(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   Resources res;
   if (!IsMapOrAbsent(n, path, ctx)) return res;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    const std::string name = it->first.Scalar();
+  for (const auto& [k, value] : n.Entries()) {
+    const std::string name(k.Scalar());
     const std::string field = Join(path, name);
-    if (!it->second.IsScalar()) {
+    if (!value.IsScalar()) {
       ctx.Fail(field, "expected a quantity");
       continue;
     }
-    if (auto v = ResourceAmount(name, it->second.Scalar(), field, ctx)) AddResource(res, name, *v);
+    if (auto v = ResourceAmount(name, std::string(value.Scalar()), field, ctx)) {
+      AddResource(res, name, *v);
+    }
   }
   return res;
 }
 
-ObjectMeta DecodeMeta(const YAML::Node& doc, const std::string& kind, bool namespaced,
+ObjectMeta DecodeMeta(const doc::Node& doc, const std::string& kind, bool namespaced,
                       const std::string& source, ObjectContext& ctx) {
   ObjectMeta m;
   m.kind = kind;
   m.source = source;
-  const YAML::Node md = doc["metadata"];
+  const doc::Node md = doc["metadata"];
   if (!IsMapOrAbsent(md, "metadata", ctx)) {
     ctx.Fail("metadata.name", "missing");
     return m;
@@ -224,7 +224,7 @@ ObjectMeta DecodeMeta(const YAML::Node& doc, const std::string& kind, bool names
   return m;
 }
 
-std::vector<SelectorRequirement> Requirements(const YAML::Node& n, std::string_view path,
+std::vector<SelectorRequirement> Requirements(const doc::Node& n, std::string_view path,
                                               ObjectContext& ctx) {
   static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
   std::vector<SelectorRequirement> out;
@@ -242,7 +242,7 @@ std::vector<SelectorRequirement> Requirements(const YAML::Node& n, std::string_v
   return out;
 }
 
-LabelSelector DecodeLabelSelector(const YAML::Node& n, std::string_view path, ObjectContext& ctx) {
+LabelSelector DecodeLabelSelector(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   LabelSelector s;
   s.matches_nothing = !n.IsDefined() || n.IsNull();
   if (!IsMapOrAbsent(n, path, ctx)) return s;
@@ -251,12 +251,12 @@ LabelSelector DecodeLabelSelector(const YAML::Node& n, std::string_view path, Ob
   return s;
 }
 
-PodAffinityTerm DecodePodAffinityTerm(const YAML::Node& n, const std::string& tp,
+PodAffinityTerm DecodePodAffinityTerm(const doc::Node& n, const std::string& tp,
                                       ObjectContext& ctx) {
   PodAffinityTerm t;
   t.selector = DecodeLabelSelector(n["labelSelector"], Join(tp, "labelSelector"), ctx);
   t.namespaces = StringList(n["namespaces"], Join(tp, "namespaces"), ctx);
-  const YAML::Node ns_sel = n["namespaceSelector"];
+  const doc::Node ns_sel = n["namespaceSelector"];
   if (ns_sel.IsDefined() && !ns_sel.IsNull()) {
     const std::string nsp = Join(tp, "namespaceSelector");
     if (IsMapOrAbsent(ns_sel, nsp, ctx)) {
@@ -270,11 +270,11 @@ PodAffinityTerm DecodePodAffinityTerm(const YAML::Node& n, const std::string& tp
   return t;
 }
 
-std::vector<PodAffinityTerm> PodAffinityTerms(const YAML::Node& n, std::string_view path,
+std::vector<PodAffinityTerm> PodAffinityTerms(const doc::Node& n, std::string_view path,
                                               ObjectContext& ctx) {
   std::vector<PodAffinityTerm> out;
   const std::string p = Join(path, "requiredDuringSchedulingIgnoredDuringExecution");
-  const YAML::Node terms = n["requiredDuringSchedulingIgnoredDuringExecution"];
+  const doc::Node terms = n["requiredDuringSchedulingIgnoredDuringExecution"];
   if (!IsSeqOrAbsent(terms, p, ctx)) return out;
   for (size_t i = 0; i < terms.size(); ++i) {
     out.push_back(DecodePodAffinityTerm(terms[i], Index(p, i), ctx));
@@ -282,19 +282,19 @@ std::vector<PodAffinityTerm> PodAffinityTerms(const YAML::Node& n, std::string_v
   return out;
 }
 
-std::vector<WeightedPodAffinityTerm> WeightedPodAffinityTerms(const YAML::Node& n,
+std::vector<WeightedPodAffinityTerm> WeightedPodAffinityTerms(const doc::Node& n,
                                                               std::string_view path,
                                                               ObjectContext& ctx) {
   std::vector<WeightedPodAffinityTerm> out;
   const std::string p = Join(path, "preferredDuringSchedulingIgnoredDuringExecution");
-  const YAML::Node terms = n["preferredDuringSchedulingIgnoredDuringExecution"];
+  const doc::Node terms = n["preferredDuringSchedulingIgnoredDuringExecution"];
   if (!IsSeqOrAbsent(terms, p, ctx)) return out;
   for (size_t i = 0; i < terms.size(); ++i) {
     const std::string tp = Index(p, i);
     WeightedPodAffinityTerm w;
     w.weight = static_cast<int>(Int(terms[i], "weight", tp, ctx).value_or(0));
     if (w.weight < 1 || w.weight > 100) ctx.Fail(Join(tp, "weight"), "must be in 1..100");
-    const YAML::Node term = terms[i]["podAffinityTerm"];
+    const doc::Node term = terms[i]["podAffinityTerm"];
     const std::string termp = Join(tp, "podAffinityTerm");
     if (!term.IsDefined() || !IsMapOrAbsent(term, termp, ctx)) {
       ctx.Fail(termp, "missing");
@@ -306,16 +306,16 @@ std::vector<WeightedPodAffinityTerm> WeightedPodAffinityTerms(const YAML::Node& 
   return out;
 }
 
-void DecodeAffinity(const YAML::Node& spec, PodObject& pod, ObjectContext& ctx) {
-  const YAML::Node aff = spec["affinity"];
+void DecodeAffinity(const doc::Node& spec, PodObject& pod, ObjectContext& ctx) {
+  const doc::Node aff = spec["affinity"];
   if (!IsMapOrAbsent(aff, "spec.affinity", ctx)) return;
-  const YAML::Node na = aff["nodeAffinity"];
+  const doc::Node na = aff["nodeAffinity"];
   if (IsMapOrAbsent(na, "spec.affinity.nodeAffinity", ctx)) {
     const std::string p =
         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
-    const YAML::Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
+    const doc::Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
     if (IsMapOrAbsent(req, p, ctx)) {
-      const YAML::Node terms = req["nodeSelectorTerms"];
+      const doc::Node terms = req["nodeSelectorTerms"];
       const std::string tp = Join(p, "nodeSelectorTerms");
       if (IsSeqOrAbsent(terms, tp, ctx)) {
         for (size_t i = 0; i < terms.size(); ++i) {
@@ -329,12 +329,12 @@ void DecodeAffinity(const YAML::Node& spec, PodObject& pod, ObjectContext& ctx) 
       }
     }
   }
-  const YAML::Node pa = aff["podAffinity"];
+  const doc::Node pa = aff["podAffinity"];
   if (IsMapOrAbsent(pa, "spec.affinity.podAffinity", ctx)) {
     pod.required_pod_affinity = PodAffinityTerms(pa, "spec.affinity.podAffinity", ctx);
     pod.preferred_pod_affinity = WeightedPodAffinityTerms(pa, "spec.affinity.podAffinity", ctx);
   }
-  const YAML::Node paa = aff["podAntiAffinity"];
+  const doc::Node paa = aff["podAntiAffinity"];
   if (IsMapOrAbsent(paa, "spec.affinity.podAntiAffinity", ctx)) {
     pod.required_pod_anti_affinity = PodAffinityTerms(paa, "spec.affinity.podAntiAffinity", ctx);
     pod.preferred_pod_anti_affinity =
@@ -343,12 +343,12 @@ void DecodeAffinity(const YAML::Node& spec, PodObject& pod, ObjectContext& ctx) 
 }
 
 // A container's effective request: requests, defaulted per resource from limits (Kubernetes).
-Resources ContainerRequest(const YAML::Node& c, std::string_view path, ObjectContext& ctx) {
-  const YAML::Node res = c["resources"];
+Resources ContainerRequest(const doc::Node& c, std::string_view path, ObjectContext& ctx) {
+  const doc::Node res = c["resources"];
   if (!IsMapOrAbsent(res, Join(path, "resources"), ctx)) return {};
   Resources requests = ResourceList(res["requests"], Join(path, "resources.requests"), ctx);
   const Resources limits = ResourceList(res["limits"], Join(path, "resources.limits"), ctx);
-  const YAML::Node req_node = res["requests"];
+  const doc::Node req_node = res["requests"];
   auto has_request = [&](std::string_view name) {
     return req_node.IsDefined() && req_node.IsMap() && req_node[std::string(name)].IsDefined();
   };
@@ -363,9 +363,9 @@ Resources ContainerRequest(const YAML::Node& c, std::string_view path, ObjectCon
 
 // Kubernetes' effective pod request: max(sum of app containers + sidecars, each init container's
 // peak) + overhead, plus one `pods` slot.
-Resources PodRequest(const YAML::Node& spec, ObjectContext& ctx) {
+Resources PodRequest(const doc::Node& spec, ObjectContext& ctx) {
   Resources app;
-  const YAML::Node containers = spec["containers"];
+  const doc::Node containers = spec["containers"];
   if (!containers.IsDefined() || !containers.IsSequence() || containers.size() == 0) {
     ctx.Fail("spec.containers", "missing or empty");
   } else {
@@ -374,7 +374,7 @@ Resources PodRequest(const YAML::Node& spec, ObjectContext& ctx) {
     }
   }
   Resources sidecars, init_peak;
-  const YAML::Node inits = spec["initContainers"];
+  const doc::Node inits = spec["initContainers"];
   if (IsSeqOrAbsent(inits, "spec.initContainers", ctx)) {
     for (size_t i = 0; i < inits.size(); ++i) {
       const std::string p = Index("spec.initContainers", i);
@@ -444,7 +444,7 @@ void DecodeGpuGroups(PodObject& pod) {
   }
 }
 
-std::vector<Toleration> Tolerations(const YAML::Node& n, ObjectContext& ctx) {
+std::vector<Toleration> Tolerations(const doc::Node& n, ObjectContext& ctx) {
   std::vector<Toleration> out;
   if (!IsSeqOrAbsent(n, "spec.tolerations", ctx)) return out;
   for (size_t i = 0; i < n.size(); ++i) {
@@ -462,11 +462,11 @@ std::vector<Toleration> Tolerations(const YAML::Node& n, ObjectContext& ctx) {
   return out;
 }
 
-void DecodePod(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                ClusterState& state) {
   PodObject pod;
   pod.meta = DecodeMeta(doc, "Pod", true, source, ctx);
-  const YAML::Node spec = doc["spec"];
+  const doc::Node spec = doc["spec"];
   if (!IsMapOrAbsent(spec, "spec", ctx)) {
     ctx.Fail("spec", "missing");
     return;
@@ -478,10 +478,10 @@ void DecodePod(const YAML::Node& doc, const std::string& source, ObjectContext& 
   pod.node_selector = StringMap(spec["nodeSelector"], "spec.nodeSelector", ctx);
   pod.tolerations = Tolerations(spec["tolerations"], ctx);
   DecodeAffinity(spec, pod, ctx);
-  const YAML::Node gates = spec["schedulingGates"];
+  const doc::Node gates = spec["schedulingGates"];
   pod.scheduling_gated = gates.IsDefined() && gates.IsSequence() && gates.size() > 0;
   pod.request = PodRequest(spec, ctx);
-  const YAML::Node status = doc["status"];
+  const doc::Node status = doc["status"];
   if (IsMapOrAbsent(status, "status", ctx)) {
     pod.phase = Str(status, "phase", "status", ctx).value_or("Pending");
     pod.nominated_node = Str(status, "nominatedNodeName", "status", ctx).value_or("");
@@ -501,7 +501,7 @@ void DecodePod(const YAML::Node& doc, const std::string& source, ObjectContext& 
   state.pods.push_back(std::move(pod));
 }
 
-void DecodeNodeConditions(const YAML::Node& conds, NodeObject& node, ObjectContext& ctx) {
+void DecodeNodeConditions(const doc::Node& conds, NodeObject& node, ObjectContext& ctx) {
   if (!IsSeqOrAbsent(conds, "status.conditions", ctx)) return;
   for (size_t i = 0; i < conds.size(); ++i) {
     const std::string p = Index("status.conditions", i);
@@ -516,14 +516,14 @@ void DecodeNodeConditions(const YAML::Node& conds, NodeObject& node, ObjectConte
   }
 }
 
-void DecodeNode(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodeNode(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                 ClusterState& state) {
   NodeObject node;
   node.meta = DecodeMeta(doc, "Node", false, source, ctx);
-  const YAML::Node spec = doc["spec"];
+  const doc::Node spec = doc["spec"];
   if (IsMapOrAbsent(spec, "spec", ctx)) {
     node.unschedulable = Bool(spec, "unschedulable", "spec", ctx).value_or(false);
-    const YAML::Node taints = spec["taints"];
+    const doc::Node taints = spec["taints"];
     if (IsSeqOrAbsent(taints, "spec.taints", ctx)) {
       for (size_t i = 0; i < taints.size(); ++i) {
         const std::string p = Index("spec.taints", i);
@@ -535,10 +535,10 @@ void DecodeNode(const YAML::Node& doc, const std::string& source, ObjectContext&
       }
     }
   }
-  const YAML::Node status = doc["status"];
+  const doc::Node status = doc["status"];
   if (IsMapOrAbsent(status, "status", ctx)) {
     node.capacity = ResourceList(status["capacity"], "status.capacity", ctx);
-    const YAML::Node alloc = status["allocatable"];
+    const doc::Node alloc = status["allocatable"];
     node.allocatable =
         alloc.IsDefined() ? ResourceList(alloc, "status.allocatable", ctx) : node.capacity;
     DecodeNodeConditions(status["conditions"], node, ctx);
@@ -546,7 +546,7 @@ void DecodeNode(const YAML::Node& doc, const std::string& source, ObjectContext&
   state.nodes.push_back(std::move(node));
 }
 
-std::optional<TopologyConstraintSpec> DecodeTopologyConstraint(const YAML::Node& n,
+std::optional<TopologyConstraintSpec> DecodeTopologyConstraint(const doc::Node& n,
                                                                const std::string& path,
                                                                ObjectContext& ctx) {
   if (!n.IsDefined() || n.IsNull() || !IsMapOrAbsent(n, path, ctx)) return std::nullopt;
@@ -571,7 +571,7 @@ std::optional<TopologyConstraintSpec> AnnotatedTopologyConstraint(const ObjectMe
   return c;
 }
 
-void DecodeSubGroups(const YAML::Node& n, PodGroupObject& pg, ObjectContext& ctx) {
+void DecodeSubGroups(const doc::Node& n, PodGroupObject& pg, ObjectContext& ctx) {
   if (!IsSeqOrAbsent(n, "spec.subGroups", ctx)) return;
   for (size_t i = 0; i < n.size(); ++i) {
     const std::string p = Index("spec.subGroups", i);
@@ -601,11 +601,11 @@ std::optional<UnixSeconds> AnnotationTime(const ObjectMeta& meta, std::string_vi
   return t;
 }
 
-void DecodePodGroup(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodePodGroup(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                     ClusterState& state) {
   PodGroupObject pg;
   pg.meta = DecodeMeta(doc, "PodGroup", true, source, ctx);
-  const YAML::Node spec = doc["spec"];
+  const doc::Node spec = doc["spec"];
   if (!IsMapOrAbsent(spec, "spec", ctx)) {
     ctx.Fail("spec", "missing");
     return;
@@ -651,7 +651,7 @@ void DecodePodGroup(const YAML::Node& doc, const std::string& source, ObjectCont
 }
 
 // Queue amounts: gpu in devices (-> milli-GPU), cpu in millicores, memory in MB (-> bytes).
-std::optional<int64_t> QueueAmount(const YAML::Node& n, std::string_view key, int scale,
+std::optional<int64_t> QueueAmount(const doc::Node& n, std::string_view key, int scale,
                                    std::string_view path, ObjectContext& ctx) {
   auto s = Str(n, key, path, ctx);
   if (!s) return std::nullopt;
@@ -677,7 +677,7 @@ std::optional<int64_t> QueueAmount(const YAML::Node& n, std::string_view key, in
   return v;
 }
 
-QueueResource DecodeQueueResource(const YAML::Node& n, std::string_view name, int scale,
+QueueResource DecodeQueueResource(const doc::Node& n, std::string_view name, int scale,
                                   ObjectContext& ctx) {
   QueueResource q;
   const std::string path = "spec.resources." + std::string(name);
@@ -689,17 +689,17 @@ QueueResource DecodeQueueResource(const YAML::Node& n, std::string_view name, in
   return q;
 }
 
-void DecodeQueue(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodeQueue(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                  ClusterState& state) {
   QueueObject q;
   q.meta = DecodeMeta(doc, "Queue", false, source, ctx);
-  const YAML::Node spec = doc["spec"];
+  const doc::Node spec = doc["spec"];
   if (IsMapOrAbsent(spec, "spec", ctx)) {
     q.parent = Str(spec, "parentQueue", "spec", ctx).value_or("");
     if (auto p = Int(spec, "priority", "spec", ctx)) q.priority = static_cast<int>(*p);
     q.preempt_min_runtime = Duration(spec, "preemptMinRuntime", "spec", ctx);
     q.reclaim_min_runtime = Duration(spec, "reclaimMinRuntime", "spec", ctx);
-    const YAML::Node res = spec["resources"];
+    const doc::Node res = spec["resources"];
     if (IsMapOrAbsent(res, "spec.resources", ctx)) {
       q.has_resources = true;
       q.gpu = DecodeQueueResource(res["gpu"], "gpu", 3, ctx);
@@ -710,7 +710,7 @@ void DecodeQueue(const YAML::Node& doc, const std::string& source, ObjectContext
   state.queues.push_back(std::move(q));
 }
 
-void DecodePriorityClass(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodePriorityClass(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                          ClusterState& state) {
   PriorityClassObject pc;
   pc.meta = DecodeMeta(doc, "PriorityClass", false, source, ctx);
@@ -721,11 +721,11 @@ void DecodePriorityClass(const YAML::Node& doc, const std::string& source, Objec
   state.priority_classes.push_back(std::move(pc));
 }
 
-void DecodeTopology(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodeTopology(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                     ClusterState& state) {
   TopologyObject t;
   t.meta = DecodeMeta(doc, "Topology", false, source, ctx);
-  const YAML::Node levels = doc["spec"]["levels"];
+  const doc::Node levels = doc["spec"]["levels"];
   if (IsSeqOrAbsent(levels, "spec.levels", ctx)) {
     for (size_t i = 0; i < levels.size(); ++i) {
       const std::string p = Index("spec.levels", i);
@@ -739,11 +739,11 @@ void DecodeTopology(const YAML::Node& doc, const std::string& source, ObjectCont
   state.topologies.push_back(std::move(t));
 }
 
-void DecodeBindRequest(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                        ClusterState& state) {
   BindRequestObject b;
   b.meta = DecodeMeta(doc, "BindRequest", true, source, ctx);
-  const YAML::Node spec = doc["spec"];
+  const doc::Node spec = doc["spec"];
   if (!IsMapOrAbsent(spec, "spec", ctx)) {
     ctx.Fail("spec", "missing");
     return;
@@ -754,36 +754,37 @@ void DecodeBindRequest(const YAML::Node& doc, const std::string& source, ObjectC
   b.selected_gpu_groups = StringList(spec["selectedGPUGroups"], "spec.selectedGPUGroups", ctx);
   if (b.pod_name.empty()) ctx.Fail("spec.podName", "missing");
   if (b.selected_node.empty()) ctx.Fail("spec.selectedNode", "missing");
-  const YAML::Node status = doc["status"];
+  const doc::Node status = doc["status"];
   if (IsMapOrAbsent(status, "status", ctx))
     b.phase = Str(status, "phase", "status", ctx).value_or("");
   state.bind_requests.push_back(std::move(b));
 }
 
-void DecodeShard(const YAML::Node& doc, const std::string& source, ObjectContext& ctx,
+void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                  ClusterState& state) {
   ShardObject s;
   s.meta = DecodeMeta(doc, "SchedulingShard", false, source, ctx);
-  const YAML::Node spec = doc["spec"];
+  const doc::Node spec = doc["spec"];
   if (IsMapOrAbsent(spec, "spec", ctx)) {
-    const YAML::Node actions = spec["actions"];
+    const doc::Node actions = spec["actions"];
     if (IsMapOrAbsent(actions, "spec.actions", ctx)) {
-      for (auto it = actions.begin(); it != actions.end(); ++it) {
-        const std::string p = "spec.actions." + it->first.Scalar();
-        ActionSetting a{it->first.Scalar(), Bool(it->second, "enabled", p, ctx), std::nullopt};
-        if (auto pr = Int(it->second, "priority", p, ctx)) a.priority = static_cast<int>(*pr);
+      for (const auto& [key, value] : actions.Entries()) {
+        const std::string name(key.Scalar());
+        const std::string p = "spec.actions." + name;
+        ActionSetting a{name, Bool(value, "enabled", p, ctx), std::nullopt};
+        if (auto pr = Int(value, "priority", p, ctx)) a.priority = static_cast<int>(*pr);
         s.actions.push_back(std::move(a));
       }
     }
-    const YAML::Node plugins = spec["plugins"];
+    const doc::Node plugins = spec["plugins"];
     if (IsMapOrAbsent(plugins, "spec.plugins", ctx)) {
-      for (auto it = plugins.begin(); it != plugins.end(); ++it) {
-        const std::string p = "spec.plugins." + it->first.Scalar();
+      for (const auto& [key, value] : plugins.Entries()) {
         PluginSetting ps;
-        ps.name = it->first.Scalar();
-        ps.enabled = Bool(it->second, "enabled", p, ctx);
-        if (auto pr = Int(it->second, "priority", p, ctx)) ps.priority = static_cast<int>(*pr);
-        const YAML::Node args = it->second["arguments"];
+        ps.name = std::string(key.Scalar());
+        const std::string p = "spec.plugins." + ps.name;
+        ps.enabled = Bool(value, "enabled", p, ctx);
+        if (auto pr = Int(value, "priority", p, ctx)) ps.priority = static_cast<int>(*pr);
+        const doc::Node args = value["arguments"];
         if (args.IsDefined() && !args.IsNull()) {
           ps.has_arguments = true;
           for (const auto& [k, v] : StringMap(args, p + ".arguments", ctx)) ps.arguments[k] = v;
@@ -791,7 +792,7 @@ void DecodeShard(const YAML::Node& doc, const std::string& source, ObjectContext
         s.plugins.push_back(std::move(ps));
       }
     }
-    const YAML::Node placement = spec["placementStrategy"];
+    const doc::Node placement = spec["placementStrategy"];
     if (IsMapOrAbsent(placement, "spec.placementStrategy", ctx)) {
       s.placement_gpu = Str(placement, "gpu", "spec.placementStrategy", ctx).value_or("");
       s.placement_cpu = Str(placement, "cpu", "spec.placementStrategy", ctx).value_or("");
@@ -801,7 +802,7 @@ void DecodeShard(const YAML::Node& doc, const std::string& source, ObjectContext
   state.shard = std::move(s);
 }
 
-using DecodeFn = void (*)(const YAML::Node&, const std::string&, ObjectContext&, ClusterState&);
+using DecodeFn = void (*)(const doc::Node&, const std::string&, ObjectContext&, ClusterState&);
 
 struct KindDecoder {
   std::string_view api_version;
@@ -820,7 +821,24 @@ constexpr KindDecoder kDecoders[] = {
     {"scheduling.run.ai/v1alpha2", "BindRequest", DecodeBindRequest},
 };
 
-void DecodeDocument(const YAML::Node& doc, const std::string& source, size_t index,
+void DecodeKind(const doc::Node& doc, std::string_view api, std::string_view kind,
+                const std::string& source, ObjectContext& ctx, ClusterState& state) {
+  for (const KindDecoder& d : kDecoders) {
+    if (d.kind != kind) continue;
+    if (d.api_version != api) {
+      ctx.Fail("apiVersion", "unsupported apiVersion \"" + std::string(api) + "\" for kind " +
+                                 std::string(kind) + " (kai reads " + std::string(d.api_version) +
+                                 ")");
+      return;
+    }
+    d.fn(doc, source, ctx, state);
+    return;
+  }
+  state.warnings.push_back(source + ": ignoring object of kind " + std::string(api) + "/" +
+                           std::string(kind));
+}
+
+void DecodeDocument(const doc::Node& doc, const std::string& source, size_t index,
                     ClusterState& state, std::vector<std::string>& errors, bool in_list = false) {
   if (!doc.IsDefined() || doc.IsNull()) return;
   ObjectContext ctx(source, "document " + std::to_string(index + 1), errors);
@@ -839,25 +857,22 @@ void DecodeDocument(const YAML::Node& doc, const std::string& source, size_t ind
       ctx.Fail("kind", "a List inside a List is not supported");
       return;
     }
-    const YAML::Node items = doc["items"];
+    const doc::Node items = doc["items"];
     if (IsSeqOrAbsent(items, "items", ctx)) {
+      // The API server's typed lists (PodList, ...) leave kind and apiVersion out of the items.
+      const std::string item_kind = kind == "List" ? "" : kind.substr(0, kind.size() - 4);
       for (size_t i = 0; i < items.size(); ++i) {
-        DecodeDocument(items[i], source, i, state, errors, true);
+        if (!item_kind.empty() && items[i].IsMap() && !items[i]["kind"].IsDefined()) {
+          ObjectContext item_ctx(source, "document " + std::to_string(i + 1), errors);
+          DecodeKind(items[i], api, item_kind, source, item_ctx, state);
+        } else {
+          DecodeDocument(items[i], source, i, state, errors, true);
+        }
       }
     }
     return;
   }
-  for (const KindDecoder& d : kDecoders) {
-    if (d.kind != kind) continue;
-    if (d.api_version != api) {
-      ctx.Fail("apiVersion", "unsupported apiVersion \"" + api + "\" for kind " + kind +
-                                 " (kai reads " + std::string(d.api_version) + ")");
-      return;
-    }
-    d.fn(doc, source, ctx, state);
-    return;
-  }
-  state.warnings.push_back(source + ": ignoring object of kind " + api + "/" + kind);
+  DecodeKind(doc, api, kind, source, ctx, state);
 }
 
 }  // namespace
@@ -866,69 +881,41 @@ std::string ObjectMeta::Ref() const {
   return ns.empty() ? kind + " " + name : kind + " " + ns + "/" + name;
 }
 
-namespace {
-
-class NullHandler : public YAML::EventHandler {
- public:
-  int start_pos = -1;
-  void OnDocumentStart(const YAML::Mark& mark) override { start_pos = mark.pos; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
-// yaml-cpp 0.7 can loop forever on some malformed streams (a document that is just ","),
-// returning empty documents without consuming input. Walk the stream once with a null handler and
-// stop when a document does not move the stream forward.
-std::optional<std::string> CheckYamlProgress(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  NullHandler handler;
-  int last = -2;
-  size_t stalls = 0;
-  while (parser.HandleNextDocument(handler)) {
-    if (handler.start_pos == last) {
-      if (++stalls > 2) return std::string("invalid YAML: the parser made no progress");
-    } else {
-      stalls = 0;
-    }
-    last = handler.start_pos;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
                                             ClusterState& state) {
   std::vector<std::string> errors;
-  std::vector<YAML::Node> docs;
-  try {
-    if (auto err = CheckYamlProgress(std::string(text))) {
-      errors.push_back(source + ": " + *err);
-      return errors;
-    }
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    errors.push_back(source + ": invalid YAML at line " + std::to_string(e.mark.line + 1) +
-                     ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+  auto parsed = doc::ParseYaml(text);
+  if (!parsed.ok()) {
+    errors.push_back(source + ": " + parsed.error().message);
     return errors;
   }
-  for (size_t i = 0; i < docs.size(); ++i) {
-    try {
-      DecodeDocument(docs[i], source, i, state, errors);
-    } catch (const YAML::Exception& e) {
-      errors.push_back(source + ": document " + std::to_string(i + 1) + ": " + e.msg);
-    }
+  const std::vector<doc::Node> docs = parsed->Roots();
+  for (size_t i = 0; i < docs.size(); ++i) DecodeDocument(docs[i], source, i, state, errors);
+  return errors;
+}
+
+std::vector<std::string> DecodeJsonText(std::string_view text, const std::string& source,
+                                        ClusterState& state) {
+  std::vector<std::string> errors;
+  auto parsed = doc::ParseJson(text);
+  if (!parsed.ok()) {
+    errors.push_back(source + ": " + parsed.error().message);
+    return errors;
   }
+  for (const doc::Node& root : parsed->Roots()) DecodeDocument(root, source, 0, state, errors);
+  return errors;
+}
+
+std::vector<std::string> DecodeObject(const doc::Node& object, std::string_view api_version,
+                                      std::string_view kind, const std::string& source,
+                                      ClusterState& state) {
+  std::vector<std::string> errors;
+  ObjectContext ctx(source, std::string(kind), errors);
+  if (!object.IsMap()) {
+    ctx.Fail("(root)", "expected a Kubernetes object (a mapping)");
+    return errors;
+  }
+  DecodeKind(object, api_version, kind, source, ctx, state);
   return errors;
 }
 

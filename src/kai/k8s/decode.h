@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kai/k8s/doc.h"
 #include "kai/model/cluster.h"
 #include "kai/util/result.h"
 
@@ -15,6 +16,16 @@ namespace kai {
 // Returns the errors found (empty on success). Objects of unknown kinds add a warning.
 std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
                                             ClusterState& state);
+
+// Decodes one JSON value (an object, or a List of objects) into `state`, as DecodeManifestText.
+std::vector<std::string> DecodeJsonText(std::string_view text, const std::string& source,
+                                        ClusterState& state);
+
+// Decodes one object of a known kind (an API list's items carry no kind) into `state`. Objects of
+// kinds kai does not read add a warning; a known kind at another apiVersion is an error.
+std::vector<std::string> DecodeObject(const doc::Node& object, std::string_view api_version,
+                                      std::string_view kind, const std::string& source,
+                                      ClusterState& state);
 
 // Reads files, or every *.yaml / *.yml file of a directory (sorted by name), decodes and validates.
 Result<ClusterState> LoadManifests(const std::vector<std::string>& paths);

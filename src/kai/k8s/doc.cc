@@ -1,0 +1,289 @@
+#include "kai/k8s/doc.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/exceptions.h>
+#include <yaml-cpp/parser.h>
+
+#include <map>
+#include <sstream>
+
+namespace kai::doc {
+
+// Nodes live in one vector; a container's children are contiguous in `children` (a map stores
+// key, value, key, value, ...); scalar text lives in one character arena.
+struct NodeData {
+  Type type = Type::kUndefined;
+  uint32_t begin = 0;  // scalar: offset into chars; container: offset into children
+  uint32_t count = 0;  // scalar: length; map: entries; sequence: elements
+};
+
+struct Document::Data {
+  std::vector<NodeData> nodes;
+  std::vector<uint32_t> children;
+  std::string chars;
+  std::vector<uint32_t> roots;
+};
+
+Document::Document() : d_(std::make_unique<Data>()) {}
+Document::~Document() = default;
+Document::Document(Document&&) noexcept = default;
+Document& Document::operator=(Document&&) noexcept = default;
+
+std::vector<Node> Document::Roots() const {
+  std::vector<Node> out;
+  out.reserve(d_->roots.size());
+  for (uint32_t r : d_->roots) out.push_back(Node(this, r));
+  return out;
+}
+
+uint32_t Document::AddScalar(std::string_view text) {
+  NodeData n{Type::kScalar, static_cast<uint32_t>(d_->chars.size()),
+             static_cast<uint32_t>(text.size())};
+  d_->chars.append(text);
+  d_->nodes.push_back(n);
+  return static_cast<uint32_t>(d_->nodes.size() - 1);
+}
+
+uint32_t Document::AddNull() {
+  d_->nodes.push_back(NodeData{Type::kNull, 0, 0});
+  return static_cast<uint32_t>(d_->nodes.size() - 1);
+}
+
+uint32_t Document::BeginContainer(Type type) {
+  d_->nodes.push_back(NodeData{type, 0, 0});
+  return static_cast<uint32_t>(d_->nodes.size() - 1);
+}
+
+void Document::EndContainer(uint32_t index, const std::vector<uint32_t>& children) {
+  NodeData& n = d_->nodes[index];
+  n.begin = static_cast<uint32_t>(d_->children.size());
+  n.count = static_cast<uint32_t>(n.type == Type::kMap ? children.size() / 2 : children.size());
+  d_->children.insert(d_->children.end(), children.begin(), children.end());
+}
+
+void Document::AddRoot(uint32_t index) { d_->roots.push_back(index); }
+
+Type Node::type() const { return doc_ ? doc_->d_->nodes[index_].type : Type::kUndefined; }
+
+std::string_view Node::Scalar() const {
+  if (!IsScalar()) return {};
+  const NodeData& n = doc_->d_->nodes[index_];
+  return std::string_view(doc_->d_->chars).substr(n.begin, n.count);
+}
+
+size_t Node::size() const {
+  const Type t = type();
+  return t == Type::kMap || t == Type::kSequence ? doc_->d_->nodes[index_].count : 0;
+}
+
+Node Node::operator[](std::string_view key) const {
+  if (!IsMap()) return {};
+  const NodeData& n = doc_->d_->nodes[index_];
+  const uint32_t* kv = doc_->d_->children.data() + n.begin;
+  for (uint32_t i = 0; i < n.count; ++i) {
+    const Node k(doc_, kv[2 * i]);
+    if (k.IsScalar() && k.Scalar() == key) return Node(doc_, kv[2 * i + 1]);
+  }
+  return {};
+}
+
+Node Node::operator[](size_t index) const {
+  if (!IsSequence() || index >= size()) return {};
+  return Node(doc_, doc_->d_->children[doc_->d_->nodes[index_].begin + index]);
+}
+
+std::vector<Node::Entry> Node::Entries() const {
+  std::vector<Entry> out;
+  if (!IsMap()) return out;
+  const NodeData& n = doc_->d_->nodes[index_];
+  out.reserve(n.count);
+  const uint32_t* kv = doc_->d_->children.data() + n.begin;
+  for (uint32_t i = 0; i < n.count; ++i) {
+    out.push_back(Entry{Node(doc_, kv[2 * i]), Node(doc_, kv[2 * i + 1])});
+  }
+  return out;
+}
+
+namespace {
+
+// Shared by both parsers: a stack of open containers, each collecting its children's indices.
+class TreeBuilder {
+ public:
+  explicit TreeBuilder(Document& doc) : doc_(doc) {}
+  void Add(uint32_t node) {
+    if (open_.empty()) {
+      doc_.AddRoot(node);
+    } else {
+      open_.back().children.push_back(node);
+    }
+  }
+  uint32_t Scalar(std::string_view text) {
+    const uint32_t n = doc_.AddScalar(text);
+    Add(n);
+    return n;
+  }
+  uint32_t Null() {
+    const uint32_t n = doc_.AddNull();
+    Add(n);
+    return n;
+  }
+  uint32_t Open(Type type) {
+    const uint32_t n = doc_.BeginContainer(type);
+    open_.push_back(Open_{n, {}});
+    return n;
+  }
+  void Close() {
+    Open_ top = std::move(open_.back());
+    open_.pop_back();
+    doc_.EndContainer(top.node, top.children);
+    Add(top.node);
+  }
+  bool Balanced() const { return open_.empty(); }
+
+ private:
+  struct Open_ {
+    uint32_t node;
+    std::vector<uint32_t> children;
+  };
+  Document& doc_;
+  std::vector<Open_> open_;
+};
+
+class YamlHandler : public YAML::EventHandler {
+ public:
+  explicit YamlHandler(Document& doc) : tree_(doc) {}
+  int document_start = -1;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { document_start = mark.pos; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { Remember(anchor, tree_.Null()); }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    auto it = anchors_.find(anchor);
+    if (it == anchors_.end()) {
+      tree_.Null();
+    } else {
+      tree_.Add(it->second);  // the tree is read-only, so an alias shares the anchored node
+    }
+  }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    Remember(anchor, tree_.Scalar(value));
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    pending_anchors_.push_back({anchor, tree_.Open(Type::kSequence)});
+  }
+  void OnSequenceEnd() override { CloseContainer(); }
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    pending_anchors_.push_back({anchor, tree_.Open(Type::kMap)});
+  }
+  void OnMapEnd() override { CloseContainer(); }
+
+ private:
+  void Remember(YAML::anchor_t anchor, uint32_t node) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
+  }
+  void CloseContainer() {
+    auto [anchor, node] = pending_anchors_.back();
+    pending_anchors_.pop_back();
+    tree_.Close();
+    Remember(anchor, node);
+  }
+  TreeBuilder tree_;
+  std::map<YAML::anchor_t, uint32_t> anchors_;
+  std::vector<std::pair<YAML::anchor_t, uint32_t>> pending_anchors_;
+};
+
+// RapidJSON SAX handler; numbers arrive as their text (kParseNumbersAsStringsFlag).
+class JsonHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonHandler> {
+ public:
+  explicit JsonHandler(Document& doc) : tree_(doc) {}
+  bool Null() {
+    tree_.Null();
+    return true;
+  }
+  bool Bool(bool b) {
+    tree_.Scalar(b ? "true" : "false");
+    return true;
+  }
+  bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+    tree_.Scalar(std::string_view(s, n));
+    return true;
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    tree_.Scalar(std::string_view(s, n));
+    return true;
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    tree_.Scalar(std::string_view(s, n));
+    return true;
+  }
+  bool StartObject() {
+    tree_.Open(Type::kMap);
+    return true;
+  }
+  bool EndObject(rapidjson::SizeType) {
+    tree_.Close();
+    return true;
+  }
+  bool StartArray() {
+    tree_.Open(Type::kSequence);
+    return true;
+  }
+  bool EndArray(rapidjson::SizeType) {
+    tree_.Close();
+    return true;
+  }
+  // Integers are reported as RawNumber with kParseNumbersAsStringsFlag; these stay for safety.
+  bool Default() { return false; }
+
+ private:
+  TreeBuilder tree_;
+};
+
+}  // namespace
+
+Result<Document> ParseYaml(std::string_view text) {
+  Document doc;
+  try {
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    YamlHandler handler(doc);
+    // yaml-cpp 0.7 can loop forever on some malformed streams (a document that is just ","),
+    // returning empty documents without consuming input: stop when the stream stops moving.
+    int last = -2;
+    int stalls = 0;
+    while (parser.HandleNextDocument(handler)) {
+      if (handler.document_start == last) {
+        if (++stalls > 2) return Error{"invalid YAML: the parser made no progress"};
+      } else {
+        stalls = 0;
+      }
+      last = handler.document_start;
+    }
+  } catch (const YAML::Exception& e) {
+    return Error{"invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                 std::to_string(e.mark.column + 1) + ": " + e.msg};
+  }
+  return doc;
+}
+
+Result<Document> ParseJson(std::string_view text) {
+  Document doc;
+  JsonHandler handler(doc);
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream in(text.data(), text.size());
+  const rapidjson::ParseResult ok =
+      reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(in, handler);
+  if (!ok) {
+    return Error{std::string("invalid JSON at offset ") + std::to_string(ok.Offset()) + ": " +
+                 rapidjson::GetParseError_En(ok.Code())};
+  }
+  return doc;
+}
+
+}  // namespace kai::doc

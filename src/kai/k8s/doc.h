@@ -1,0 +1,86 @@
+#pragma once
+// One read-only document tree for both formats kai reads Kubernetes objects in: YAML manifests
+// (and `kubectl get -o yaml` dumps) and the API server's JSON. The decoder (decode.h) walks this
+// tree, so one piece of code knows what a Pod field means whatever the format.
+//
+// Scalars keep their text as written: JSON numbers and booleans become the scalar "12", "true",
+// exactly as YAML writes them, so the decoder parses both alike. A Document owns every node;
+// a Node is a small view (document pointer + index) and must not outlive its Document.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kai/util/result.h"
+
+namespace kai::doc {
+
+enum class Type : uint8_t { kUndefined, kNull, kScalar, kMap, kSequence };
+
+class Document;
+
+class Node {
+ public:
+  Node() = default;  // undefined: what a lookup of a missing key returns
+
+  Type type() const;
+  bool IsDefined() const { return type() != Type::kUndefined; }
+  bool IsNull() const { return type() == Type::kNull; }
+  bool IsScalar() const { return type() == Type::kScalar; }
+  bool IsMap() const { return type() == Type::kMap; }
+  bool IsSequence() const { return type() == Type::kSequence; }
+
+  // The text of a scalar; empty for any other node.
+  std::string_view Scalar() const;
+  // Entries of a map or elements of a sequence; 0 for any other node.
+  size_t size() const;
+  // A map's value for `key` (the first such entry); undefined when absent or not a map.
+  Node operator[](std::string_view key) const;
+  // A sequence's element; undefined when out of range or not a sequence.
+  Node operator[](size_t index) const;
+
+  struct Entry;
+  // A map's entries in document order (empty for any other node).
+  std::vector<Entry> Entries() const;
+
+ private:
+  friend class Document;
+  Node(const Document* doc, uint32_t index) : doc_(doc), index_(index) {}
+  const Document* doc_ = nullptr;
+  uint32_t index_ = 0;
+};
+
+struct Node::Entry {
+  Node first, second;  // key and value
+};
+
+class Document {
+ public:
+  Document();
+  ~Document();
+  Document(Document&&) noexcept;
+  Document& operator=(Document&&) noexcept;
+
+  // The top-level nodes: one per YAML document of a stream, one for JSON.
+  std::vector<Node> Roots() const;
+
+  // Building (used by the parsers): a node's children are added between Begin and End.
+  uint32_t AddScalar(std::string_view text);
+  uint32_t AddNull();
+  uint32_t BeginContainer(Type type);
+  void EndContainer(uint32_t index, const std::vector<uint32_t>& children);
+  void AddRoot(uint32_t index);
+
+ private:
+  friend class Node;
+  struct Data;
+  std::unique_ptr<Data> d_;
+};
+
+// A multi-document YAML stream. The error names the line and column.
+Result<Document> ParseYaml(std::string_view text);
+// One JSON value (an object, a list response, a watch event). The error names the offset.
+Result<Document> ParseJson(std::string_view text);
+
+}  // namespace kai::doc

@@ -1,0 +1,120 @@
+#include "kai/k8s/doc.h"
+
+#include <gtest/gtest.h>
+
+#include "kai/k8s/decode.h"
+
+namespace kai::doc {
+namespace {
+
+TEST(DocTest, YamlScalarsMapsSequencesAndNulls) {
+  auto d = ParseYaml("a: 1\nb: [x, \"y\"]\nc: ~\nd: {}\ne: 'null'\n");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const auto roots = d->Roots();
+  ASSERT_EQ(roots.size(), 1u);
+  const Node r = roots[0];
+  EXPECT_TRUE(r.IsMap());
+  EXPECT_EQ(r.size(), 5u);
+  EXPECT_EQ(r["a"].Scalar(), "1");
+  EXPECT_TRUE(r["b"].IsSequence());
+  EXPECT_EQ(r["b"][1].Scalar(), "y");
+  EXPECT_FALSE(r["b"][2].IsDefined());
+  EXPECT_TRUE(r["c"].IsNull());
+  EXPECT_TRUE(r["d"].IsMap());
+  EXPECT_EQ(r["d"].size(), 0u);
+  EXPECT_TRUE(r["e"].IsScalar());  // a quoted "null" is a string
+  EXPECT_FALSE(r["missing"].IsDefined());
+  EXPECT_FALSE(r["a"]["x"].IsDefined());  // lookups through a scalar stay undefined
+}
+
+TEST(DocTest, YamlStreamHasOneRootPerDocumentAndAliasesShareNodes) {
+  auto d = ParseYaml("x: &v {k: 1}\ny: *v\n---\nz: 2\n");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const auto roots = d->Roots();
+  ASSERT_EQ(roots.size(), 2u);
+  EXPECT_EQ(roots[0]["y"]["k"].Scalar(), "1");
+  EXPECT_EQ(roots[1]["z"].Scalar(), "2");
+}
+
+TEST(DocTest, JsonNumbersAndBooleansKeepTheirText) {
+  auto d = ParseJson(R"({"n": 12, "f": 0.50, "t": true, "z": null, "s": "a\"b", "l": [1, {}]})");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const Node r = d->Roots().at(0);
+  EXPECT_EQ(r["n"].Scalar(), "12");
+  EXPECT_EQ(r["f"].Scalar(), "0.50");
+  EXPECT_EQ(r["t"].Scalar(), "true");
+  EXPECT_TRUE(r["z"].IsNull());
+  EXPECT_EQ(r["s"].Scalar(), "a\"b");
+  EXPECT_TRUE(r["l"][1].IsMap());
+  const auto entries = r.Entries();
+  ASSERT_EQ(entries.size(), 6u);
+  EXPECT_EQ(entries[0].first.Scalar(), "n");
+}
+
+TEST(DocTest, MalformedInputNamesWhereItBroke) {
+  auto j = ParseJson(R"({"a": [1, 2)");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message.find("invalid JSON at offset"), std::string::npos);
+  auto trailing = ParseJson(R"({"a": 1} x)");
+  EXPECT_FALSE(trailing.ok());
+  auto y = ParseYaml("a: [1, 2\n");
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.error().message.find("invalid YAML at line"), std::string::npos);
+}
+
+// The same Pod as YAML and as the API server's JSON (numbers as numbers, a typed list whose items
+// carry no kind) decodes to the same object.
+TEST(DocTest, OneDecoderForYamlManifestsAndApiJson) {
+  const char* yaml = R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: team
+  uid: u-1
+  creationTimestamp: "2025-01-01T00:00:00Z"
+  annotations: {pod-group-name: pg, gpu-fraction: "0.5"}
+spec:
+  schedulerName: kai-scheduler
+  priority: 100
+  containers:
+  - name: c
+    resources: {requests: {cpu: 500m, memory: 1Gi}}
+status: {phase: Pending}
+)";
+  const char* json = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9"},
+    "items":[{"metadata":{"name":"p","namespace":"team","uid":"u-1",
+      "creationTimestamp":"2025-01-01T00:00:00Z",
+      "annotations":{"pod-group-name":"pg","gpu-fraction":"0.5"}},
+      "spec":{"schedulerName":"kai-scheduler","priority":100,
+        "containers":[{"name":"c","resources":{"requests":{"cpu":"500m","memory":"1Gi"}}}]},
+      "status":{"phase":"Pending"}}]})";
+  ClusterState from_yaml, from_json;
+  EXPECT_TRUE(DecodeManifestText(yaml, "y", from_yaml).empty());
+  EXPECT_TRUE(DecodeJsonText(json, "j", from_json).empty());
+  ASSERT_EQ(from_yaml.pods.size(), 1u);
+  ASSERT_EQ(from_json.pods.size(), 1u);
+  const PodObject& a = from_yaml.pods[0];
+  const PodObject& b = from_json.pods[0];
+  EXPECT_EQ(a.meta.name, b.meta.name);
+  EXPECT_EQ(a.meta.uid, b.meta.uid);
+  EXPECT_EQ(a.priority, b.priority);
+  EXPECT_EQ(a.request.milli_cpu, 500);
+  EXPECT_EQ(a.request.milli_cpu, b.request.milli_cpu);
+  EXPECT_EQ(a.request.memory, b.request.memory);
+  EXPECT_EQ(a.gpu_sharing.fraction_milli, 500);
+  EXPECT_EQ(b.gpu_sharing.fraction_milli, 500);
+  EXPECT_EQ(a.pod_group, b.pod_group);
+}
+
+TEST(DocTest, DecodeObjectOfAGivenKindNamesTheField) {
+  auto d = ParseJson(R"({"metadata":{"name":"n1"},"status":{"capacity":{"cpu":"x"}}})");
+  ASSERT_TRUE(d.ok());
+  ClusterState s;
+  auto errs = DecodeObject(d->Roots().at(0), "v1", "Node", "api", s);
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].find("Node n1: status.capacity.cpu"), std::string::npos) << errs[0];
+}
+
+}  // namespace
+}  // namespace kai::doc

@@ -1,0 +1,254 @@
+#include "kai/k8s/http.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <vector>
+
+namespace kai::k8s {
+namespace {
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// Idle easy handles keep their connections alive between requests; one per concurrent caller.
+struct HandlePool {
+  std::mutex mu;
+  std::vector<CURL*> idle;
+  CURL* Take() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!idle.empty()) {
+        CURL* h = idle.back();
+        idle.pop_back();
+        curl_easy_reset(h);  // keeps the live connection
+        return h;
+      }
+    }
+    return curl_easy_init();
+  }
+  void Give(CURL* h) {
+    std::lock_guard<std::mutex> lock(mu);
+    idle.push_back(h);
+  }
+  ~HandlePool() {
+    for (CURL* h : idle) curl_easy_cleanup(h);
+  }
+};
+
+std::mutex g_pools_mu;
+std::vector<std::pair<const HttpClient*, std::unique_ptr<HandlePool>>> g_pools;
+
+HandlePool& PoolOf(const HttpClient* c) {
+  std::lock_guard<std::mutex> lock(g_pools_mu);
+  for (auto& [owner, pool] : g_pools) {
+    if (owner == c) return *pool;
+  }
+  g_pools.emplace_back(c, std::make_unique<HandlePool>());
+  return *g_pools.back().second;
+}
+
+void DropPool(const HttpClient* c) {
+  std::lock_guard<std::mutex> lock(g_pools_mu);
+  std::erase_if(g_pools, [c](const auto& p) { return p.first == c; });
+}
+
+struct Transfer {
+  HttpResponse* response;
+  const LineSink* sink = nullptr;
+  const std::atomic<bool>* stop = nullptr;
+  CURL* handle = nullptr;
+  std::string partial;  // a streamed line not yet complete
+  bool sink_stopped = false;
+};
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * n);
+  const size_t colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string name(line.substr(0, colon));
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+      value.remove_prefix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n')) value.remove_suffix(1);
+    t->response->headers[name] = std::string(value);
+  }
+  return size * n;
+}
+
+bool StreamingOk(Transfer* t) {
+  long code = 0;
+  curl_easy_getinfo(t->handle, CURLINFO_RESPONSE_CODE, &code);
+  return code >= 200 && code < 300;
+}
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t len = size * n;
+  if (!t->sink || !StreamingOk(t)) {
+    t->response->body.append(data, len);
+    return len;
+  }
+  t->partial.append(data, len);
+  size_t start = 0;
+  for (size_t nl; (nl = t->partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string_view line(t->partial.data() + start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    if (!(*t->sink)(line)) {
+      t->sink_stopped = true;
+      return 0;  // aborts the transfer
+    }
+  }
+  t->partial.erase(0, start);
+  return len;
+}
+
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  return t->stop && t->stop->load() ? 1 : 0;
+}
+
+curl_slist* Headers(const TokenSource& tokens, const HttpRequest& r) {
+  curl_slist* h = nullptr;
+  h = curl_slist_append(h, "Accept: application/json");
+  if (!r.body.empty() || r.method == "POST" || r.method == "PUT" || r.method == "PATCH") {
+    h = curl_slist_append(h, ("Content-Type: " + r.content_type).c_str());
+  }
+  if (const std::string token = tokens.Token(); !token.empty()) {
+    h = curl_slist_append(h, ("Authorization: Bearer " + token).c_str());
+  }
+  h = curl_slist_append(h, "User-Agent: kai/0.1");
+  return h;
+}
+
+void SetBlob(CURL* h, CURLoption opt, const std::string& pem) {
+  curl_blob blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(h, opt, &blob);
+}
+
+void SetTls(CURL* h, const ClusterConfig& c) {
+  if (c.insecure_skip_tls_verify) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  } else if (!c.ca_pem.empty()) {
+    SetBlob(h, CURLOPT_CAINFO_BLOB, c.ca_pem);
+  } else if (!c.ca_file.empty()) {
+    curl_easy_setopt(h, CURLOPT_CAINFO, c.ca_file.c_str());
+  }
+  if (!c.client_cert_pem.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+    SetBlob(h, CURLOPT_SSLCERT_BLOB, c.client_cert_pem);
+  } else if (!c.client_cert_file.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLCERT, c.client_cert_file.c_str());
+  }
+  if (!c.client_key_pem.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    SetBlob(h, CURLOPT_SSLKEY_BLOB, c.client_key_pem);
+  } else if (!c.client_key_file.empty()) {
+    curl_easy_setopt(h, CURLOPT_SSLKEY, c.client_key_file.c_str());
+  }
+}
+
+}  // namespace
+
+struct HttpClientTokens {
+  static const TokenSource& Of(const ClusterConfig& c) {
+    static std::mutex mu;
+    static std::vector<std::pair<std::string, std::unique_ptr<TokenSource>>> sources;
+    std::lock_guard<std::mutex> lock(mu);
+    const std::string key = c.token + "\n" + c.token_file;
+    for (auto& [k, s] : sources) {
+      if (k == key) return *s;
+    }
+    sources.emplace_back(key, std::make_unique<TokenSource>(c));
+    return *sources.back().second;
+  }
+};
+
+HttpClient::HttpClient(ClusterConfig config) : config_(std::move(config)) { GlobalInit(); }
+
+HttpClient::~HttpClient() { DropPool(this); }
+
+namespace {
+
+HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t,
+                     std::chrono::milliseconds idle_timeout) {
+  const ClusterConfig& c = client.config();
+  HandlePool& pool = PoolOf(&client);
+  CURL* h = pool.Take();
+  HttpResponse& resp = *t.response;
+  if (!h) {
+    resp.transport_error = "cannot create a libcurl handle";
+    return resp;
+  }
+  t.handle = h;
+  const std::string url = c.server + r.path;
+  curl_slist* headers = Headers(HttpClientTokens::Of(c), r);
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::min<int64_t>(r.timeout.count(), 10000)));
+  if (r.method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, r.body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+  }
+  SetTls(h, c);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
+  if (t.stop) {
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, OnProgress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  }
+  if (idle_timeout.count() > 0) {
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
+                     std::max<long>(1, static_cast<long>(idle_timeout.count() / 1000)));
+  }
+  const CURLcode rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
+  if (rc != CURLE_OK && !t.sink_stopped && !(t.stop && t.stop->load())) {
+    resp.transport_error = curl_easy_strerror(rc);
+  }
+  curl_slist_free_all(headers);
+  if (rc == CURLE_OK || t.sink_stopped) {
+    pool.Give(h);
+  } else {
+    curl_easy_cleanup(h);  // a broken connection is not reused
+  }
+  return resp;
+}
+
+}  // namespace
+
+HttpResponse HttpClient::Do(const HttpRequest& request) const {
+  HttpResponse resp;
+  Transfer t{&resp};
+  return Perform(*this, request, t, std::chrono::milliseconds(0));
+}
+
+HttpResponse HttpClient::Stream(const HttpRequest& request, const LineSink& sink,
+                                const std::atomic<bool>& stop,
+                                std::chrono::milliseconds idle_timeout) const {
+  HttpResponse resp;
+  Transfer t{&resp, &sink, &stop};
+  return Perform(*this, request, t, idle_timeout);
+}
+
+}  // namespace kai::k8s
