@@ -42,11 +42,7 @@ CHECKED_KINDS = {"Queue", "PodGroup", "BindRequest", "Topology", "SchedulingShar
 
 # Scenario files whose objects the API refuses because the file is wrong, not the CRD. The test
 # prints them; it fails only on other rejections. Fix the file, then remove its line here.
-KNOWN_REJECTED = {
-    "tests/scenarios/preempt/no-preempt-above-fair-share-reclaim-cycle/scenario.yaml":
-        "numbers written as strings: Queue spec.resources.*.{quota,overQuotaWeight,limit} ('-1') "
-        "and PodGroup spec.minMember ('1'); KAI's CRDs type them as numbers",
-}
+KNOWN_REJECTED: dict[str, str] = {}
 
 # name -> (group, kind, plural, singular, shortNames, scope, [(version, served, storage)], status)
 EXPECTED_CRDS = {

@@ -1,6 +1,7 @@
 // kai: one multi-call binary. Exceptions and exit codes live here, at the process edge.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "kai/framework/session.h"
 #include "kai/k8s/decode.h"
 #include "kai/resource/quantity.h"
+#include "kai/scheduler/scheduler.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
 #include "kai/util/time.h"
@@ -246,6 +248,87 @@ int RunCheckUpdate(const CheckUpdateArgs& a) {
   return 0;
 }
 
+struct SchedulerArgs {
+  kai::scheduler::SchedulerOptions o;
+  std::string period, now, lease_duration, renew_deadline, retry_period;
+};
+
+CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
+  CLI::App* c = app.add_subcommand("scheduler", "schedule a Kubernetes cluster (KAI's scheduler)");
+  auto& o = a.o;
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, "
+                "~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--scheduler-name", o.scheduler_name, "schedule pods with this schedulerName");
+  c->add_option("--shard", o.shard, "SchedulingShard to read config and node pool from");
+  c->add_option("--node-pool-label-key", o.node_pool_key, "the node-pool label");
+  c->add_option("--schedule-period", a.period, "cycle period, e.g. 1s (the shard's wins)");
+  c->add_flag("--once", o.once, "sync, run one cycle, write its decisions, print it and exit");
+  c->add_flag("--dry-run", o.dry_run, "sync, run one cycle, print it; write nothing");
+  c->add_option("-o,--output", o.output, "table, yaml or json (--once, --dry-run)")
+      ->check(CLI::IsMember({"table", "yaml", "json"}));
+  c->add_option("--now", a.now, "a fixed clock for every cycle, RFC 3339 (tests)");
+  c->add_option("--max-in-flight", o.max_in_flight, "concurrent API writes (default 32)");
+  c->add_flag("--update-pod-eviction-condition", o.update_pod_eviction_condition,
+              "set the DisruptionTarget condition before deleting an evicted pod");
+  c->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
+  c->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
+  c->add_option("--leader-elect-id", o.leader_elect_id, "the Lease's name");
+  c->add_option("--leader-elect-identity", o.identity, "this process's identity (hostname_pid)");
+  c->add_option("--leader-elect-lease-duration", a.lease_duration, "e.g. 15s");
+  c->add_option("--leader-elect-renew-deadline", a.renew_deadline, "e.g. 10s");
+  c->add_option("--leader-elect-retry-period", a.retry_period, "e.g. 2s");
+  c->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
+  c->add_option("--health-probe-bind-address", o.health_address,
+                "HOST:PORT for /healthz, /readyz and /debug/snapshot");
+  c->add_option("--max-cycles", o.max_cycles, "stop after this many cycles (0: run on)");
+  return c;
+}
+
+std::optional<std::string> ParseDurationFlag(const std::string& flag, const std::string& text,
+                                             std::chrono::milliseconds& out) {
+  if (text.empty()) return std::nullopt;
+  auto ms = kai::ParseGoDurationMillis(text);
+  if (!ms || *ms <= 0)
+    return flag + ": expected a positive duration such as 1s, got \"" + text + "\"";
+  out = std::chrono::milliseconds(*ms);
+  return std::nullopt;
+}
+
+void OnSignal(int) { kai::scheduler::RequestStop(); }
+
+int RunSchedulerCommand(SchedulerArgs& a) {
+  auto& o = a.o;
+  if (!a.period.empty()) {
+    std::chrono::milliseconds p{0};
+    if (auto e = ParseDurationFlag("--schedule-period", a.period, p)) return Fail(*e);
+    o.period = p;
+  }
+  if (auto e =
+          ParseDurationFlag("--leader-elect-lease-duration", a.lease_duration, o.lease_duration)) {
+    return Fail(*e);
+  }
+  if (auto e =
+          ParseDurationFlag("--leader-elect-renew-deadline", a.renew_deadline, o.renew_deadline)) {
+    return Fail(*e);
+  }
+  if (auto e = ParseDurationFlag("--leader-elect-retry-period", a.retry_period, o.retry_period)) {
+    return Fail(*e);
+  }
+  if (o.renew_deadline >= o.lease_duration) {
+    return Fail("--leader-elect-renew-deadline: must be shorter than the lease duration");
+  }
+  if (!a.now.empty()) {
+    kai::UnixSeconds now = 0;
+    if (!ParseNow(a.now, now)) return Fail("--now: expected an RFC 3339 time, got " + a.now);
+    o.now = now;
+  }
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  return kai::scheduler::RunScheduler(o, std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -284,6 +367,8 @@ int main(int argc, char** argv) {
       ->required();
   check_update->add_option("--after", cu.after, "the updated manifests (file or directory)")
       ->required();
+  SchedulerArgs sa;
+  CLI::App* scheduler = AddSchedulerCommand(app, sa);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -294,6 +379,7 @@ int main(int argc, char** argv) {
     if (*simulate) return RunSimulate(sim);
     if (*queues) return RunQueues(qa);
     if (*check_update) return RunCheckUpdate(cu);
+    if (*scheduler) return RunSchedulerCommand(sa);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

@@ -192,4 +192,10 @@ std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) 
   return out;
 }
 
+std::string JoinReasons(const std::vector<Reason>& reasons) {
+  std::string out;
+  for (const auto& r : reasons) out += (out.empty() ? "" : "; ") + r.Message();
+  return out;
+}
+
 }  // namespace kai

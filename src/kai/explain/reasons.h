@@ -64,6 +64,9 @@ struct Reason {
   std::string KindName() const;
 };
 
+// The reasons as one line for people: their messages joined by "; ".
+std::string JoinReasons(const std::vector<Reason>& reasons);
+
 // Groups per-node verdicts of one pod into reasons, largest group first.
 std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts);
 std::string FitCodeName(FitCode code);

@@ -93,6 +93,10 @@ std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& 
       const auto ms = ParseGoDurationMillis(value);
       if (!ms || *ms < 0) err = "expected a duration of 0 or more such as 500ms";
       if (ms && *ms >= 0) c.max_search_millis_per_job = *ms;
+    } else if (key == "schedule-period") {
+      const auto ms = ParseGoDurationMillis(value);
+      if (!ms || *ms <= 0) err = "expected a positive duration such as 1s";
+      if (ms && *ms > 0) c.schedule_period_millis = *ms;
     } else if (key == "default-staleness-grace-period") {
       auto d = ParseGoDuration(value);
       if (d)

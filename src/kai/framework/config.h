@@ -25,6 +25,8 @@ struct SchedulerConfig {
   int64_t max_consolidation_preemptees = 16;
   bool allow_consolidating_reclaim = true;
   int64_t default_staleness_grace_seconds = 60;
+  // spec.args.schedule-period: the live scheduler's cycle period (kai scheduler; none here).
+  std::optional<int64_t> schedule_period_millis;
   int64_t queue_depth_per_action = -1;  // -1: unlimited
   // kai's bound on the scenarios a disruptive action simulates for one job (spec.args
   // max-scenarios-per-job); reaching it is reported as the search giving up.

@@ -755,8 +755,11 @@ void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectCo
   if (b.pod_name.empty()) ctx.Fail("spec.podName", "missing");
   if (b.selected_node.empty()) ctx.Fail("spec.selectedNode", "missing");
   const doc::Node status = doc["status"];
-  if (IsMapOrAbsent(status, "status", ctx))
+  if (auto v = Int(spec, "backoffLimit", "spec", ctx)) b.backoff_limit = static_cast<int>(*v);
+  if (IsMapOrAbsent(status, "status", ctx)) {
     b.phase = Str(status, "phase", "status", ctx).value_or("");
+    b.failed_attempts = static_cast<int>(Int(status, "failedAttempts", "status", ctx).value_or(0));
+  }
   state.bind_requests.push_back(std::move(b));
 }
 
@@ -797,6 +800,7 @@ void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext&
       s.placement_gpu = Str(placement, "gpu", "spec.placementStrategy", ctx).value_or("");
       s.placement_cpu = Str(placement, "cpu", "spec.placementStrategy", ctx).value_or("");
     }
+    s.partition_label_value = Str(spec, "partitionLabelValue", "spec", ctx).value_or("");
     for (const auto& [k, v] : StringMap(spec["args"], "spec.args", ctx)) s.args[k] = v;
   }
   state.shard = std::move(s);

@@ -33,30 +33,36 @@ struct ObjectMeta {
   InternedString source;  // file the object came from, for messages
   // "Kind namespace/name" or "Kind name".
   std::string Ref() const;
+  friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
 };
 
 struct Taint {
   std::string key, value, effect;
+  friend bool operator==(const Taint&, const Taint&) = default;
 };
 
 struct Toleration {
   std::string key, op, value, effect;  // op: Equal (default) or Exists
+  friend bool operator==(const Toleration&, const Toleration&) = default;
 };
 
 struct SelectorRequirement {
   std::string key, op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
   std::vector<std::string> values;
+  friend bool operator==(const SelectorRequirement&, const SelectorRequirement&) = default;
 };
 
 struct NodeSelectorTerm {
   std::vector<SelectorRequirement> match_expressions;
   std::vector<SelectorRequirement> match_fields;  // only metadata.name is meaningful
+  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
 };
 
 struct LabelSelector {
   Labels match_labels;
   std::vector<SelectorRequirement> match_expressions;
   bool matches_nothing = false;  // an absent selector (Kubernetes: nil selects no object)
+  friend bool operator==(const LabelSelector&, const LabelSelector&) = default;
 };
 
 struct PodAffinityTerm {
@@ -64,11 +70,13 @@ struct PodAffinityTerm {
   std::vector<std::string> namespaces;  // empty: the namespace of the pod stating the term
   bool all_namespaces = false;          // namespaceSelector: {} (every namespace)
   std::string topology_key;
+  friend bool operator==(const PodAffinityTerm&, const PodAffinityTerm&) = default;
 };
 
 struct WeightedPodAffinityTerm {
   int weight = 0;  // 1..100
   PodAffinityTerm term;
+  friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
 };
 
 struct NodeObject {
@@ -79,6 +87,7 @@ struct NodeObject {
   bool unschedulable = false;
   bool ready = true;
   CompactVector<std::string> bad_conditions;  // e.g. MemoryPressure, NotReady
+  friend bool operator==(const NodeObject&, const NodeObject&) = default;
 };
 
 struct GpuSharingRequest {
@@ -86,6 +95,7 @@ struct GpuSharingRequest {
   int64_t memory_mib = 0;      // gpu-memory
   int64_t num_devices = 1;     // gpu-fraction-num-devices
   bool IsShared() const { return fraction_milli > 0 || memory_mib > 0; }
+  friend bool operator==(const GpuSharingRequest&, const GpuSharingRequest&) = default;
 };
 
 struct PodObject {
@@ -109,6 +119,7 @@ struct PodObject {
   CompactVector<std::string> gpu_groups;  // from runai-gpu-group labels
   std::string pod_group;                  // pod-group-name annotation
   InternedString sub_group;               // kai.scheduler/subgroup-name label ("" = default)
+  friend bool operator==(const PodObject&, const PodObject&) = default;
 };
 
 // spec.topologyConstraint of a PodGroup or of one of its SubGroups. Levels are node labels or
@@ -117,6 +128,7 @@ struct TopologyConstraintSpec {
   InternedString topology;
   InternedString required_level;
   InternedString preferred_level;
+  friend bool operator==(const TopologyConstraintSpec&, const TopologyConstraintSpec&) = default;
 };
 
 // One entry of spec.subGroups: a node of the PodGroup's SubGroup tree. Entries with children are
@@ -127,6 +139,7 @@ struct SubGroupSpec {
   std::optional<int> min_member;
   std::optional<int> min_sub_group;
   std::optional<TopologyConstraintSpec> topology_constraint;
+  friend bool operator==(const SubGroupSpec&, const SubGroupSpec&) = default;
 };
 
 struct PodGroupObject {
@@ -143,6 +156,7 @@ struct PodGroupObject {
   std::optional<UnixSeconds> last_start;
   std::optional<UnixSeconds> stale_since;
   std::optional<UnixSeconds> last_eviction;
+  friend bool operator==(const PodGroupObject&, const PodGroupObject&) = default;
 };
 
 // One resource of a queue. Amounts in kai units (milli-GPU, millicores, bytes); -1 = unlimited.
@@ -150,6 +164,7 @@ struct QueueResource {
   int64_t quota = 0;
   int64_t limit = 0;
   int64_t weight_milli = 0;  // overQuotaWeight * 1000
+  friend bool operator==(const QueueResource&, const QueueResource&) = default;
 };
 
 struct QueueObject {
@@ -160,21 +175,25 @@ struct QueueObject {
   QueueResource gpu, cpu, memory;
   std::optional<int64_t> preempt_min_runtime;
   std::optional<int64_t> reclaim_min_runtime;
+  friend bool operator==(const QueueObject&, const QueueObject&) = default;
 };
 
 struct PriorityClassObject {
   ObjectMeta meta;
   int value = 0;
   bool global_default = false;
+  friend bool operator==(const PriorityClassObject&, const PriorityClassObject&) = default;
 };
 
 struct TopologyLevel {
   std::string node_label, alias;
+  friend bool operator==(const TopologyLevel&, const TopologyLevel&) = default;
 };
 
 struct TopologyObject {
   ObjectMeta meta;
   std::vector<TopologyLevel> levels;
+  friend bool operator==(const TopologyObject&, const TopologyObject&) = default;
 };
 
 struct BindRequestObject {
@@ -183,7 +202,10 @@ struct BindRequestObject {
   std::string selected_node;
   std::string received_resource_type;
   std::vector<std::string> selected_gpu_groups;
-  std::string phase;  // "", Pending, Succeeded, Failed
+  std::string phase;                 // "", Pending, Succeeded, Failed
+  std::optional<int> backoff_limit;  // spec.backoffLimit (kai's scheduler, like KAI's, sets none)
+  int failed_attempts = 0;           // status.failedAttempts
+  friend bool operator==(const BindRequestObject&, const BindRequestObject&) = default;
 };
 
 struct PluginSetting {
@@ -192,12 +214,14 @@ struct PluginSetting {
   std::optional<int> priority;
   std::map<std::string, std::string> arguments;
   bool has_arguments = false;
+  friend bool operator==(const PluginSetting&, const PluginSetting&) = default;
 };
 
 struct ActionSetting {
   std::string name;
   std::optional<bool> enabled;
   std::optional<int> priority;
+  friend bool operator==(const ActionSetting&, const ActionSetting&) = default;
 };
 
 struct ShardObject {
@@ -205,7 +229,9 @@ struct ShardObject {
   std::vector<ActionSetting> actions;
   std::vector<PluginSetting> plugins;
   std::string placement_gpu, placement_cpu;
+  std::string partition_label_value;  // spec.partitionLabelValue ("" = the node-pool label absent)
   std::map<std::string, std::string> args;
+  friend bool operator==(const ShardObject&, const ShardObject&) = default;
 };
 
 struct ClusterState {
@@ -218,6 +244,8 @@ struct ClusterState {
   std::vector<BindRequestObject> bind_requests;
   std::optional<ShardObject> shard;
   std::vector<std::string> warnings;
+  // Pods whose spec.schedulerName is this are scheduled; others only occupy their nodes.
+  std::string scheduler_name = "kai-scheduler";
 };
 
 }  // namespace kai

@@ -163,18 +163,16 @@ std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
 }
 
-std::string JoinReasons(const std::vector<Reason>& reasons) {
-  std::string out;
-  for (const auto& r : reasons) out += (out.empty() ? "" : "; ") + r.Message();
-  return out;
-}
-
 }  // namespace
 
-void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out) {
+void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out, std::string_view now) {
   rapidjson::OStreamWrapper os(out);
   rapidjson::Writer<rapidjson::OStreamWrapper> w(os);
   w.StartObject();
+  if (!now.empty()) {
+    w.Key("now");
+    w.String(now.data(), static_cast<rapidjson::SizeType>(now.size()));
+  }
   w.Key("cycles");
   w.StartArray();
   for (const auto& c : cycles) WriteCycle(w, c);

@@ -1,5 +1,6 @@
 #pragma once
 #include <ostream>
+#include <string_view>
 #include <vector>
 
 #include "kai/sim/simulator.h"
@@ -7,7 +8,9 @@
 namespace kai::sim {
 
 // One JSON object {"cycles": [...]} (the contract of ../shared/scenarios/check.py).
-void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out);
+// With `now`, the document also carries {"now": RFC 3339} (kai scheduler --once).
+void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out,
+               std::string_view now = "");
 // The same as YAML.
 void WriteYaml(const std::vector<CycleReport>& cycles, std::ostream& out);
 // A kubectl-style summary for people.

@@ -47,7 +47,9 @@ PodReport ReportPod(const Session& s, PodId id) {
   return r;
 }
 
-CycleReport Report(const Session& s, int cycle) {
+}  // namespace
+
+CycleReport ReportCycle(const Session& s, int cycle) {
   CycleReport rep;
   rep.cycle = cycle;
   rep.counts = s.counters();
@@ -71,6 +73,8 @@ CycleReport Report(const Session& s, int cycle) {
   }
   return rep;
 }
+
+namespace {
 
 void StartRunning(PodObject& pod, const std::string& node, const std::vector<std::string>& groups) {
   pod.phase = "Running";
@@ -187,6 +191,20 @@ Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& opti
   return snap;
 }
 
+Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
+                                            const Session::MonotonicClock& clock) {
+  auto session = std::make_unique<Session>(std::move(snap), config);
+  if (clock) session->SetMonotonicClock(clock);
+  if (auto opened = session->OpenPlugins(); !opened.ok()) return opened.error();
+  for (const std::string& name : config.actions) {
+    const ActionInfo* info = FindAction(name);
+    if (!info) return Error{"unknown action \"" + name + "\""};
+    info->make()->Execute(*session);
+  }
+  session->Close();
+  return session;
+}
+
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
                              const SimulateOptions& options, int cycle, CycleCache* cycles) {
   Snapshot snap;
@@ -197,22 +215,13 @@ Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
   } else {
     snap = BuildSimSnapshot(world, options);
   }
-  Session session(std::move(snap), config);
-  if (options.monotonic_millis) session.SetMonotonicClock(options.monotonic_millis);
-  if (auto opened = session.OpenPlugins(); !opened.ok()) {
-    if (cycles) cycles->changes.rebuild = true;  // the snapshot stays with the session
-    return opened.error();
+  auto run = RunSession(std::move(snap), config, options.monotonic_millis);
+  if (!run.ok()) {
+    if (cycles) cycles->changes.rebuild = true;  // the snapshot stayed with the session
+    return run.error();
   }
-  for (const std::string& name : config.actions) {
-    const ActionInfo* info = FindAction(name);
-    if (!info) {
-      if (cycles) cycles->changes.rebuild = true;
-      return Error{"unknown action \"" + name + "\""};
-    }
-    info->make()->Execute(session);
-  }
-  session.Close();
-  CycleReport report = Report(session, cycle);
+  Session& session = **run;
+  CycleReport report = ReportCycle(session, cycle);
   ClusterChanges changes = Advance(world, session, options);
   if (cycles) {
     cycles->cache.Return(session.TakeSnapshot(), session.MovedPods(), session.NodeChanges());

@@ -6,6 +6,7 @@
 // Pipelined pods are Pending again. Unlike KAI, a pending pod that ends a cycle Pipelined keeps its
 // node as status.nominatedNodeName for the next cycle, where allocate serves it first (see
 // docs/deviations.md); a moved pod is recreated without one.
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -66,6 +67,14 @@ struct CycleCache {
 
 // Snapshot of `world` at `now`, with queue usage from the store when there is one.
 Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options);
+
+// Opens the plugins, runs the configured actions on `snap` and closes the session, which then
+// holds the cycle's outcome. Errors come from plugin configuration and unknown actions.
+Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
+                                            const Session::MonotonicClock& clock);
+
+// The report of a closed session: every pod, node and queue as the cycle left them.
+CycleReport ReportCycle(const Session& s, int cycle);
 
 // Runs one cycle on `world` and advances it. With `cycles`, the snapshot comes from its cache
 // (updated from the previous cycle's); without, it is built in full. Errors come from plugin

@@ -287,7 +287,7 @@ void SnapshotCache::Incremental(const ClusterState& state, UnixSeconds now,
   IdSet dirty_nodes(s.nodes.size()), dirty_jobs(s.jobs.size());
   for (NodeId n : pending_nodes_) dirty_nodes.Add(n);
   s.now = now;
-  const PodContext ctx{&binds, GpuMemoryRange(s), now};
+  const PodContext ctx{&binds, GpuMemoryRange(s), now, state.scheduler_name};
   DerivePods(state, s, ix, dirty, ctx, dirty_nodes, dirty_jobs);
   ReattachJobs(s, ix, dirty, dirty_jobs);
   ReattachNodes(s, dirty, dirty_nodes);

@@ -30,6 +30,7 @@ struct PodContext {
   // Smallest and largest per-device GPU memory of the cluster (gpu-memory pods' GPU counts).
   std::pair<int64_t, int64_t> memory_range;
   UnixSeconds now = 0;
+  std::string_view scheduler_name;  // pods with this spec.schedulerName are kai's to schedule
 };
 std::pair<int64_t, int64_t> GpuMemoryRange(const Snapshot& snap);
 

@@ -343,7 +343,7 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
   }
   ApplyLegacyMig(p, sp);
   sp.accepted_milli_gpu = RequestedMilliGpu(sp);
-  sp.kai_scheduled = p.scheduler_name == keys::kSchedulerName;
+  sp.kai_scheduled = p.scheduler_name == ctx.scheduler_name;
   if (auto app = p.meta.labels.find("app"); app != p.meta.labels.end()) {
     sp.kai_utility = app->second == keys::kReservationAppLabel;
   }
@@ -393,7 +393,7 @@ namespace {
 
 void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>& job_by_key) {
   const auto binds = LiveBindRequests(state);
-  const PodContext ctx{&binds, GpuMemoryRange(snap), snap.now};
+  const PodContext ctx{&binds, GpuMemoryRange(snap), snap.now, state.scheduler_name};
   snap.pods.reserve(state.pods.size());
   for (const auto& p : state.pods) {
     SnapPod sp = DerivePod(snap, p, ctx);

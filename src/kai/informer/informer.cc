@@ -1,0 +1,498 @@
+#include "kai/informer/informer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_set>
+
+#include "kai/k8s/decode.h"
+
+namespace kai::informer {
+
+std::string KeyOf(std::string_view ns, std::string_view name) {
+  if (ns.empty()) return std::string(name);
+  std::string k;
+  k.reserve(ns.size() + name.size() + 1);
+  k.append(ns).append("/").append(name);
+  return k;
+}
+
+namespace {
+
+// resourceVersions are opaque to clients, but the API server's are etcd revisions (integers);
+// they are compared only to drop an assumed write that a newer watch event already replaced.
+uint64_t ParseRv(std::string_view s) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size() ? v : 0;
+}
+
+std::string KeyOfObject(const doc::Node& obj) {
+  const doc::Node md = obj["metadata"];
+  return KeyOf(md["namespace"].Scalar(), md["name"].Scalar());
+}
+
+}  // namespace
+
+// What the informer keeps per kind beside the objects themselves (which live in the world's
+// vectors): where each key is, its resourceVersion, and the bookkeeping of a relist.
+struct Informer::KindStore {
+  std::unordered_map<std::string, size_t> index;
+  std::unordered_map<std::string, uint64_t> rv;
+  std::vector<size_t> removed;  // erased at the next Compact
+  std::unordered_set<std::string> seen;
+  bool syncing = false;
+
+  virtual ~KindStore() = default;
+  // Moves the one object of `from` into `world` under `key`. Returns false when it equals what
+  // is there (a no-op echo).
+  virtual bool Upsert(const std::string& key, ClusterState& from, ClusterState& world,
+                      ClusterChanges& changes) = 0;
+  virtual void EraseRemoved(ClusterState& world) = 0;
+  virtual void Reindex(const ClusterState& world) = 0;
+  virtual void OnRemoved(ClusterChanges& changes) = 0;
+
+  void Remove(const std::string& key, ClusterChanges& changes) {
+    auto it = index.find(key);
+    if (it == index.end()) return;
+    removed.push_back(it->second);
+    index.erase(it);
+    rv.erase(key);
+    OnRemoved(changes);
+  }
+};
+
+namespace {
+
+// How a change of each kind reaches the snapshot cache (cache.h's ClusterChanges).
+enum class ChangeRule { kPods, kAppendIncremental, kBindRequests, kRebuild };
+
+template <class T>
+struct VectorStore : Informer::KindStore {
+  std::vector<T> ClusterState::*member;
+  ChangeRule rule;
+  VectorStore(std::vector<T> ClusterState::*m, ChangeRule r) : member(m), rule(r) {}
+
+  bool Upsert(const std::string& key, ClusterState& from, ClusterState& world,
+              ClusterChanges& changes) override {
+    std::vector<T>& src = from.*member;
+    if (src.empty()) return false;
+    std::vector<T>& vec = world.*member;
+    if (auto it = index.find(key); it != index.end()) {
+      T& cur = vec[it->second];
+      if (cur == src[0]) return false;
+      cur = std::move(src[0]);
+      Changed(it->second, changes);
+      return true;
+    }
+    index.emplace(key, vec.size());
+    vec.push_back(std::move(src[0]));
+    if (rule == ChangeRule::kRebuild) changes.rebuild = true;
+    if (rule == ChangeRule::kBindRequests) changes.bind_requests = true;
+    return true;
+  }
+  void Changed(size_t i, ClusterChanges& changes) {
+    switch (rule) {
+      case ChangeRule::kPods:
+        changes.pods.push_back(i);
+        break;
+      case ChangeRule::kBindRequests:
+        changes.bind_requests = true;
+        break;
+      case ChangeRule::kAppendIncremental:
+      case ChangeRule::kRebuild:
+        changes.rebuild = true;
+        break;
+    }
+  }
+  void OnRemoved(ClusterChanges& changes) override {
+    if (rule == ChangeRule::kBindRequests) {
+      changes.bind_requests = true;
+    } else {
+      changes.rebuild = true;
+    }
+  }
+  void EraseRemoved(ClusterState& world) override {
+    if (removed.empty()) return;
+    std::vector<T>& vec = world.*member;
+    std::sort(removed.begin(), removed.end());
+    size_t out = 0, r = 0;
+    for (size_t i = 0; i < vec.size(); ++i) {
+      if (r < removed.size() && removed[r] == i) {
+        ++r;
+        continue;
+      }
+      if (out != i) vec[out] = std::move(vec[i]);
+      ++out;
+    }
+    vec.resize(out);
+    removed.clear();
+  }
+  void Reindex(const ClusterState& world) override {
+    const std::vector<T>& vec = world.*member;
+    index.clear();
+    for (size_t i = 0; i < vec.size(); ++i)
+      index.emplace(KeyOf(vec[i].meta.ns, vec[i].meta.name), i);
+  }
+};
+
+// The SchedulingShard: at most one object (the scheduler watches its own shard by name).
+struct ShardStore : Informer::KindStore {
+  bool Upsert(const std::string& key, ClusterState& from, ClusterState& world,
+              ClusterChanges& changes) override {
+    if (!from.shard) return false;
+    if (world.shard && *world.shard == *from.shard) return false;
+    world.shard = std::move(from.shard);
+    index[key] = 0;
+    changes.rebuild = true;
+    return true;
+  }
+  void OnRemoved(ClusterChanges& changes) override { changes.rebuild = true; }
+  void EraseRemoved(ClusterState& world) override {
+    if (!removed.empty()) world.shard.reset();
+    removed.clear();
+  }
+  void Reindex(const ClusterState&) override {}
+};
+
+std::unique_ptr<Informer::KindStore> StoreFor(std::string_view kind) {
+  using CS = ClusterState;
+  if (kind == "Pod") return std::make_unique<VectorStore<PodObject>>(&CS::pods, ChangeRule::kPods);
+  if (kind == "Node") {
+    return std::make_unique<VectorStore<NodeObject>>(&CS::nodes, ChangeRule::kRebuild);
+  }
+  if (kind == "PodGroup") {
+    return std::make_unique<VectorStore<PodGroupObject>>(&CS::pod_groups,
+                                                         ChangeRule::kAppendIncremental);
+  }
+  if (kind == "Queue") {
+    return std::make_unique<VectorStore<QueueObject>>(&CS::queues, ChangeRule::kRebuild);
+  }
+  if (kind == "PriorityClass") {
+    return std::make_unique<VectorStore<PriorityClassObject>>(&CS::priority_classes,
+                                                              ChangeRule::kRebuild);
+  }
+  if (kind == "Topology") {
+    return std::make_unique<VectorStore<TopologyObject>>(&CS::topologies, ChangeRule::kRebuild);
+  }
+  if (kind == "BindRequest") {
+    return std::make_unique<VectorStore<BindRequestObject>>(&CS::bind_requests,
+                                                            ChangeRule::kBindRequests);
+  }
+  if (kind == "SchedulingShard") return std::make_unique<ShardStore>();
+  return nullptr;
+}
+
+}  // namespace
+
+// One kind's list-and-watch loop on its own thread.
+struct Informer::Reflector {
+  Informer& inf;
+  size_t kind;
+  std::thread thread;
+  std::string rv;
+  int failures = 0;
+
+  Reflector(Informer& i, size_t k) : inf(i), kind(k) {}
+
+  const WatchSpec& spec() const { return inf.specs_[kind]; }
+  void Log(const std::string& line) const {
+    if (inf.options_.log) inf.options_.log(std::string(spec().type.kind) + ": " + line);
+  }
+
+  // Sleeps the reflector's backoff (800 ms doubling to 30 s, with jitter); false when stopped.
+  bool Backoff() {
+    const auto& o = inf.options_;
+    const double base = static_cast<double>(o.backoff_initial.count()) *
+                        static_cast<double>(1LL << std::min(failures, 16));
+    const double capped = std::min(base, static_cast<double>(o.backoff_max.count()));
+    ++failures;
+    const auto wait = std::chrono::milliseconds(
+        static_cast<int64_t>(capped * (0.5 + 0.5 * inf.client_.clock().jitter())));
+    std::unique_lock<std::mutex> lock(inf.mu_);
+    return !inf.cv_.wait_for(lock, wait, [&] { return inf.stop_.load(); });
+  }
+
+  Delta Decoded(const doc::Node& obj, Delta::Op op) {
+    Delta d;
+    d.op = op;
+    d.kind = kind;
+    d.key = KeyOfObject(obj);
+    d.rv = ParseRv(obj["metadata"]["resourceVersion"].Scalar());
+    if (op != Delta::Op::kUpsert) return d;
+    auto errors = DecodeObject(obj, spec().type.api_version, spec().type.kind, "api", d.object);
+    if (!errors.empty()) {
+      // A malformed object is reported and left out of scheduling, never half-read.
+      for (const auto& e : errors) Log(e);
+      std::lock_guard<std::mutex> lock(inf.mu_);
+      ++inf.stats_.decode_errors;
+      d.op = Delta::Op::kDelete;
+    }
+    return d;
+  }
+
+  bool List() {
+    const std::string path = k8s::CollectionPath(spec().type);
+    auto begin = [&] {
+      Delta d;
+      d.op = Delta::Op::kSyncBegin;
+      d.kind = kind;
+      inf.Push({std::move(d)});
+    };
+    begin();
+    k8s::ApiClient::ListCallbacks cb;
+    cb.page = [&](const doc::Node& items) {
+      std::vector<Delta> batch;
+      batch.reserve(items.size());
+      for (size_t i = 0; i < items.size(); ++i) {
+        batch.push_back(Decoded(items[i], Delta::Op::kUpsert));
+      }
+      inf.Push(std::move(batch));
+    };
+    cb.restart = begin;
+    auto r = inf.client_.List(path, spec().query, inf.options_.page_size, cb);
+    {
+      std::lock_guard<std::mutex> lock(inf.mu_);
+      ++inf.stats_.lists;
+      if (!r.ok()) ++inf.stats_.list_errors;
+    }
+    if (!r.ok()) {
+      Log("list failed: " + r.error().message);
+      return false;
+    }
+    rv = *r;
+    Delta end;
+    end.op = Delta::Op::kSyncEnd;
+    end.kind = kind;
+    inf.Push({std::move(end)});
+    std::lock_guard<std::mutex> lock(inf.mu_);
+    inf.first_list_done_[kind] = true;
+    inf.cv_.notify_all();
+    return true;
+  }
+
+  enum class WatchEnd { kClosed, kGone, kError };
+
+  WatchEnd Watch() {
+    bool gone = false, bad = false;
+    auto sink = [&](std::string_view line) {
+      auto parsed = doc::ParseJson(line);
+      if (!parsed.ok()) {
+        Log("watch: unreadable event: " + parsed.error().message);
+        bad = true;
+        return false;
+      }
+      const doc::Node ev = parsed->Roots().at(0);
+      const std::string_view type = ev["type"].Scalar();
+      const doc::Node obj = ev["object"];
+      if (type == "ERROR") {
+        gone = obj["code"].Scalar() == "410";
+        if (!gone) Log("watch error: " + std::string(obj["message"].Scalar()));
+        bad = !gone;
+        return false;
+      }
+      const std::string_view new_rv = obj["metadata"]["resourceVersion"].Scalar();
+      if (type == "BOOKMARK") {
+        rv = std::string(new_rv);
+        return true;
+      }
+      Delta d = Decoded(obj, type == "DELETED" ? Delta::Op::kDelete : Delta::Op::kUpsert);
+      inf.Push({std::move(d)});
+      rv = std::string(new_rv);
+      std::lock_guard<std::mutex> lock(inf.mu_);
+      ++inf.stats_.events;
+      return true;
+    };
+    // Each watch asks for a random length in [timeout, 2 * timeout), as client-go does, so that
+    // many clients do not reconnect at once.
+    const int t = inf.options_.watch_timeout_seconds;
+    const int timeout = t + static_cast<int>(t * inf.client_.clock().jitter());
+    k8s::HttpResponse r = inf.client_.Watch(k8s::CollectionPath(spec().type), spec().query, rv,
+                                            timeout, sink, inf.stop_);
+    {
+      std::lock_guard<std::mutex> lock(inf.mu_);
+      ++inf.stats_.watches;
+    }
+    if (gone || r.status == 410) return WatchEnd::kGone;
+    if (bad || !r.ok()) {
+      if (!bad && !inf.stop_) {
+        Log("watch ended: " + (r.status ? std::to_string(r.status) + " " : std::string()) +
+            r.transport_error);
+      }
+      std::lock_guard<std::mutex> lock(inf.mu_);
+      ++inf.stats_.watch_errors;
+      return WatchEnd::kError;
+    }
+    return WatchEnd::kClosed;
+  }
+
+  void Run() {
+    bool need_list = true;
+    while (!inf.stop_) {
+      if (need_list) {
+        if (!List()) {
+          if (!Backoff()) return;
+          continue;
+        }
+        need_list = false;
+        failures = 0;
+      }
+      switch (Watch()) {
+        case WatchEnd::kGone: {
+          std::lock_guard<std::mutex> lock(inf.mu_);
+          ++inf.stats_.relists_gone;
+          need_list = true;
+          break;
+        }
+        case WatchEnd::kError:
+          if (!Backoff()) return;
+          break;
+        case WatchEnd::kClosed:
+          failures = 0;
+          break;
+      }
+    }
+  }
+};
+
+Informer::Informer(const k8s::ApiClient& client, std::vector<WatchSpec> specs,
+                   InformerOptions options)
+    : client_(client), specs_(std::move(specs)), options_(std::move(options)) {
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    stores_.push_back(StoreFor(specs_[k].type.kind));
+    reflectors_.push_back(std::make_unique<Reflector>(*this, k));
+  }
+  first_list_done_.assign(specs_.size(), false);
+  applied_list_.assign(specs_.size(), false);
+}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::Start() {
+  for (auto& r : reflectors_) {
+    Reflector* self = r.get();
+    r->thread = std::thread([self] { self->Run(); });
+  }
+}
+
+void Informer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  for (auto& r : reflectors_) {
+    if (r->thread.joinable()) r->thread.join();
+  }
+}
+
+bool Informer::Synced() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::all_of(applied_list_.begin(), applied_list_.end(), [](bool b) { return b; });
+}
+
+bool Informer::WaitForFirstLists(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] {
+    return stop_ ||
+           std::all_of(first_list_done_.begin(), first_list_done_.end(), [](bool b) { return b; });
+  }) && !stop_;
+}
+
+void Informer::Push(std::vector<Delta> batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& d : batch) queue_.push_back(std::move(d));
+}
+
+size_t Informer::KindOf(const k8s::ResourceType& type) const {
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    if (specs_[k].type.kind == type.kind) return k;
+  }
+  return specs_.size();
+}
+
+void Informer::Assume(const k8s::ResourceType& type, const doc::Node& response) {
+  const size_t k = KindOf(type);
+  if (k == specs_.size()) return;
+  Delta d = reflectors_[k]->Decoded(response, Delta::Op::kUpsert);
+  if (d.op != Delta::Op::kUpsert) return;
+  d.assumed = true;
+  Push({std::move(d)});
+}
+
+void Informer::AssumeDeleted(const k8s::ResourceType& type, const std::string& key) {
+  const size_t k = KindOf(type);
+  if (k == specs_.size()) return;
+  Delta d;
+  d.op = Delta::Op::kDelete;
+  d.kind = k;
+  d.key = key;
+  d.assumed = true;
+  Push({std::move(d)});
+}
+
+void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) {
+  KindStore& s = *stores_[d.kind];
+  switch (d.op) {
+    case Delta::Op::kSyncBegin:
+      s.syncing = true;
+      s.seen.clear();
+      break;
+    case Delta::Op::kSyncEnd: {
+      std::vector<std::string> gone;
+      for (const auto& [key, idx] : s.index) {
+        if (!s.seen.count(key)) gone.push_back(key);
+      }
+      for (const auto& key : gone) s.Remove(key, changes);
+      s.syncing = false;
+      s.seen.clear();
+      std::lock_guard<std::mutex> lock(mu_);
+      applied_list_[d.kind] = true;
+      break;
+    }
+    case Delta::Op::kUpsert: {
+      uint64_t& known = s.rv[d.key];
+      if (d.assumed && d.rv != 0 && known >= d.rv) break;  // the watch was first
+      known = std::max(known, d.rv);
+      if (s.syncing) s.seen.insert(d.key);
+      s.Upsert(d.key, d.object, world, changes);
+      break;
+    }
+    case Delta::Op::kDelete:
+      if (d.assumed) {
+        if (auto it = s.rv.find(d.key); it != s.rv.end() && d.rv != 0 && it->second > d.rv) break;
+      }
+      s.Remove(d.key, changes);
+      break;
+  }
+}
+
+void Informer::Compact(ClusterState& world, ClusterChanges& changes) {
+  bool any = false;
+  for (auto& s : stores_) {
+    if (s->removed.empty()) continue;
+    s->EraseRemoved(world);
+    s->Reindex(world);
+    any = true;
+  }
+  // Removals shift indices: the snapshot is rebuilt (ClusterChanges' contract), so the in-place
+  // indices collected before no longer matter.
+  if (any && changes.rebuild) changes.pods.clear();
+}
+
+size_t Informer::Apply(ClusterState& world, ClusterChanges& changes) {
+  std::deque<Delta> batch;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batch.swap(queue_);
+  }
+  for (Delta& d : batch) ApplyOne(d, world, changes);
+  Compact(world, changes);
+  return batch.size();
+}
+
+InformerStats Informer::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+}  // namespace kai::informer

@@ -1,0 +1,108 @@
+#pragma once
+// Watches -> ClusterState. One reflector thread per watched kind lists and watches it with
+// client-go's reflector semantics (paged list; watch from the list's resourceVersion with
+// bookmarks; 410 Gone -> relist and reconcile, so objects deleted while disconnected are removed;
+// a dropped watch resumes from the last resourceVersion; errors back off exponentially with
+// jitter). Reflector threads only decode and queue deltas; the scheduler's thread applies them
+// to its ClusterState between cycles (Apply), so a cycle never sees a half-applied change, and
+// learns which objects changed, so the incremental snapshot derives only those.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "kai/k8s/api_client.h"
+#include "kai/model/cluster.h"
+#include "kai/snapshot/cache.h"
+
+namespace kai::informer {
+
+struct WatchSpec {
+  k8s::ResourceType type;
+  std::string query;  // labelSelector=...&fieldSelector=... (URL-escaped), may be empty
+};
+
+// One change for one kind, decoded on a reflector thread.
+struct Delta {
+  enum class Op : uint8_t { kUpsert, kDelete, kSyncBegin, kSyncEnd };
+  Op op = Op::kUpsert;
+  size_t kind = 0;       // index into the informer's specs
+  std::string key;       // namespace/name
+  ClusterState object;   // the one decoded object (kUpsert)
+  uint64_t rv = 0;       // the object's resourceVersion (0: unknown)
+  bool assumed = false;  // a write of kai's own, applied only when no newer state is known
+};
+
+struct InformerStats {
+  int64_t lists = 0, relists_gone = 0, watches = 0, watch_errors = 0, events = 0;
+  int64_t decode_errors = 0, list_errors = 0;
+};
+
+struct InformerOptions {
+  int page_size = 500;
+  int watch_timeout_seconds = 300;  // each watch asks the server to end it after 5-10 minutes
+  std::chrono::milliseconds backoff_initial{800}, backoff_max{30000};
+  // Logs a line (decode errors naming the object and field, list/watch failures).
+  std::function<void(const std::string&)> log;
+};
+
+class Informer {
+ public:
+  Informer(const k8s::ApiClient& client, std::vector<WatchSpec> specs, InformerOptions options);
+  ~Informer();
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  void Start();
+  void Stop();
+  // True once every kind has been listed at least once (and those lists applied by Apply).
+  bool Synced() const;
+  // Blocks until every reflector has delivered its first list, or `timeout` passes.
+  bool WaitForFirstLists(std::chrono::milliseconds timeout);
+
+  // Applies every queued delta to `world`; records in `changes` what the snapshot cache must
+  // re-derive. Returns the number of deltas applied.
+  size_t Apply(ClusterState& world, ClusterChanges& changes);
+
+  // Writes kai made itself, applied at once (the object as the server answered), so the next
+  // cycle counts them before the watch echoes them; the echo is then a no-op.
+  // `response` is the object the server answered (its JSON); the store takes it unless a newer
+  // resourceVersion of the same key was applied already.
+  void Assume(const k8s::ResourceType& type, const doc::Node& response);
+  void AssumeDeleted(const k8s::ResourceType& type, const std::string& key);
+
+  InformerStats stats() const;
+
+  struct KindStore;  // per-kind bookkeeping (informer.cc)
+
+ private:
+  struct Reflector;
+  void Push(std::vector<Delta> batch);
+  void ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes);
+  void Compact(ClusterState& world, ClusterChanges& changes);
+  size_t KindOf(const k8s::ResourceType& type) const;
+
+  const k8s::ApiClient& client_;
+  std::vector<WatchSpec> specs_;
+  InformerOptions options_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::vector<std::unique_ptr<KindStore>> stores_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Delta> queue_;
+  std::vector<bool> first_list_done_;  // by kind, set by reflectors
+  std::vector<bool> applied_list_;     // by kind, set by Apply
+  std::atomic<bool> stop_{false};
+  InformerStats stats_;
+};
+
+// The key the store uses: "namespace/name", or "name" for cluster-scoped objects.
+std::string KeyOf(std::string_view ns, std::string_view name);
+
+}  // namespace kai::informer

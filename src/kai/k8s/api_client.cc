@@ -1,0 +1,197 @@
+#include "kai/k8s/api_client.h"
+
+#include <charconv>
+#include <cmath>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace kai::k8s {
+
+std::string UrlEscape(std::string_view s) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string CollectionPath(const ResourceType& r, std::string_view ns) {
+  const bool core = r.api_version.find('/') == std::string_view::npos;
+  std::string p = core ? "/api/" : "/apis/";
+  p += r.api_version;
+  if (r.namespaced && !ns.empty()) {
+    p += "/namespaces/";
+    p += ns;
+  }
+  p += "/";
+  p += r.plural;
+  return p;
+}
+
+std::string ObjectPath(const ResourceType& r, std::string_view ns, std::string_view name,
+                       std::string_view subresource) {
+  std::string p = CollectionPath(r, ns) + "/" + std::string(name);
+  if (!subresource.empty()) p += "/" + std::string(subresource);
+  return p;
+}
+
+ApiStatus StatusOf(const HttpResponse& r) {
+  ApiStatus s;
+  s.code = r.status;
+  auto parsed = doc::ParseJson(r.body);
+  if (parsed.ok() && !parsed->Roots().empty()) {
+    const doc::Node root = parsed->Roots()[0];
+    if (root["kind"].Scalar() == "Status") {
+      s.reason = std::string(root["reason"].Scalar());
+      s.message = std::string(root["message"].Scalar());
+    }
+  }
+  if (s.message.empty()) s.message = r.transport_error.empty() ? r.body.substr(0, 200) : "";
+  return s;
+}
+
+std::string Describe(const HttpRequest& req, const HttpResponse& r) {
+  std::string out = req.method + " " + req.path + ": ";
+  if (r.status == 0) return out + r.transport_error;
+  const ApiStatus s = StatusOf(r);
+  out += std::to_string(r.status);
+  if (!s.reason.empty()) out += " " + s.reason;
+  if (!s.message.empty()) out += ": " + s.message;
+  if (!r.transport_error.empty()) out += " (" + r.transport_error + ")";
+  return out;
+}
+
+bool Retryable(const HttpResponse& r) {
+  if (r.status == 0 || !r.transport_error.empty()) return true;
+  return r.status == 429 || r.status >= 500;
+}
+
+namespace {
+
+ClientClock WithDefaults(ClientClock c) {
+  if (!c.sleep) c.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  if (!c.jitter) {
+    auto rng = std::make_shared<std::mt19937_64>(std::random_device{}());
+    auto mu = std::make_shared<std::mutex>();
+    c.jitter = [rng, mu] {
+      std::lock_guard<std::mutex> lock(*mu);
+      return std::uniform_real_distribution<double>(0.0, 1.0)(*rng);
+    };
+  }
+  return c;
+}
+
+std::optional<int64_t> RetryAfterSeconds(const HttpResponse& r) {
+  auto it = r.headers.find("retry-after");
+  if (it == r.headers.end()) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+  if (ec != std::errc() || v < 0) return std::nullopt;
+  return v;
+}
+
+const char* ContentType(PatchType t) {
+  switch (t) {
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+  }
+  return "application/merge-patch+json";
+}
+
+}  // namespace
+
+ApiClient::ApiClient(ClusterConfig config, RetryPolicy retry, ClientClock clock)
+    : http_(std::move(config)), retry_(retry), clock_(WithDefaults(std::move(clock))) {}
+
+std::chrono::milliseconds ApiClient::Backoff(int attempt, const HttpResponse& last) const {
+  if (auto s = RetryAfterSeconds(last)) {
+    return std::min(std::chrono::milliseconds(*s * 1000), retry_.max_retry_after);
+  }
+  const double base = static_cast<double>(retry_.initial.count()) * std::pow(2.0, attempt);
+  const double capped = std::min(base, static_cast<double>(retry_.max.count()));
+  // Jitter in [capped/2, capped): spread retries of many clients, never wait longer than the cap.
+  return std::chrono::milliseconds(static_cast<int64_t>(capped * (0.5 + 0.5 * clock_.jitter())));
+}
+
+HttpResponse ApiClient::Call(HttpRequest req) const {
+  HttpResponse last;
+  for (int attempt = 0; attempt < retry_.max_attempts; ++attempt) {
+    last = http_.Do(req);
+    if (!Retryable(last)) return last;
+    if (attempt + 1 < retry_.max_attempts) clock_.sleep(Backoff(attempt, last));
+  }
+  return last;
+}
+
+HttpResponse ApiClient::Get(const std::string& path) const { return Call({"GET", path}); }
+
+HttpResponse ApiClient::Create(const std::string& collection_path, std::string body) const {
+  return Call({"POST", collection_path, std::move(body)});
+}
+
+HttpResponse ApiClient::Update(const std::string& path, std::string body) const {
+  return Call({"PUT", path, std::move(body)});
+}
+
+HttpResponse ApiClient::Patch(const std::string& path, std::string body, PatchType type) const {
+  return Call({"PATCH", path, std::move(body), ContentType(type)});
+}
+
+HttpResponse ApiClient::Delete(const std::string& path, std::string body) const {
+  return Call({"DELETE", path, std::move(body)});
+}
+
+Result<std::string> ApiClient::List(const std::string& collection_path, const std::string& query,
+                                    int limit, const ListCallbacks& cb) const {
+  std::string token;
+  int restarts = 0;
+  while (true) {
+    std::string path = collection_path + "?limit=" + std::to_string(limit);
+    if (!query.empty()) path += "&" + query;
+    if (!token.empty()) path += "&continue=" + UrlEscape(token);
+    const HttpRequest req{"GET", path};
+    HttpResponse r = Call(req);
+    if (r.status == 410 && !token.empty() && restarts < 3) {
+      // The continue token expired (the server compacted): list again from the start.
+      ++restarts;
+      token.clear();
+      if (cb.restart) cb.restart();
+      continue;
+    }
+    if (!r.ok()) return Error{Describe(req, r)};
+    auto parsed = doc::ParseJson(r.body);
+    if (!parsed.ok()) return Error{req.path + ": " + parsed.error().message};
+    const doc::Node root = parsed->Roots().at(0);
+    if (cb.page) cb.page(root["items"]);
+    token = std::string(root["metadata"]["continue"].Scalar());
+    if (token.empty()) return std::string(root["metadata"]["resourceVersion"].Scalar());
+  }
+}
+
+HttpResponse ApiClient::Watch(const std::string& collection_path, const std::string& query,
+                              const std::string& resource_version, int timeout_seconds,
+                              const LineSink& sink, const std::atomic<bool>& stop) const {
+  std::string path = collection_path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" +
+                     UrlEscape(resource_version) +
+                     "&timeoutSeconds=" + std::to_string(timeout_seconds);
+  if (!query.empty()) path += "&" + query;
+  HttpRequest req{"GET", path};
+  // The server ends the watch after timeoutSeconds; allow for a late close. Bookmarks or events
+  // arrive at least every minute on a live server, so a minute of silence means a dead stream.
+  req.timeout = std::chrono::milliseconds((timeout_seconds + 30) * 1000LL);
+  return http_.Stream(req, sink, stop, std::chrono::milliseconds(90000));
+}
+
+}  // namespace kai::k8s

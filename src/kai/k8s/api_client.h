@@ -1,0 +1,118 @@
+#pragma once
+// The Kubernetes API: resource paths, list with paging, watch, create / patch / update / delete,
+// with client-go's fault handling: 429 and 5xx (and transport errors) are retried with
+// exponential backoff and jitter, honouring Retry-After, a bounded number of times; every request
+// has a time-out; other 4xx answers go back to the caller, who decides (409: re-read).
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kai/k8s/doc.h"
+#include "kai/k8s/http.h"
+
+namespace kai::k8s {
+
+// One API resource kai reads or writes.
+struct ResourceType {
+  std::string_view api_version;  // "v1", "scheduling.run.ai/v2", ...
+  std::string_view kind;
+  std::string_view plural;
+  bool namespaced;
+};
+
+namespace resources {
+inline constexpr ResourceType kNode{"v1", "Node", "nodes", false};
+inline constexpr ResourceType kPod{"v1", "Pod", "pods", true};
+inline constexpr ResourceType kEvent{"v1", "Event", "events", true};
+inline constexpr ResourceType kConfigMap{"v1", "ConfigMap", "configmaps", true};
+inline constexpr ResourceType kQueue{"scheduling.run.ai/v2", "Queue", "queues", false};
+inline constexpr ResourceType kPodGroup{"scheduling.run.ai/v2alpha2", "PodGroup", "podgroups",
+                                        true};
+inline constexpr ResourceType kBindRequest{"scheduling.run.ai/v1alpha2", "BindRequest",
+                                           "bindrequests", true};
+inline constexpr ResourceType kPriorityClass{"scheduling.k8s.io/v1", "PriorityClass",
+                                             "priorityclasses", false};
+inline constexpr ResourceType kTopology{"kai.scheduler/v1alpha1", "Topology", "topologies", false};
+inline constexpr ResourceType kShard{"kai.scheduler/v1", "SchedulingShard", "schedulingshards",
+                                     false};
+inline constexpr ResourceType kLease{"coordination.k8s.io/v1", "Lease", "leases", true};
+}  // namespace resources
+
+// /api/v1/pods, /api/v1/namespaces/NS/pods, /apis/GROUP/VERSION/...
+std::string CollectionPath(const ResourceType& r, std::string_view ns = "");
+std::string ObjectPath(const ResourceType& r, std::string_view ns, std::string_view name,
+                       std::string_view subresource = "");
+std::string UrlEscape(std::string_view s);
+
+struct RetryPolicy {
+  int max_attempts = 6;  // 1 = no retry
+  std::chrono::milliseconds initial{200};
+  std::chrono::milliseconds max{10000};
+  std::chrono::milliseconds max_retry_after{60000};
+};
+
+// Injected so that retry and backoff are testable without waiting.
+struct ClientClock {
+  std::function<void(std::chrono::milliseconds)> sleep;  // default: this_thread::sleep_for
+  std::function<double()> jitter;                        // uniform in [0, 1); default: seeded RNG
+};
+
+enum class PatchType { kMerge, kStrategicMerge, kJson };
+
+// The v1 Status of a failed call, read from its body.
+struct ApiStatus {
+  long code = 0;
+  std::string reason, message;
+};
+ApiStatus StatusOf(const HttpResponse& r);
+// "GET /api/v1/pods: 500 InternalError: ..." or the transport error.
+std::string Describe(const HttpRequest& req, const HttpResponse& r);
+
+class ApiClient {
+ public:
+  ApiClient(ClusterConfig config, RetryPolicy retry = {}, ClientClock clock = {});
+
+  // One call with retries (429, 5xx, transport errors). The last answer is returned.
+  HttpResponse Call(HttpRequest req) const;
+
+  HttpResponse Get(const std::string& path) const;
+  HttpResponse Create(const std::string& collection_path, std::string body) const;
+  HttpResponse Update(const std::string& path, std::string body) const;
+  HttpResponse Patch(const std::string& path, std::string body, PatchType type) const;
+  HttpResponse Delete(const std::string& path, std::string body = "") const;
+
+  // Lists a collection page by page (`limit` per page), handing each page's `items` to `page`.
+  // A continue token that expired (410) restarts the list from the beginning, once `restart` was
+  // told (it must forget what earlier pages gave). Returns the list's resourceVersion.
+  struct ListCallbacks {
+    std::function<void(const doc::Node& items)> page;
+    std::function<void()> restart;
+  };
+  Result<std::string> List(const std::string& collection_path, const std::string& query, int limit,
+                           const ListCallbacks& cb) const;
+
+  // One watch request from `resource_version` (allowWatchBookmarks, timeoutSeconds); each event
+  // line goes to `sink`. Not retried: the reflector decides what follows.
+  HttpResponse Watch(const std::string& collection_path, const std::string& query,
+                     const std::string& resource_version, int timeout_seconds, const LineSink& sink,
+                     const std::atomic<bool>& stop) const;
+
+  const HttpClient& http() const { return http_; }
+  const ClientClock& clock() const { return clock_; }
+  // The delay before retry `attempt` (0-based): exponential with jitter, or the server's
+  // Retry-After when it gave one.
+  std::chrono::milliseconds Backoff(int attempt, const HttpResponse& last) const;
+
+ private:
+  HttpClient http_;
+  RetryPolicy retry_;
+  ClientClock clock_;
+};
+
+// Whether an answer is worth retrying: 429, 5xx, or no answer at all.
+bool Retryable(const HttpResponse& r);
+
+}  // namespace kai::k8s

@@ -1,0 +1,432 @@
+#include "kai/k8s/encode.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include "kai/k8s/keys.h"
+#include "kai/util/time.h"
+
+namespace kai {
+namespace {
+
+// An exact decimal of value / 10^scale ("1.5" for 1500 at scale 3).
+std::string Decimal(int64_t value, int scale) {
+  if (scale == 0) return std::to_string(value);
+  const bool neg = value < 0;
+  uint64_t v = neg ? static_cast<uint64_t>(-(value + 1)) + 1 : static_cast<uint64_t>(value);
+  uint64_t div = 1;
+  for (int i = 0; i < scale; ++i) div *= 10;
+  std::string frac = std::to_string(v % div);
+  frac.insert(0, static_cast<size_t>(scale) - frac.size(), '0');
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  std::string out = (neg ? "-" : "") + std::to_string(v / div);
+  if (!frac.empty()) out += "." + frac;
+  return out;
+}
+
+std::string MilliQuantity(int64_t milli) {
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+}
+
+class Out {
+ public:
+  YAML::Emitter e;
+  void Key(std::string_view k) { e << YAML::Key << std::string(k); }
+  void Val(std::string_view v) { e << YAML::Value << YAML::DoubleQuoted << std::string(v); }
+  void KV(std::string_view k, std::string_view v) {
+    Key(k);
+    Val(v);
+  }
+  void KVIf(std::string_view k, std::string_view v) {
+    if (!v.empty()) KV(k, v);
+  }
+  void KInt(std::string_view k, int64_t v) {
+    Key(k);
+    e << YAML::Value << v;
+  }
+  void KBool(std::string_view k, bool v) {
+    Key(k);
+    e << YAML::Value << (v ? "true" : "false");
+  }
+  void BeginMap(std::string_view k) {
+    Key(k);
+    e << YAML::Value << YAML::BeginMap;
+  }
+  void BeginSeq(std::string_view k) {
+    Key(k);
+    e << YAML::Value << YAML::BeginSeq;
+  }
+  void StringMap(std::string_view k, const Labels& m) {
+    if (m.empty()) return;
+    BeginMap(k);
+    for (const auto& [key, v] : m) KV(key, v);
+    e << YAML::EndMap;
+  }
+  void Strings(std::string_view k, const std::vector<std::string>& v) {
+    if (v.empty()) return;
+    BeginSeq(k);
+    for (const auto& s : v) e << YAML::DoubleQuoted << s;
+    e << YAML::EndSeq;
+  }
+  void Doc(std::string_view api, std::string_view kind) {
+    e << YAML::BeginDoc << YAML::BeginMap;
+    KV("apiVersion", api);
+    KV("kind", kind);
+  }
+  void EndDoc() { e << YAML::EndMap; }
+};
+
+void Meta(Out& o, const ObjectMeta& m) {
+  o.BeginMap("metadata");
+  o.KV("name", m.name);
+  if (!m.ns.empty()) o.KV("namespace", m.ns);
+  o.KVIf("uid", m.uid);
+  if (m.creation) o.KV("creationTimestamp", FormatRfc3339(*m.creation));
+  if (m.deletion) o.KV("deletionTimestamp", FormatRfc3339(*m.deletion));
+  o.StringMap("labels", m.labels);
+  o.StringMap("annotations", m.annotations);
+  o.e << YAML::EndMap;
+}
+
+void ResourceMap(Out& o, std::string_view key, const Resources& r, bool with_pods) {
+  o.BeginMap(key);
+  if (r.milli_cpu) o.KV("cpu", MilliQuantity(r.milli_cpu));
+  if (r.memory) o.KV("memory", std::to_string(r.memory));
+  if (r.milli_gpu) o.KV(keys::kGpuResource, MilliQuantity(r.milli_gpu));
+  if (with_pods && r.pods) o.KV("pods", std::to_string(r.pods));
+  for (const auto& [id, amount] : r.scalars) o.KV(ResourceName(id), std::to_string(amount));
+  o.e << YAML::EndMap;
+}
+
+void Node(Out& o, const NodeObject& n) {
+  o.Doc("v1", "Node");
+  Meta(o, n.meta);
+  o.BeginMap("spec");
+  if (n.unschedulable) o.KBool("unschedulable", true);
+  if (!n.taints.empty()) {
+    o.BeginSeq("taints");
+    for (const Taint& t : n.taints) {
+      o.e << YAML::BeginMap;
+      o.KV("key", t.key);
+      o.KVIf("value", t.value);
+      o.KVIf("effect", t.effect);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  o.e << YAML::EndMap;
+  o.BeginMap("status");
+  ResourceMap(o, "capacity", n.capacity, true);
+  ResourceMap(o, "allocatable", n.allocatable, true);
+  o.BeginSeq("conditions");
+  o.e << YAML::BeginMap;
+  o.KV("type", "Ready");
+  o.KV("status", n.ready ? "True" : "False");
+  o.e << YAML::EndMap;
+  for (const std::string& c : n.bad_conditions) {
+    if (c == "NotReady") continue;
+    o.e << YAML::BeginMap;
+    o.KV("type", c);
+    o.KV("status", "True");
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq << YAML::EndMap;
+  o.EndDoc();
+}
+
+void Requirements(Out& o, std::string_view key, const std::vector<SelectorRequirement>& rs) {
+  if (rs.empty()) return;
+  o.BeginSeq(key);
+  for (const auto& r : rs) {
+    o.e << YAML::BeginMap;
+    o.KV("key", r.key);
+    o.KV("operator", r.op);
+    o.Strings("values", r.values);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void AffinityTerm(Out& o, const PodAffinityTerm& t) {
+  o.e << YAML::BeginMap;
+  if (!t.selector.matches_nothing) {
+    o.BeginMap("labelSelector");
+    o.StringMap("matchLabels", t.selector.match_labels);
+    Requirements(o, "matchExpressions", t.selector.match_expressions);
+    o.e << YAML::EndMap;
+  }
+  o.Strings("namespaces", t.namespaces);
+  if (t.all_namespaces) {
+    o.Key("namespaceSelector");
+    o.e << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+  }
+  o.KV("topologyKey", t.topology_key);
+  o.e << YAML::EndMap;
+}
+
+template <class Req, class Pref>
+void PodAffinity(Out& o, std::string_view key, const Req& required, const Pref& preferred) {
+  if (required.empty() && preferred.empty()) return;
+  o.BeginMap(key);
+  if (!required.empty()) {
+    o.BeginSeq("requiredDuringSchedulingIgnoredDuringExecution");
+    for (const auto& t : required) AffinityTerm(o, t);
+    o.e << YAML::EndSeq;
+  }
+  if (!preferred.empty()) {
+    o.BeginSeq("preferredDuringSchedulingIgnoredDuringExecution");
+    for (const auto& w : preferred) {
+      o.e << YAML::BeginMap;
+      o.KInt("weight", w.weight);
+      o.Key("podAffinityTerm");
+      o.e << YAML::Value;
+      AffinityTerm(o, w.term);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  o.e << YAML::EndMap;
+}
+
+void Affinity(Out& o, const PodObject& p) {
+  const bool any = !p.required_node_affinity.empty() || !p.required_pod_affinity.empty() ||
+                   !p.preferred_pod_affinity.empty() || !p.required_pod_anti_affinity.empty() ||
+                   !p.preferred_pod_anti_affinity.empty();
+  if (!any) return;
+  o.BeginMap("affinity");
+  if (!p.required_node_affinity.empty()) {
+    o.BeginMap("nodeAffinity");
+    o.BeginMap("requiredDuringSchedulingIgnoredDuringExecution");
+    o.BeginSeq("nodeSelectorTerms");
+    for (const auto& t : p.required_node_affinity) {
+      o.e << YAML::BeginMap;
+      Requirements(o, "matchExpressions", t.match_expressions);
+      Requirements(o, "matchFields", t.match_fields);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  }
+  PodAffinity(o, "podAffinity", p.required_pod_affinity, p.preferred_pod_affinity);
+  PodAffinity(o, "podAntiAffinity", p.required_pod_anti_affinity, p.preferred_pod_anti_affinity);
+  o.e << YAML::EndMap;
+}
+
+void Pod(Out& o, const PodObject& p) {
+  o.Doc("v1", "Pod");
+  Meta(o, p.meta);
+  o.BeginMap("spec");
+  o.KV("schedulerName", p.scheduler_name);
+  o.KVIf("nodeName", p.node_name);
+  o.KVIf("priorityClassName", p.priority_class_name);
+  if (p.priority) o.KInt("priority", *p.priority);
+  o.StringMap("nodeSelector", p.node_selector);
+  if (!p.tolerations.empty()) {
+    o.BeginSeq("tolerations");
+    for (const Toleration& t : p.tolerations) {
+      o.e << YAML::BeginMap;
+      o.KVIf("key", t.key);
+      o.KV("operator", t.op);
+      o.KVIf("value", t.value);
+      o.KVIf("effect", t.effect);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  Affinity(o, p);
+  if (p.scheduling_gated) {
+    o.BeginSeq("schedulingGates");
+    o.e << YAML::BeginMap;
+    o.KV("name", "gated");
+    o.e << YAML::EndMap << YAML::EndSeq;
+  }
+  o.BeginSeq("containers");
+  o.e << YAML::BeginMap;
+  o.KV("name", "main");
+  o.BeginMap("resources");
+  ResourceMap(o, "requests", p.request, false);
+  o.e << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  o.e << YAML::EndMap;
+  o.BeginMap("status");
+  o.KV("phase", p.phase);
+  o.KVIf("nominatedNodeName", p.nominated_node);
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+void TopologyConstraint(Out& o, const std::optional<TopologyConstraintSpec>& c) {
+  if (!c) return;
+  o.BeginMap("topologyConstraint");
+  o.KVIf("topology", c->topology);
+  o.KVIf("requiredTopologyLevel", c->required_level);
+  o.KVIf("preferredTopologyLevel", c->preferred_level);
+  o.e << YAML::EndMap;
+}
+
+void PodGroup(Out& o, const PodGroupObject& g) {
+  o.Doc("scheduling.run.ai/v2alpha2", "PodGroup");
+  Meta(o, g.meta);
+  o.BeginMap("spec");
+  o.KV("queue", g.queue);
+  o.KVIf("priorityClassName", g.priority_class_name);
+  o.KVIf("preemptibility", g.preemptibility);
+  if (g.min_member) o.KInt("minMember", *g.min_member);
+  if (g.min_sub_group) o.KInt("minSubGroup", *g.min_sub_group);
+  if (!g.sub_groups.empty()) {
+    o.BeginSeq("subGroups");
+    for (const SubGroupSpec& s : g.sub_groups) {
+      o.e << YAML::BeginMap;
+      o.KV("name", s.name);
+      o.KVIf("parent", s.parent);
+      if (s.min_member) o.KInt("minMember", *s.min_member);
+      if (s.min_sub_group) o.KInt("minSubGroup", *s.min_sub_group);
+      TopologyConstraint(o, s.topology_constraint);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  // A constraint read from the topology annotations is written back only through them.
+  const bool annotated =
+      g.meta.annotations.find(keys::kTopologyAnnotation) != g.meta.annotations.end();
+  if (!annotated) TopologyConstraint(o, g.topology_constraint);
+  if (g.preemption_delay_seconds) {
+    o.KV("preemptionDelay", std::to_string(*g.preemption_delay_seconds) + "s");
+  }
+  if (g.staleness_grace_seconds &&
+      g.meta.annotations.find(keys::kStalenessGracePeriod) == g.meta.annotations.end()) {
+    o.KV("stalenessGracePeriod", std::to_string(*g.staleness_grace_seconds) + "s");
+  }
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+void QueueAmounts(Out& o, std::string_view key, const QueueResource& r, int scale) {
+  o.BeginMap(key);
+  o.KV("quota", r.quota < 0 ? "-1" : Decimal(r.quota, scale));
+  o.KV("limit", r.limit < 0 ? "-1" : Decimal(r.limit, scale));
+  o.KV("overQuotaWeight", Decimal(r.weight_milli, 3));
+  o.e << YAML::EndMap;
+}
+
+void Queue(Out& o, const QueueObject& q) {
+  o.Doc("scheduling.run.ai/v2", "Queue");
+  Meta(o, q.meta);
+  o.BeginMap("spec");
+  o.KVIf("parentQueue", q.parent);
+  if (q.priority) o.KInt("priority", *q.priority);
+  if (q.preempt_min_runtime) {
+    o.KV("preemptMinRuntime", std::to_string(*q.preempt_min_runtime) + "s");
+  }
+  if (q.reclaim_min_runtime) {
+    o.KV("reclaimMinRuntime", std::to_string(*q.reclaim_min_runtime) + "s");
+  }
+  if (q.has_resources) {
+    o.BeginMap("resources");
+    QueueAmounts(o, "gpu", q.gpu, 3);
+    QueueAmounts(o, "cpu", q.cpu, 0);
+    QueueAmounts(o, "memory", q.memory, 6);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+void PriorityClass(Out& o, const PriorityClassObject& pc) {
+  o.Doc("scheduling.k8s.io/v1", "PriorityClass");
+  Meta(o, pc.meta);
+  o.KInt("value", pc.value);
+  if (pc.global_default) o.KBool("globalDefault", true);
+  o.EndDoc();
+}
+
+void Topology(Out& o, const TopologyObject& t) {
+  o.Doc("kai.scheduler/v1alpha1", "Topology");
+  Meta(o, t.meta);
+  o.BeginMap("spec");
+  o.BeginSeq("levels");
+  for (const TopologyLevel& l : t.levels) {
+    o.e << YAML::BeginMap;
+    o.KV("nodeLabel", l.node_label);
+    o.KVIf("alias", l.alias);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq << YAML::EndMap;
+  o.EndDoc();
+}
+
+void BindRequest(Out& o, const BindRequestObject& b) {
+  o.Doc("scheduling.run.ai/v1alpha2", "BindRequest");
+  Meta(o, b.meta);
+  o.BeginMap("spec");
+  o.KV("podName", b.pod_name);
+  o.KV("selectedNode", b.selected_node);
+  o.KVIf("receivedResourceType", b.received_resource_type);
+  o.Strings("selectedGPUGroups", b.selected_gpu_groups);
+  if (b.backoff_limit) o.KInt("backoffLimit", *b.backoff_limit);
+  o.e << YAML::EndMap;
+  o.BeginMap("status");
+  o.KVIf("phase", b.phase);
+  if (b.failed_attempts) o.KInt("failedAttempts", b.failed_attempts);
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+void Shard(Out& o, const ShardObject& s) {
+  o.Doc("kai.scheduler/v1", "SchedulingShard");
+  Meta(o, s.meta);
+  o.BeginMap("spec");
+  o.KVIf("partitionLabelValue", s.partition_label_value);
+  if (!s.placement_gpu.empty() || !s.placement_cpu.empty()) {
+    o.BeginMap("placementStrategy");
+    o.KVIf("gpu", s.placement_gpu);
+    o.KVIf("cpu", s.placement_cpu);
+    o.e << YAML::EndMap;
+  }
+  if (!s.actions.empty()) {
+    o.BeginMap("actions");
+    for (const ActionSetting& a : s.actions) {
+      o.BeginMap(a.name);
+      if (a.enabled) o.KBool("enabled", *a.enabled);
+      if (a.priority) o.KInt("priority", *a.priority);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndMap;
+  }
+  if (!s.plugins.empty()) {
+    o.BeginMap("plugins");
+    for (const PluginSetting& p : s.plugins) {
+      o.BeginMap(p.name);
+      if (p.enabled) o.KBool("enabled", *p.enabled);
+      if (p.priority) o.KInt("priority", *p.priority);
+      if (p.has_arguments) {
+        o.BeginMap("arguments");
+        for (const auto& [k, v] : p.arguments) o.KV(k, v);
+        o.e << YAML::EndMap;
+      }
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndMap;
+  }
+  if (!s.args.empty()) {
+    o.BeginMap("args");
+    for (const auto& [k, v] : s.args) o.KV(k, v);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+}  // namespace
+
+std::string EncodeManifests(const ClusterState& state) {
+  Out o;
+  for (const auto& x : state.priority_classes) PriorityClass(o, x);
+  for (const auto& x : state.queues) Queue(o, x);
+  for (const auto& x : state.topologies) Topology(o, x);
+  if (state.shard) Shard(o, *state.shard);
+  for (const auto& x : state.nodes) Node(o, x);
+  for (const auto& x : state.pod_groups) PodGroup(o, x);
+  for (const auto& x : state.pods) Pod(o, x);
+  for (const auto& x : state.bind_requests) BindRequest(o, x);
+  return std::string(o.e.c_str()) + "\n";
+}
+
+}  // namespace kai

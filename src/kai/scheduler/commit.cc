@@ -1,0 +1,488 @@
+#include "kai/scheduler/commit.h"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <charconv>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "kai/k8s/keys.h"
+#include "kai/util/time.h"
+
+namespace kai::scheduler {
+namespace {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+namespace res = k8s::resources;
+
+void Str(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void KeyStr(JsonWriter& w, std::string_view k, std::string_view v) {
+  Str(w, k);
+  Str(w, v);
+}
+
+template <class F>
+std::string Json(F&& build) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  build(w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    KeyStr(w, "apiVersion", res::kBindRequest.api_version);
+    KeyStr(w, "kind", "BindRequest");
+    Str(w, "metadata");
+    w.StartObject();
+    KeyStr(w, "name", b.pod.name);
+    KeyStr(w, "namespace", b.pod.ns);
+    Str(w, "labels");
+    w.StartObject();
+    KeyStr(w, "selected-node", b.node);
+    if (!o.node_pool_value.empty()) KeyStr(w, o.node_pool_key, o.node_pool_value);
+    w.EndObject();
+    Str(w, "ownerReferences");
+    w.StartArray();
+    w.StartObject();
+    KeyStr(w, "apiVersion", "v1");
+    KeyStr(w, "kind", "Pod");
+    KeyStr(w, "name", b.pod.name);
+    KeyStr(w, "uid", b.pod.uid);
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    Str(w, "spec");
+    w.StartObject();
+    KeyStr(w, "podName", b.pod.name);
+    KeyStr(w, "selectedNode", b.node);
+    KeyStr(w, "receivedResourceType", b.received_resource_type);
+    Str(w, "receivedGPU");
+    w.StartObject();
+    Str(w, "count");
+    w.Int(b.gpu_count);
+    KeyStr(w, "portion", b.gpu_portion);
+    w.EndObject();
+    if (!b.gpu_groups.empty()) {
+      Str(w, "selectedGPUGroups");
+      w.StartArray();
+      for (const auto& g : b.gpu_groups) Str(w, g);
+      w.EndArray();
+    }
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+// A strategic merge patch of one pod condition (conditions merge by type).
+std::string PodConditionPatch(std::string_view type, std::string_view status,
+                              std::string_view reason, const std::string& message,
+                              UnixSeconds now) {
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    Str(w, "status");
+    w.StartObject();
+    Str(w, "conditions");
+    w.StartArray();
+    w.StartObject();
+    KeyStr(w, "type", type);
+    KeyStr(w, "status", status);
+    KeyStr(w, "reason", reason);
+    KeyStr(w, "message", message);
+    KeyStr(w, "lastTransitionTime", FormatRfc3339(now));
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+std::optional<doc::Document> ParseBody(const k8s::HttpResponse& r) {
+  auto d = doc::ParseJson(r.body);
+  if (!d.ok() || d->Roots().empty() || !d->Roots()[0].IsMap()) return std::nullopt;
+  return std::move(d.value());
+}
+
+}  // namespace
+
+// The writes of one Commit: a work list drained by a bounded set of threads.
+struct Committer::Run {
+  std::mutex mu;
+  CommitResult result;
+  void Fail(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++result.failed;
+    result.errors.push_back(what);
+  }
+  void Count(int CommitResult::*field) {
+    std::lock_guard<std::mutex> lock(mu);
+    ++(result.*field);
+  }
+};
+
+Committer::Committer(const k8s::ApiClient& client, informer::Informer* informer,
+                     CommitOptions options)
+    : client_(client), informer_(informer), options_(std::move(options)) {}
+
+bool Committer::Changed(std::map<std::string, std::string>& memory, const std::string& key,
+                        const std::string& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto [it, inserted] = memory.try_emplace(key, value);
+  if (inserted) return true;
+  if (it->second == value) return false;
+  it->second = value;
+  return true;
+}
+
+size_t Committer::Remembered() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pod_messages_.size() + group_messages_.size();
+}
+
+bool Committer::Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
+                      std::string_view type, std::string_view reason, const std::string& message,
+                      const std::map<std::string, std::string>& annotations, UnixSeconds now,
+                      Run& run) {
+  const uint64_t seq = ++event_seq_;
+  const std::string body = Json([&](JsonWriter& w) {
+    w.StartObject();
+    KeyStr(w, "apiVersion", "v1");
+    KeyStr(w, "kind", "Event");
+    Str(w, "metadata");
+    w.StartObject();
+    char suffix[40];
+    std::snprintf(suffix, sizeof suffix, ".%llx%04llx", static_cast<unsigned long long>(now),
+                  static_cast<unsigned long long>(seq & 0xffff));
+    KeyStr(w, "name", obj.name + suffix);
+    KeyStr(w, "namespace", obj.ns.empty() ? "default" : obj.ns);
+    if (!annotations.empty()) {
+      Str(w, "annotations");
+      w.StartObject();
+      for (const auto& [k, v] : annotations) KeyStr(w, k, v);
+      w.EndObject();
+    }
+    w.EndObject();
+    Str(w, "involvedObject");
+    w.StartObject();
+    KeyStr(w, "apiVersion", api_version);
+    KeyStr(w, "kind", kind);
+    KeyStr(w, "name", obj.name);
+    KeyStr(w, "namespace", obj.ns);
+    if (!obj.uid.empty()) KeyStr(w, "uid", obj.uid);
+    w.EndObject();
+    KeyStr(w, "reason", reason);
+    KeyStr(w, "message", message);
+    KeyStr(w, "type", type);
+    Str(w, "source");
+    w.StartObject();
+    KeyStr(w, "component", options_.scheduler_name);
+    w.EndObject();
+    KeyStr(w, "reportingComponent", options_.scheduler_name);
+    KeyStr(w, "firstTimestamp", FormatRfc3339(now));
+    KeyStr(w, "lastTimestamp", FormatRfc3339(now));
+    Str(w, "count");
+    w.Int(1);
+    w.EndObject();
+  });
+  const std::string path = k8s::CollectionPath(res::kEvent, obj.ns.empty() ? "default" : obj.ns);
+  const k8s::HttpResponse r = client_.Create(path, body);
+  if (!r.ok()) {
+    run.Fail(k8s::Describe({"POST", path}, r));
+    return false;
+  }
+  run.Count(&CommitResult::events);
+  return true;
+}
+
+void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
+  const std::string path = k8s::CollectionPath(res::kBindRequest, b.pod.ns);
+  k8s::HttpResponse r = client_.Create(path, BindRequestBody(b, options_));
+  if (r.status == 409) {
+    // Named after the pod: one exists already (an earlier try of this very write that the
+    // server applied, or a cache that lags). It counts only when it asks for the same node.
+    const std::string obj_path = k8s::ObjectPath(res::kBindRequest, b.pod.ns, b.pod.name);
+    r = client_.Get(obj_path);
+    auto existing = ParseBody(r);
+    const bool same = existing && existing->Roots()[0]["spec"]["podName"].Scalar() == b.pod.name &&
+                      existing->Roots()[0]["spec"]["selectedNode"].Scalar() == b.node;
+    if (!r.ok() || !same) {
+      run.Fail("BindRequest " + b.pod.ns + "/" + b.pod.name +
+               ": one exists already for another node; the next cycle re-reads it");
+      if (existing && informer_) informer_->Assume(res::kBindRequest, existing->Roots()[0]);
+      return;
+    }
+  } else if (!r.ok()) {
+    const std::string err = k8s::Describe({"POST", path}, r);
+    run.Fail(err);
+    const std::string msg =
+        "Failed to bind pod " + b.pod.ns + "/" + b.pod.name + " to node " + b.node + ". " + err;
+    Event(b.pod, "v1", "Pod", "Warning", "FailedBinding", msg, {}, now, run);
+    client_.Patch(k8s::ObjectPath(res::kPod, b.pod.ns, b.pod.name, "status"),
+                  PodConditionPatch("PodScheduled", "False", "BindingError", msg, now),
+                  k8s::PatchType::kStrategicMerge);
+    return;
+  }
+  if (auto created = ParseBody(r); created && informer_) {
+    informer_->Assume(res::kBindRequest, created->Roots()[0]);
+  }
+  run.Count(&CommitResult::binds);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pod_messages_.erase(b.pod.uid);
+  }
+  const std::string pool = options_.node_pool_value.empty() ? "default" : options_.node_pool_value;
+  Event(b.pod, "v1", "Pod", "Normal", "Scheduled",
+        "Successfully assigned pod " + b.pod.ns + "/" + b.pod.name + " to node " + b.node +
+            " at node-pool " + pool,
+        {}, now, run);
+}
+
+void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
+  if (!e.pod_group.name.empty()) {
+    std::map<std::string, std::string> ann{
+        {"kai.scheduler/num-evicted-pods", std::to_string(e.gang_size)},
+        {"kai.scheduler/evictor-action-type", e.action}};
+    if (!e.preemptor.name.empty()) {
+      ann["kai.scheduler/evictor-pod-group-name"] = e.preemptor.name;
+      ann["kai.scheduler/evictor-pod-group-namespace"] = e.preemptor.ns;
+    }
+    Event(e.pod_group, res::kPodGroup.api_version, "PodGroup", "Normal", "Evict", e.message, ann,
+          now, run);
+  }
+  const std::string path = k8s::ObjectPath(res::kPod, e.pod.ns, e.pod.name);
+  if (options_.update_pod_eviction_condition) {
+    client_.Patch(
+        path + "/status",
+        PodConditionPatch("DisruptionTarget", "True", "PreemptionByScheduler", e.message, now),
+        k8s::PatchType::kStrategicMerge);
+  }
+  // Preconditions on the uid: a pod of the same name created since is never deleted.
+  const std::string body = Json([&](JsonWriter& w) {
+    w.StartObject();
+    KeyStr(w, "apiVersion", "v1");
+    KeyStr(w, "kind", "DeleteOptions");
+    if (!e.pod.uid.empty()) {
+      Str(w, "preconditions");
+      w.StartObject();
+      KeyStr(w, "uid", e.pod.uid);
+      w.EndObject();
+    }
+    w.EndObject();
+  });
+  const k8s::HttpResponse r = client_.Delete(path, body);
+  if (r.status == 404) return;  // already gone
+  if (!r.ok()) {
+    run.Fail(k8s::Describe({"DELETE", path}, r));
+    return;
+  }
+  run.Count(&CommitResult::evictions);
+  if (!informer_) return;
+  auto after = ParseBody(r);
+  if (after && after->Roots()[0]["kind"].Scalar() == "Pod") {
+    informer_->Assume(res::kPod, after->Roots()[0]);  // terminating: Releasing until it is gone
+  } else {
+    informer_->AssumeDeleted(res::kPod, informer::KeyOf(e.pod.ns, e.pod.name));
+  }
+}
+
+void Committer::MarkPending(const PendingPodDecision& p, UnixSeconds now, Run& run) {
+  if (!Changed(pod_messages_, p.pod.uid, p.message)) return;
+  Event(p.pod, "v1", "Pod", "Warning", "Unschedulable", p.message, {}, now, run);
+  if (!p.mark_unschedulable) return;
+  const std::string path = k8s::ObjectPath(res::kPod, p.pod.ns, p.pod.name, "status");
+  const k8s::HttpResponse r = client_.Patch(
+      path, PodConditionPatch("PodScheduled", "False", "Unschedulable", p.message, now),
+      k8s::PatchType::kStrategicMerge);
+  if (!r.ok() && r.status != 404) {
+    run.Fail(k8s::Describe({"PATCH", path}, r));
+    std::lock_guard<std::mutex> lock(mu_);
+    pod_messages_.erase(p.pod.uid);  // try again next cycle
+    return;
+  }
+  run.Count(&CommitResult::status_writes);
+}
+
+namespace {
+
+// status.schedulingConditions after KAI's rules (default_status_updater.go): the node pool's
+// entry replaced by one with the next transitionID, other pools' kept; or all removed.
+std::string SchedulingConditionsBody(const doc::Node& pg, const std::optional<std::string>& msg,
+                                     const std::string& pool, UnixSeconds now) {
+  const doc::Node conds = pg["status"]["schedulingConditions"];
+  int64_t last_id = 0;
+  for (size_t i = 0; i < conds.size(); ++i) {
+    const std::string_view id = conds[i]["transitionID"].Scalar();
+    int64_t v = 0;
+    if (std::from_chars(id.data(), id.data() + id.size(), v).ec == std::errc()) {
+      last_id = std::max(last_id, v);
+    }
+  }
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    Str(w, "status");
+    w.StartObject();
+    Str(w, "schedulingConditions");
+    if (!msg) {
+      w.Null();
+    } else {
+      w.StartArray();
+      for (size_t i = 0; i < conds.size(); ++i) {
+        if (conds[i]["nodePool"].Scalar() == pool) continue;
+        w.StartObject();
+        for (const char* k : {"type", "nodePool", "status", "reason", "message", "transitionID",
+                              "lastTransitionTime"}) {
+          if (conds[i][k].IsScalar()) KeyStr(w, k, conds[i][k].Scalar());
+        }
+        w.EndObject();
+      }
+      w.StartObject();
+      KeyStr(w, "type", "UnschedulableOnNodePool");
+      KeyStr(w, "nodePool", pool);
+      KeyStr(w, "status", "True");
+      KeyStr(w, "reason", "Unschedulable");
+      KeyStr(w, "message", *msg);
+      KeyStr(w, "transitionID", std::to_string(last_id + 1));
+      KeyStr(w, "lastTransitionTime", FormatRfc3339(now));
+      w.EndObject();
+      w.EndArray();
+    }
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+std::string AnnotationsPatch(const std::vector<std::pair<std::string, std::string>>& ann) {
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    Str(w, "metadata");
+    w.StartObject();
+    Str(w, "annotations");
+    w.StartObject();
+    for (const auto& [k, v] : ann) {
+      Str(w, k);
+      if (v.empty()) {
+        w.Null();
+      } else {
+        Str(w, v);
+      }
+    }
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+}  // namespace
+
+void Committer::UpdatePodGroup(const PodGroupDecision& g, UnixSeconds now, Run& run) {
+  const std::string path = k8s::ObjectPath(res::kPodGroup, g.pod_group.ns, g.pod_group.name);
+  if (!g.annotations.empty()) {
+    const k8s::HttpResponse r =
+        client_.Patch(path, AnnotationsPatch(g.annotations), k8s::PatchType::kMerge);
+    if (!r.ok()) run.Fail(k8s::Describe({"PATCH", path}, r));
+  }
+  const std::string state = g.unschedulable ? "U:" + *g.unschedulable : "clear";
+  if (!g.unschedulable && !g.clear_conditions) return;
+  if (!Changed(group_messages_, g.pod_group.uid, state)) return;
+  if (g.unschedulable) {
+    Event(g.pod_group, res::kPodGroup.api_version, "PodGroup", "Normal", "Unschedulable",
+          *g.unschedulable, {}, now, run);
+  }
+  // Read the PodGroup for its current conditions (the transition id counts on), then patch.
+  const k8s::HttpResponse cur = client_.Get(path);
+  auto pg = ParseBody(cur);
+  if (!pg) {
+    if (cur.status != 404) run.Fail(k8s::Describe({"GET", path}, cur));
+    std::lock_guard<std::mutex> lock(mu_);
+    group_messages_.erase(g.pod_group.uid);
+    return;
+  }
+  const doc::Node root = pg->Roots()[0];
+  if (!g.unschedulable && root["status"]["schedulingConditions"].size() == 0) return;
+  const std::string pool = options_.node_pool_value.empty() ? "default" : options_.node_pool_value;
+  const k8s::HttpResponse r =
+      client_.Patch(path + "/status", SchedulingConditionsBody(root, g.unschedulable, pool, now),
+                    k8s::PatchType::kMerge);
+  if (!r.ok()) {
+    run.Fail(k8s::Describe({"PATCH", path + "/status"}, r));
+    std::lock_guard<std::mutex> lock(mu_);
+    group_messages_.erase(g.pod_group.uid);
+    return;
+  }
+  run.Count(&CommitResult::status_writes);
+}
+
+void Committer::Nominate(const NominateDecision& n, Run& run) {
+  const std::string path = k8s::ObjectPath(res::kPod, n.pod.ns, n.pod.name, "status");
+  const std::string body = Json([&](JsonWriter& w) {
+    w.StartObject();
+    Str(w, "status");
+    w.StartObject();
+    Str(w, "nominatedNodeName");
+    if (n.node.empty()) {
+      w.Null();
+    } else {
+      Str(w, n.node);
+    }
+    w.EndObject();
+    w.EndObject();
+  });
+  const k8s::HttpResponse r = client_.Patch(path, body, k8s::PatchType::kMerge);
+  if (!r.ok() && r.status != 404) {
+    run.Fail(k8s::Describe({"PATCH", path}, r));
+    return;
+  }
+  if (auto after = ParseBody(r); after && informer_)
+    informer_->Assume(res::kPod, after->Roots()[0]);
+  run.Count(&CommitResult::status_writes);
+}
+
+void Committer::DeleteStale(const ObjectRef& b, Run& run) {
+  const std::string path = k8s::ObjectPath(res::kBindRequest, b.ns, b.name);
+  const k8s::HttpResponse r = client_.Delete(path);
+  if (!r.ok() && r.status != 404) {
+    run.Fail(k8s::Describe({"DELETE", path}, r));
+    return;
+  }
+  if (informer_) informer_->AssumeDeleted(res::kBindRequest, informer::KeyOf(b.ns, b.name));
+}
+
+CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
+  Run run;
+  std::vector<std::function<void()>> work;
+  for (const auto& b : d.binds) work.push_back([&, this] { Bind(b, now, run); });
+  for (const auto& e : d.evictions) work.push_back([&, this] { Evict(e, now, run); });
+  for (const auto& p : d.pending) work.push_back([&, this] { MarkPending(p, now, run); });
+  for (const auto& g : d.pod_groups) work.push_back([&, this] { UpdatePodGroup(g, now, run); });
+  for (const auto& n : d.nominations) work.push_back([&, this] { Nominate(n, run); });
+  for (const auto& b : d.stale_bind_requests) work.push_back([&, this] { DeleteStale(b, run); });
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < work.size();) work[i]();
+  };
+  const size_t threads =
+      std::min(work.size(), static_cast<size_t>(std::max(1, options_.max_in_flight)));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  if (threads > 0) worker();
+  for (auto& t : pool) t.join();
+  // Forget pods and PodGroups this cycle did not mention (bound, gone, or no longer pending).
+  std::set<std::string> pods, groups;
+  for (const auto& p : d.pending) pods.insert(p.pod.uid);
+  for (const auto& g : d.pod_groups) groups.insert(g.pod_group.uid);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(pod_messages_, [&](const auto& kv) { return !pods.count(kv.first); });
+    std::erase_if(group_messages_, [&](const auto& kv) { return !groups.count(kv.first); });
+  }
+  return run.result;
+}
+
+}  // namespace kai::scheduler

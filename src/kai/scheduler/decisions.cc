@@ -1,0 +1,177 @@
+#include "kai/scheduler/decisions.h"
+
+#include <cstdio>
+#include <map>
+
+#include "kai/k8s/keys.h"
+#include "kai/util/time.h"
+
+namespace kai::scheduler {
+namespace {
+
+ObjectRef RefOf(const SnapPod& p) {
+  return {std::string(p.ns), std::string(p.name), std::string(p.uid)};
+}
+
+ObjectRef RefOf(const SnapJob& j) {
+  return {std::string(j.ns), std::string(j.name), std::string(j.uid)};
+}
+
+bool HoldsANode(PodStatus s) {
+  return s == PodStatus::kRunning || s == PodStatus::kBound || s == PodStatus::kBinding ||
+         s == PodStatus::kAllocated;
+}
+
+bool Evicted(PodStatus before, PodStatus after) {
+  return HoldsANode(before) && (after == PodStatus::kReleasing || after == PodStatus::kPending ||
+                                after == PodStatus::kPipelined);
+}
+
+bool AsksForMig(const Resources& r) {
+  for (const auto& [id, amount] : r.scalars) {
+    if (amount > 0 && ResourceName(id).starts_with("nvidia.com/mig-")) return true;
+  }
+  return false;
+}
+
+std::string Portion(int64_t milli) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld.%02lld", static_cast<long long>(milli / 1000),
+                static_cast<long long>((milli % 1000) / 10));
+  return buf;
+}
+
+// KAI's BindRequest GPU fields (S/cache/cache.go, node_info.go setAcceptedResources): a MIG
+// pod receives MigInstance; a shared pod Fraction, its devices and the portion of one device on
+// its node; any other pod Regular, its whole GPUs and portion 1 (0 without GPUs).
+void FillGpu(const SnapPod& p, BindDecision& b) {
+  if (AsksForMig(p.request)) {
+    b.received_resource_type = "MigInstance";
+    b.gpu_portion = "0.00";
+  } else if (p.share.IsShared()) {
+    b.received_resource_type = "Fraction";
+    b.gpu_count = static_cast<int>(p.share.devices);
+    const int64_t per_device =
+        p.share.devices > 0 ? p.accepted_milli_gpu / p.share.devices : p.accepted_milli_gpu;
+    b.gpu_portion = Portion(per_device);
+  } else {
+    b.received_resource_type = "Regular";
+    b.gpu_count = static_cast<int>(p.request.milli_gpu / kMilliPerUnit);
+    b.gpu_portion = b.gpu_count > 0 ? "1.00" : "0.00";
+  }
+}
+
+// "reclaim for ns/pg: rule" -> action "reclaim", preemptor ns/pg.
+void ParseEvictionReason(const std::string& why, EvictDecision& e) {
+  const size_t colon = why.find(':');
+  const std::string head = why.substr(0, colon);
+  const size_t for_at = head.find(" for ");
+  e.action = head.substr(0, for_at);
+  if (for_at != std::string::npos) {
+    const std::string who = head.substr(for_at + 5);
+    const size_t slash = who.find('/');
+    if (slash != std::string::npos) {
+      e.preemptor.ns = who.substr(0, slash);
+      e.preemptor.name = who.substr(slash + 1);
+    }
+  }
+}
+
+void TimerAnnotation(std::string_view key, const std::optional<UnixSeconds>& before,
+                     const std::optional<UnixSeconds>& after, PodGroupDecision& d) {
+  if (before == after) return;
+  d.annotations.emplace_back(std::string(key), after ? FormatRfc3339(*after) : "");
+}
+
+void AddPodGroupDecisions(const Session& s, Decisions& out) {
+  const Snapshot& snap = s.snap();
+  for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
+    const SnapJob& job = snap.jobs[j];
+    PodGroupDecision d;
+    d.pod_group = RefOf(job);
+    TimerAnnotation(keys::kLastStartTimestamp, job.obj->last_start, job.last_start, d);
+    TimerAnnotation(keys::kStaleTimestamp, job.obj->stale_since, job.stale_since, d);
+    if (s.PendingPods(j) > 0) {
+      const std::string msg = JoinReasons(s.JobReasons(j));
+      if (!msg.empty()) d.unschedulable = msg;
+    } else {
+      d.clear_conditions = true;
+    }
+    if (!d.annotations.empty() || d.unschedulable || d.clear_conditions) {
+      out.pod_groups.push_back(std::move(d));
+    }
+  }
+}
+
+// KAI's cleanStaleBindRequest: a request for a node that is gone, or a failed one (kai's
+// scheduler sets no backoff limit, so a failure is final), is deleted.
+void AddStaleBindRequests(const Snapshot& snap, const ClusterState& world, Decisions& out) {
+  std::map<std::string_view, bool> nodes;
+  for (const SnapNode& n : snap.nodes) nodes[n.name] = true;
+  for (const BindRequestObject& b : world.bind_requests) {
+    const bool node_gone = !nodes.count(b.selected_node);
+    const bool failed_final =
+        b.phase == "Failed" && (!b.backoff_limit || b.failed_attempts >= *b.backoff_limit);
+    if (node_gone || failed_final) out.stale_bind_requests.push_back({b.meta.ns, b.meta.name, ""});
+  }
+}
+
+}  // namespace
+
+std::vector<PodStatus> InitialStatuses(const Snapshot& snap) {
+  std::vector<PodStatus> out;
+  out.reserve(snap.pods.size());
+  for (const SnapPod& p : snap.pods) out.push_back(p.status);
+  return out;
+}
+
+Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initial,
+                           const ClusterState& world) {
+  Decisions out;
+  const Snapshot& snap = s.snap();
+  std::map<JobId, int> gang;
+  for (PodId p = 0; p < static_cast<PodId>(snap.pods.size()); ++p) {
+    const SnapPod& pod = snap.pods[p];
+    const PodStatus before = initial[p];
+    if (before == PodStatus::kPending && pod.status == PodStatus::kBinding) {
+      BindDecision b;
+      b.pod = RefOf(pod);
+      b.node = std::string(snap.nodes[pod.node].name);
+      b.gpu_groups = pod.gpu_groups;
+      FillGpu(pod, b);
+      out.binds.push_back(std::move(b));
+    } else if (Evicted(before, pod.status)) {
+      EvictDecision e;
+      e.pod = RefOf(pod);
+      if (pod.job != kNone) {
+        e.pod_group = RefOf(snap.jobs[pod.job]);
+        ++gang[pod.job];
+      }
+      e.message = s.EvictionReason(p);
+      ParseEvictionReason(e.message, e);
+      out.evictions.push_back(std::move(e));
+    } else if (pod.status == PodStatus::kPipelined && pod.obj->node_name.empty()) {
+      out.nominations.push_back({RefOf(pod), std::string(snap.nodes[pod.node].name)});
+    } else if (pod.status == PodStatus::kPending && pod.kai_scheduled) {
+      if (!pod.obj->nominated_node.empty()) out.nominations.push_back({RefOf(pod), ""});
+      if (pod.job == kNone) continue;
+      PendingPodDecision d;
+      d.pod = RefOf(pod);
+      d.pod_group = RefOf(snap.jobs[pod.job]);
+      d.message = JoinReasons(s.JobReasons(pod.job));
+      out.pending.push_back(std::move(d));
+    }
+  }
+  for (auto& e : out.evictions) {
+    for (const auto& [j, n] : gang) {
+      if (snap.jobs[j].name == e.pod_group.name && snap.jobs[j].ns == e.pod_group.ns) {
+        e.gang_size = n;
+      }
+    }
+  }
+  AddPodGroupDecisions(s, out);
+  AddStaleBindRequests(snap, world, out);
+  return out;
+}
+
+}  // namespace kai::scheduler

@@ -1,0 +1,180 @@
+#include "kai/scheduler/leader.h"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdio>
+#include <ctime>
+
+namespace kai::scheduler {
+namespace {
+
+namespace res = k8s::resources;
+using Clock = std::chrono::steady_clock;
+
+// metav1.MicroTime: RFC 3339 with microseconds, UTC.
+std::string MicroTimeNow() {
+  const auto now = std::chrono::system_clock::now();
+  const auto us =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(us % 1000000));
+  return buf;
+}
+
+struct LeaseRecord {
+  std::string holder, acquire_time, renew_time, resource_version, uid;
+  int transitions = 0;
+};
+
+LeaseRecord ReadLease(const doc::Node& lease) {
+  LeaseRecord r;
+  const doc::Node spec = lease["spec"];
+  r.holder = std::string(spec["holderIdentity"].Scalar());
+  r.acquire_time = std::string(spec["acquireTime"].Scalar());
+  r.renew_time = std::string(spec["renewTime"].Scalar());
+  r.transitions = std::atoi(std::string(spec["leaseTransitions"].Scalar()).c_str());
+  r.resource_version = std::string(lease["metadata"]["resourceVersion"].Scalar());
+  return r;
+}
+
+std::string LeaseBody(const LeaderOptions& o, const LeaseRecord& r, bool with_rv) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  auto kv = [&](const char* k, const std::string& v) {
+    w.Key(k);
+    w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+  };
+  w.StartObject();
+  kv("apiVersion", "coordination.k8s.io/v1");
+  kv("kind", "Lease");
+  w.Key("metadata");
+  w.StartObject();
+  kv("name", o.name);
+  kv("namespace", o.ns);
+  if (with_rv) kv("resourceVersion", r.resource_version);
+  w.EndObject();
+  w.Key("spec");
+  w.StartObject();
+  kv("holderIdentity", r.holder);
+  w.Key("leaseDurationSeconds");
+  w.Int(static_cast<int>(o.lease_duration.count() / 1000));
+  kv("acquireTime", r.acquire_time);
+  kv("renewTime", r.renew_time);
+  w.Key("leaseTransitions");
+  w.Int(r.transitions);
+  w.EndObject();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace
+
+LeaderElector::LeaderElector(const k8s::ApiClient& client, LeaderOptions options)
+    : client_(client), options_(std::move(options)) {}
+
+LeaderElector::~LeaderElector() { Stop(); }
+
+void LeaderElector::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void LeaderElector::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool LeaderElector::IsLeader() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return leading_ && Clock::now() - renewed_at_ < options_.renew_deadline;
+}
+
+void LeaderElector::WaitForLeadership(const std::atomic<bool>& stop) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop && !(leading_ && Clock::now() - renewed_at_ < options_.renew_deadline)) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+bool LeaderElector::TryAcquireOrRenew() {
+  const std::string path = k8s::ObjectPath(res::kLease, options_.ns, options_.name);
+  const std::string now = MicroTimeNow();
+  const k8s::HttpResponse got = client_.Get(path);
+  LeaseRecord rec;
+  bool exists = false;
+  if (got.ok()) {
+    auto d = doc::ParseJson(got.body);
+    if (!d.ok()) return false;
+    rec = ReadLease(d->Roots().at(0));
+    exists = true;
+  } else if (got.status != 404) {
+    if (options_.log) options_.log("leader election: " + k8s::Describe({"GET", path}, got));
+    return false;
+  }
+  const Clock::time_point local_now = Clock::now();
+  if (exists) {
+    const std::string seen = rec.holder + "|" + rec.renew_time;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (seen != observed_record_) {
+        observed_record_ = seen;
+        observed_at_ = local_now;
+      }
+      const bool held_by_other = !rec.holder.empty() && rec.holder != options_.identity;
+      if (held_by_other && local_now - observed_at_ < options_.lease_duration) return false;
+    }
+    if (rec.holder != options_.identity) {
+      rec.acquire_time = now;
+      ++rec.transitions;
+      rec.holder = options_.identity;
+    }
+  } else {
+    rec.holder = options_.identity;
+    rec.acquire_time = now;
+  }
+  rec.renew_time = now;
+  // An update carries the resourceVersion read: a rival that wrote in between makes it a 409.
+  const k8s::HttpResponse put = exists
+                                    ? client_.Update(path, LeaseBody(options_, rec, true))
+                                    : client_.Create(k8s::CollectionPath(res::kLease, options_.ns),
+                                                     LeaseBody(options_, rec, false));
+  if (!put.ok()) {
+    if (put.status != 409 && options_.log) {
+      options_.log("leader election: " + k8s::Describe({exists ? "PUT" : "POST", path}, put));
+    }
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!leading_ && options_.log) options_.log("leader election: " + options_.identity + " leads");
+  leading_ = true;
+  renewed_at_ = local_now;
+  observed_record_ = rec.holder + "|" + rec.renew_time;
+  observed_at_ = local_now;
+  cv_.notify_all();
+  return true;
+}
+
+void LeaderElector::Loop() {
+  while (!stop_) {
+    const bool held = TryAcquireOrRenew();
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!held && leading_ && Clock::now() - renewed_at_ >= options_.renew_deadline) {
+        leading_ = false;
+        if (options_.log) options_.log("leader election: lost the lease; writes stop");
+      }
+      cv_.wait_for(lock, options_.retry_period, [&] { return stop_.load(); });
+    }
+  }
+}
+
+}  // namespace kai::scheduler

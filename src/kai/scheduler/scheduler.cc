@@ -1,0 +1,281 @@
+#include "kai/scheduler/scheduler.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "kai/framework/config.h"
+#include "kai/informer/informer.h"
+#include "kai/k8s/api_client.h"
+#include "kai/scheduler/commit.h"
+#include "kai/scheduler/decisions.h"
+#include "kai/scheduler/leader.h"
+#include "kai/scheduler/server.h"
+#include "kai/sim/output.h"
+#include "kai/sim/simulator.h"
+
+namespace kai::scheduler {
+namespace {
+
+std::atomic<bool> g_stop{false};
+namespace res = k8s::resources;
+
+std::string SelectorFor(const std::string& key, const std::string& value) {
+  // KAI's rule: an empty partition value means the node-pool label is absent.
+  return "labelSelector=" + k8s::UrlEscape(value.empty() ? "!" + key : key + "=" + value);
+}
+
+// The kinds the scheduler watches. Nodes, Queues, PodGroups and BindRequests are the shard's
+// (by node-pool label); pods are all watched (other schedulers' pods occupy nodes), except
+// Failed ones, which hold nothing (KAI's filter).
+std::vector<informer::WatchSpec> WatchesFor(const SchedulerOptions& o, const std::string& pool) {
+  const std::string sel = SelectorFor(o.node_pool_key, pool);
+  std::vector<informer::WatchSpec> specs = {
+      {res::kNode, sel},
+      {res::kPod, "fieldSelector=" + k8s::UrlEscape("status.phase!=Failed")},
+      {res::kPodGroup, sel},
+      {res::kQueue, sel},
+      {res::kPriorityClass, ""},
+      {res::kTopology, ""},
+      {res::kBindRequest, sel},
+  };
+  if (!o.shard.empty()) {
+    specs.push_back({res::kShard, "fieldSelector=" + k8s::UrlEscape("metadata.name=" + o.shard)});
+  }
+  return specs;
+}
+
+// The shard's partition value, read once before the watches start (they filter by it).
+Result<std::string> ReadPartition(const k8s::ApiClient& client, const std::string& shard) {
+  if (shard.empty()) return std::string();
+  const std::string path = k8s::ObjectPath(res::kShard, "", shard);
+  const k8s::HttpResponse r = client.Get(path);
+  if (r.status == 404) return Error{"--shard: SchedulingShard \"" + shard + "\" not found"};
+  if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
+  auto d = doc::ParseJson(r.body);
+  if (!d.ok()) return Error{path + ": " + d.error().message};
+  return std::string(d->Roots().at(0)["spec"]["partitionLabelValue"].Scalar());
+}
+
+UnixSeconds WallClock() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string DefaultIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(getpid());
+}
+
+void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& format,
+           std::ostream& out) {
+  const std::vector<sim::CycleReport> one{report};
+  if (format == "json") {
+    sim::WriteJson(one, out, FormatRfc3339(now));
+  } else if (format == "yaml") {
+    sim::WriteYaml(one, out);
+  } else {
+    sim::WriteTable(one, out);
+  }
+}
+
+class Loop {
+ public:
+  Loop(const SchedulerOptions& o, const k8s::ApiClient& client, std::ostream& out,
+       std::ostream& err)
+      : o_(o), client_(client), out_(out), err_(err) {}
+
+  int Run() {
+    auto pool = ReadPartition(client_, o_.shard);
+    if (!pool.ok()) return Fail(2, pool.error().message);
+    pool_ = *pool;
+    informer::InformerOptions io;
+    io.log = [this](const std::string& l) { Log(l); };
+    informer_ = std::make_unique<informer::Informer>(client_, WatchesFor(o_, pool_), io);
+    informer_->Start();
+    if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
+      return Fail(1,
+                  "the caches did not sync within the time-out (is the API server reachable "
+                  "and are kai's CRDs installed? see deploy/crds)");
+    }
+    CommitOptions co;
+    co.scheduler_name = o_.scheduler_name;
+    co.node_pool_key = o_.node_pool_key;
+    co.node_pool_value = pool_;
+    co.max_in_flight = o_.max_in_flight;
+    co.update_pod_eviction_condition = o_.update_pod_eviction_condition;
+    committer_ = std::make_unique<Committer>(client_, informer_.get(), co);
+    world_.scheduler_name = o_.scheduler_name;
+    StartLeaderElection();
+    StartServers();
+    const int rc = Cycles();
+    Shutdown();
+    return rc;
+  }
+
+ private:
+  int Fail(int code, const std::string& msg) {
+    err_ << "kai: " << msg << "\n";
+    Shutdown();
+    return code;
+  }
+  void Log(const std::string& l) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    err_ << "kai scheduler: " << l << "\n";
+  }
+
+  void StartLeaderElection() {
+    if (!o_.leader_elect || o_.dry_run) return;
+    LeaderOptions lo;
+    lo.ns = o_.leader_elect_namespace;
+    lo.name = o_.leader_elect_id;
+    lo.identity = o_.identity.empty() ? DefaultIdentity() : o_.identity;
+    lo.lease_duration = o_.lease_duration;
+    lo.renew_deadline = o_.renew_deadline;
+    lo.retry_period = o_.retry_period;
+    lo.log = [this](const std::string& l) { Log(l); };
+    leader_ = std::make_unique<LeaderElector>(client_, lo);
+    leader_->Start();
+  }
+
+  void StartServers() {
+    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
+    ServerHooks hooks;
+    hooks.ready = [this] { return informer_ && informer_->Synced(); };
+    hooks.metrics = [this] { return metrics_.Render(); };
+    hooks.snapshot = [this] {
+      std::lock_guard<std::mutex> lock(world_mu_);
+      return DumpWorld(world_);
+    };
+    servers_ = std::make_unique<Servers>(hooks);
+    if (auto e = servers_->Listen(o_.metrics_address, o_.health_address)) Log(*e);
+  }
+
+  void Shutdown() {
+    if (servers_) servers_->Stop();
+    if (leader_) leader_->Stop();
+    if (informer_) informer_->Stop();
+  }
+
+  bool Leading() const { return !leader_ || leader_->IsLeader(); }
+
+  std::chrono::milliseconds Period(const SchedulerConfig& c) const {
+    if (c.schedule_period_millis) return std::chrono::milliseconds(*c.schedule_period_millis);
+    return o_.period.value_or(std::chrono::milliseconds(1000));
+  }
+
+  int Cycles() {
+    for (int cycle = 1; !g_stop; ++cycle) {
+      const auto started = std::chrono::steady_clock::now();
+      {
+        std::lock_guard<std::mutex> lock(world_mu_);
+        informer_->Apply(world_, changes_);
+      }
+      if (!o_.shard.empty() && !world_.shard)
+        return Fail(2, "--shard: SchedulingShard \"" + o_.shard + "\" not found");
+      auto config = ConfigFromShard(world_.shard);
+      if (!config.ok()) {
+        if (o_.once || o_.dry_run) return Fail(2, config.error().message);
+        Log(config.error().message);  // a bad shard edit: keep running, say why nothing runs
+        Sleep(std::chrono::milliseconds(1000));
+        continue;
+      }
+      const UnixSeconds now = o_.now.value_or(WallClock());
+      auto outcome = OneCycle(*config, now, cycle);
+      if (!outcome.ok()) {
+        if (o_.once || o_.dry_run) return Fail(2, outcome.error().message);
+        Log(outcome.error().message);
+      }
+      metrics_.ObserveCycle(std::chrono::steady_clock::now() - started);
+      if (o_.once || o_.dry_run) return 0;
+      if (o_.max_cycles > 0 && cycle >= o_.max_cycles) return 0;
+      Sleep(Period(*config) - (std::chrono::steady_clock::now() - started));
+    }
+    return 0;
+  }
+
+  Result<bool> OneCycle(const SchedulerConfig& config, UnixSeconds now, int cycle) {
+    Snapshot& cached = cache_.Update(world_, now, changes_);
+    (void)cached;
+    changes_ = {};
+    Snapshot snap = cache_.Lend();
+    const std::vector<PodStatus> initial = InitialStatuses(snap);
+    auto run = sim::RunSession(std::move(snap), config, {});
+    if (!run.ok()) {
+      changes_.rebuild = true;  // the snapshot stayed with the failed session
+      return run.error();
+    }
+    Session& s = **run;
+    const Decisions d = ExtractDecisions(s, initial, world_);
+    const sim::CycleReport report = sim::ReportCycle(s, cycle);
+    cache_.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
+    metrics_.ObserveQueues(report);
+    if (!o_.dry_run && Leading()) {
+      const CommitResult r = committer_->Commit(d, now);
+      for (const auto& e : r.errors) Log(e);
+      metrics_.ObserveCommit(d, r);
+      metrics_.KeepPodGroups([this](const std::string& ns, const std::string& name) {
+        for (const auto& pg : world_.pod_groups) {
+          if (pg.meta.ns == ns && pg.meta.name == name) return true;
+        }
+        return false;
+      });
+    }
+    if (o_.once || o_.dry_run) Print(report, now, o_.output, out_);
+    return true;
+  }
+
+  void Sleep(std::chrono::steady_clock::duration d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (!g_stop && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  const SchedulerOptions& o_;
+  const k8s::ApiClient& client_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::mutex log_mu_;
+  std::string pool_;
+  std::unique_ptr<informer::Informer> informer_;
+  std::unique_ptr<Committer> committer_;
+  std::unique_ptr<LeaderElector> leader_;
+  std::unique_ptr<Servers> servers_;
+  SchedulerMetrics metrics_;
+  std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
+  ClusterState world_;
+  ClusterChanges changes_;
+  SnapshotCache cache_;
+};
+
+}  // namespace
+
+void RequestStop() { g_stop = true; }
+
+int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err) {
+  g_stop = false;
+  if (options.output != "table" && options.output != "json" && options.output != "yaml") {
+    err << "kai: -o: expected table, json or yaml, got \"" << options.output << "\"\n";
+    return 2;
+  }
+  if (options.period && options.period->count() <= 0) {
+    err << "kai: --schedule-period: must be positive\n";
+    return 2;
+  }
+  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai: " << config.error().message << "\n";
+    return 2;
+  }
+  const k8s::ApiClient client(config.value());
+  Loop loop(options, client, out, err);
+  return loop.Run();
+}
+
+}  // namespace kai::scheduler

@@ -1,0 +1,46 @@
+#pragma once
+// `kai scheduler`: the scheduling core on a live cluster. The informer keeps a ClusterState
+// current; every period the loop applies the watches' changes, runs the shard's actions on the
+// incremental snapshot, writes the decisions (commit.h) and waits for the server's answers.
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "kai/util/time.h"
+
+namespace kai::scheduler {
+
+struct SchedulerOptions {
+  std::string kubeconfig, context;
+  std::string scheduler_name = "kai-scheduler";
+  std::string shard;  // SchedulingShard name; "" = none (KAI's defaults, every node)
+  std::string node_pool_key = "kai.scheduler/node-pool";
+  std::optional<std::chrono::milliseconds> period;  // --schedule-period (else the shard's, 1 s)
+  bool once = false;
+  bool dry_run = false;
+  std::string output = "table";    // table | json | yaml (with --once / --dry-run)
+  std::optional<UnixSeconds> now;  // a fixed clock (tests); else the wall clock each cycle
+  int max_in_flight = 32;
+  bool update_pod_eviction_condition = false;
+  std::chrono::milliseconds sync_timeout{60000};
+  // Leader election on a coordination.k8s.io/v1 Lease.
+  bool leader_elect = false;
+  std::string leader_elect_namespace = "kai-scheduler";
+  std::string leader_elect_id = "kai-scheduler";
+  std::string identity;  // holder identity; default hostname_pid
+  std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
+  std::string metrics_address;  // host:port for /metrics; "" = off
+  std::string health_address;   // host:port for /healthz, /readyz, /debug/snapshot; "" = off
+  int max_cycles = 0;           // stop after this many cycles (0 = run until stopped; tests)
+};
+
+// Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad
+// configuration, naming it). `out` receives --once / --dry-run output, `err` the log.
+int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err);
+
+// Asks a running RunScheduler (in this process) to stop after its current cycle.
+void RequestStop();
+
+}  // namespace kai::scheduler
