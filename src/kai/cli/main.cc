@@ -283,6 +283,8 @@ CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
   c->add_option("--health-probe-bind-address", o.health_address,
                 "HOST:PORT for /healthz, /readyz and /debug/snapshot");
   c->add_option("--max-cycles", o.max_cycles, "stop after this many cycles (0: run on)");
+  c->add_flag("--verify-snapshot-cache", o.verify_snapshot_cache,
+              "check every cycle that the incremental snapshot equals a full build");
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "kai/k8s/decode.h"
+#include "kai/k8s/keys.h"
 
 namespace kai::informer {
 
@@ -66,6 +67,28 @@ namespace {
 // How a change of each kind reaches the snapshot cache (cache.h's ClusterChanges).
 enum class ChangeRule { kPods, kAppendIncremental, kBindRequests, kRebuild };
 
+// A change the snapshot cache takes without a rebuild (cache.h reads these fields every update).
+template <class T>
+bool MinorChange(const T&, const T&) {
+  return false;
+}
+
+PodGroupObject WithoutTimers(PodGroupObject g) {
+  for (std::string_view k :
+       {keys::kLastStartTimestamp, keys::kStaleTimestamp, keys::kLastEvictionTimestamp}) {
+    g.meta.annotations.erase(k);
+  }
+  g.last_start = g.stale_since = g.last_eviction = std::nullopt;
+  g.has_scheduling_conditions = false;
+  return g;
+}
+
+// The scheduler's own writes to a PodGroup: its timer annotations and scheduling conditions.
+template <>
+bool MinorChange(const PodGroupObject& a, const PodGroupObject& b) {
+  return WithoutTimers(a) == WithoutTimers(b);
+}
+
 template <class T>
 struct VectorStore : Informer::KindStore {
   std::vector<T> ClusterState::*member;
@@ -80,8 +103,9 @@ struct VectorStore : Informer::KindStore {
     if (auto it = index.find(key); it != index.end()) {
       T& cur = vec[it->second];
       if (cur == src[0]) return false;
+      const bool minor = MinorChange(cur, src[0]);
       cur = std::move(src[0]);
-      Changed(it->second, changes);
+      if (!minor) Changed(it->second, changes);
       return true;
     }
     index.emplace(key, vec.size());

@@ -647,6 +647,7 @@ void DecodePodGroup(const doc::Node& doc, const std::string& source, ObjectConte
   pg.last_start = AnnotationTime(pg.meta, keys::kLastStartTimestamp, ctx);
   pg.stale_since = AnnotationTime(pg.meta, keys::kStaleTimestamp, ctx);
   pg.last_eviction = AnnotationTime(pg.meta, keys::kLastEvictionTimestamp, ctx);
+  pg.has_scheduling_conditions = doc["status"]["schedulingConditions"].size() > 0;
   state.pod_groups.push_back(std::move(pg));
 }
 

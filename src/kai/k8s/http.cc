@@ -179,6 +179,34 @@ HttpClient::~HttpClient() { DropPool(this); }
 
 namespace {
 
+// A transfer that notices `stop` within 50 ms: libcurl's progress callback runs only about once
+// a second on an idle stream, so a watch would delay shutdown by up to a second.
+CURLcode PerformStoppable(CURL* h, const std::atomic<bool>& stop) {
+  CURLM* m = curl_multi_init();
+  if (!m) return curl_easy_perform(h);
+  curl_multi_add_handle(m, h);
+  CURLcode rc = CURLE_OK;
+  int running = 1;
+  while (running) {
+    if (curl_multi_perform(m, &running) != CURLM_OK) {
+      rc = CURLE_RECV_ERROR;
+      break;
+    }
+    if (stop.load()) {
+      rc = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    if (running) curl_multi_poll(m, nullptr, 0, 50, nullptr);
+  }
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(m, &left)) {
+    if (msg->msg == CURLMSG_DONE && msg->easy_handle == h) rc = msg->data.result;
+  }
+  curl_multi_remove_handle(m, h);
+  curl_multi_cleanup(m);
+  return rc;
+}
+
 HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t,
                      std::chrono::milliseconds idle_timeout) {
   const ClusterConfig& c = client.config();
@@ -221,7 +249,7 @@ HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
                      std::max<long>(1, static_cast<long>(idle_timeout.count() / 1000)));
   }
-  const CURLcode rc = curl_easy_perform(h);
+  const CURLcode rc = t.stop ? PerformStoppable(h, *t.stop) : curl_easy_perform(h);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
   if (rc != CURLE_OK && !t.sink_stopped && !(t.stop && t.stop->load())) {
     resp.transport_error = curl_easy_strerror(rc);

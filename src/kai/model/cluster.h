@@ -156,6 +156,7 @@ struct PodGroupObject {
   std::optional<UnixSeconds> last_start;
   std::optional<UnixSeconds> stale_since;
   std::optional<UnixSeconds> last_eviction;
+  bool has_scheduling_conditions = false;  // status.schedulingConditions is not empty
   friend bool operator==(const PodGroupObject&, const PodGroupObject&) = default;
 };
 

@@ -95,7 +95,7 @@ void AddPodGroupDecisions(const Session& s, Decisions& out) {
       const std::string msg = JoinReasons(s.JobReasons(j));
       if (!msg.empty()) d.unschedulable = msg;
     } else {
-      d.clear_conditions = true;
+      d.clear_conditions = job.obj->has_scheduling_conditions;
     }
     if (!d.annotations.empty() || d.unschedulable || d.clear_conditions) {
       out.pod_groups.push_back(std::move(d));

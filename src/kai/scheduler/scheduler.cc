@@ -16,6 +16,7 @@
 #include "kai/scheduler/server.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
+#include "kai/snapshot/compare.h"
 
 namespace kai::scheduler {
 namespace {
@@ -201,8 +202,18 @@ class Loop {
 
   Result<bool> OneCycle(const SchedulerConfig& config, UnixSeconds now, int cycle) {
     Snapshot& cached = cache_.Update(world_, now, changes_);
-    (void)cached;
     changes_ = {};
+    if (o_.verify_snapshot_cache) {
+      const std::string diff = SnapshotDifference(BuildSnapshot(world_, now), cached);
+      if (!diff.empty()) {
+        Log("cycle " + std::to_string(cycle) +
+            ": the incremental snapshot differs from a full build:\n" + diff);
+        ++snapshot_mismatches_;
+        ClusterChanges rebuild;
+        rebuild.rebuild = true;
+        cache_.Update(world_, now, rebuild);
+      }
+    }
     Snapshot snap = cache_.Lend();
     const std::vector<PodStatus> initial = InitialStatuses(snap);
     auto run = sim::RunSession(std::move(snap), config, {});
@@ -252,6 +263,7 @@ class Loop {
   ClusterState world_;
   ClusterChanges changes_;
   SnapshotCache cache_;
+  int snapshot_mismatches_ = 0;
 };
 
 }  // namespace

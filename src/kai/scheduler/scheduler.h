@@ -33,6 +33,9 @@ struct SchedulerOptions {
   std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
   std::string metrics_address;  // host:port for /metrics; "" = off
   std::string health_address;   // host:port for /healthz, /readyz, /debug/snapshot; "" = off
+  // Checks every cycle that the incremental snapshot equals a full build of the same world; a
+  // difference is logged (naming the first differing fields) and the snapshot rebuilt.
+  bool verify_snapshot_cache = false;
   int max_cycles = 0;           // stop after this many cycles (0 = run until stopped; tests)
 };
 
