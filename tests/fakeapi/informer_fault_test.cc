@@ -435,6 +435,16 @@ class FakeApi : public ::testing::Test {
            << diff << "informer log:" << Join(informer_log_);
   }
 
+  // Waits until every reflector's watch is registered on the server, so that a fault added next
+  // cannot miss a watch request already on its way.
+  ::testing::AssertionResult WatchesOpen() {
+    const int want = static_cast<int>(kinds_.size());
+    if (WaitFor([&] { return server_.OpenWatches() == want; })) {
+      return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << server_.OpenWatches() << " watches open, not " << want;
+  }
+
   static bool WaitFor(const std::function<bool()>& done, milliseconds timeout = 5000ms) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!done()) {
@@ -558,6 +568,7 @@ TEST_F(FakeApiInformer, RelistsAfterCompactionAndForgetsObjectsDeletedWhileDisco
   Seed();
   StartInformer(kAllKinds);
   ASSERT_TRUE(Converged());
+  ASSERT_TRUE(WatchesOpen());
   // Disconnect every watch and keep them out (503) while the server moves on, then compact.
   server_.AddFault(R"({"method":"GET","watch":true,"times":-1,"action":{"status":503}})");
   server_.CloseWatches();
@@ -687,7 +698,7 @@ TEST_F(FakeApiInformer, RecoversFromAHungWatch) {
   server_.Ops({Op("create", NodeJson("n1")), Op("create", NodeJson("n2"))});
   StartInformer({res::kNode});
   ASSERT_TRUE(Converged());
-  ASSERT_TRUE(WaitFor([&] { return server_.OpenWatches() == 1; }));
+  ASSERT_TRUE(WatchesOpen());
   server_.AddFault(WatchRule(kNodes, R"({"hang":true,"hang_seconds":1})"));
   server_.CloseWatches();
   ASSERT_TRUE(WaitFor([&] {
@@ -729,6 +740,7 @@ TEST_F(FakeApiInformer, AnAssumedWriteOlderThanAWatchedDeleteDoesNotResurrectThe
 TEST_F(FakeApiInformer, AnAssumedCreateShowsAtOnceAndItsEchoIsANoOp) {
   StartInformer({res::kBindRequest});
   ASSERT_TRUE(Converged());
+  ASSERT_TRUE(WatchesOpen());
   server_.AddFault(R"({"method":"GET","watch":true,"times":-1,"action":{"status":503}})");
   server_.CloseWatches();
   ASSERT_TRUE(WaitFor([&] { return server_.OpenWatches() == 0; }));
@@ -878,6 +890,19 @@ TEST_F(FakeApiCommit, ACreateAppliedButAnswered500IsAcceptedOnceOnItsRetrys409) 
   }
   ASSERT_TRUE(Converged()) << "the cache holds each BindRequest once";
   EXPECT_EQ(world_.bind_requests.size(), 4u);
+}
+
+TEST_F(FakeApiCommit, AThrottledCreateWaitsOutRetryAfterAndCreatesOnce) {
+  server_.AddFault(PostRule(kBindRequests, R"({"status":429,"retry_after":2})", 1));
+  const auto r = Commit(Binds(3));
+  EXPECT_EQ(r.binds, 3);
+  EXPECT_EQ(r.failed, 0) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(ServerBindRequests(), Expected(3));
+  EXPECT_EQ(sleeps_->Get(), std::vector<milliseconds>{2000ms});
+  const auto posts = Requests("POST", kBindRequests);
+  ASSERT_EQ(posts.size(), 4u);
+  EXPECT_EQ(posts[0].status, 429);
+  EXPECT_EQ(Count(posts, 201), 3u);
 }
 
 TEST_F(FakeApiCommit, AnExistingBindRequestForAnotherNodeFailsTheBindAndIsKept) {

@@ -42,6 +42,9 @@ struct Informer::KindStore {
   std::vector<size_t> removed;  // erased at the next Compact
   std::unordered_set<std::string> seen;
   bool syncing = false;
+  // The newest resourceVersion the list or watch delivered (deletions included). A kind's
+  // watch streams in resourceVersion order, so a write at or below it was delivered already.
+  uint64_t watched_rv = 0;
 
   virtual ~KindStore() = default;
   // Moves the one object of `from` into `world` under `key`. Returns false when it equals what
@@ -51,6 +54,16 @@ struct Informer::KindStore {
   virtual void EraseRemoved(ClusterState& world) = 0;
   virtual void Reindex(const ClusterState& world) = 0;
   virtual void OnRemoved(ClusterChanges& changes) = 0;
+
+  // An assumed write at `v` that the list or watch already overtook: its own event, or a
+  // deletion of the key, came first. Without watched_rv a deletion (which forgets the key's rv)
+  // would let an older assumed write bring the object back.
+  bool Stale(const std::string& key, uint64_t v) const {
+    if (v == 0) return false;
+    if (v <= watched_rv) return true;
+    auto it = rv.find(key);
+    return it != rv.end() && it->second >= v;
+  }
 
   void Remove(const std::string& key, ClusterChanges& changes) {
     auto it = index.find(key);
@@ -90,6 +103,18 @@ bool MinorChange(const PodGroupObject& a, const PodGroupObject& b) {
 }
 
 template <class T>
+void TakeMinor(T&, T&) {}
+
+template <>
+void TakeMinor(PodGroupObject& cur, PodGroupObject& from) {
+  cur.meta.annotations = std::move(from.meta.annotations);
+  cur.last_start = from.last_start;
+  cur.stale_since = from.stale_since;
+  cur.last_eviction = from.last_eviction;
+  cur.has_scheduling_conditions = from.has_scheduling_conditions;
+}
+
+template <class T>
 struct VectorStore : Informer::KindStore {
   std::vector<T> ClusterState::*member;
   ChangeRule rule;
@@ -103,9 +128,14 @@ struct VectorStore : Informer::KindStore {
     if (auto it = index.find(key); it != index.end()) {
       T& cur = vec[it->second];
       if (cur == src[0]) return false;
-      const bool minor = MinorChange(cur, src[0]);
+      if (MinorChange(cur, src[0])) {
+        // In place, field by field: the cached snapshot keeps views into the object's other
+        // strings (name, uid), which a whole-object assignment would free.
+        TakeMinor(cur, src[0]);
+        return true;
+      }
       cur = std::move(src[0]);
-      if (!minor) Changed(it->second, changes);
+      Changed(it->second, changes);
       return true;
     }
     index.emplace(key, vec.size());
@@ -474,8 +504,9 @@ void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) 
       break;
     }
     case Delta::Op::kUpsert: {
+      if (d.assumed && s.Stale(d.key, d.rv)) break;  // the watch was first
+      if (!d.assumed) s.watched_rv = std::max(s.watched_rv, d.rv);
       uint64_t& known = s.rv[d.key];
-      if (d.assumed && d.rv != 0 && known >= d.rv) break;  // the watch was first
       known = std::max(known, d.rv);
       if (s.syncing) s.seen.insert(d.key);
       s.Upsert(d.key, d.object, world, changes);
@@ -484,6 +515,8 @@ void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) 
     case Delta::Op::kDelete:
       if (d.assumed) {
         if (auto it = s.rv.find(d.key); it != s.rv.end() && d.rv != 0 && it->second > d.rv) break;
+      } else {
+        s.watched_rv = std::max(s.watched_rv, d.rv);
       }
       s.Remove(d.key, changes);
       break;

@@ -93,8 +93,9 @@ std::optional<int64_t> RetryAfterSeconds(const HttpResponse& r) {
   auto it = r.headers.find("retry-after");
   if (it == r.headers.end()) return std::nullopt;
   int64_t v = 0;
-  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (ec != std::errc() || v < 0) return std::nullopt;
+  const char* end = it->second.data() + it->second.size();
+  auto [p, ec] = std::from_chars(it->second.data(), end, v);
+  if (ec != std::errc() || p != end || v < 0) return std::nullopt;  // an HTTP-date: exponential
   return v;
 }
 
@@ -188,10 +189,10 @@ HttpResponse ApiClient::Watch(const std::string& collection_path, const std::str
                      "&timeoutSeconds=" + std::to_string(timeout_seconds);
   if (!query.empty()) path += "&" + query;
   HttpRequest req{"GET", path};
-  // The server ends the watch after timeoutSeconds; allow for a late close. Bookmarks or events
-  // arrive at least every minute on a live server, so a minute of silence means a dead stream.
+  // The server ends the watch after timeoutSeconds; allow for a late close. A quiet kind may
+  // send nothing for the whole watch, so silence is no error; TCP keep-alive finds a dead peer.
   req.timeout = std::chrono::milliseconds((timeout_seconds + 30) * 1000LL);
-  return http_.Stream(req, sink, stop, std::chrono::milliseconds(90000));
+  return http_.Stream(req, sink, stop, std::chrono::milliseconds(0));
 }
 
 }  // namespace kai::k8s

@@ -249,6 +249,11 @@ HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME,
                      std::max<long>(1, static_cast<long>(idle_timeout.count() / 1000)));
   }
+  // A peer that vanished without closing (a node lost, a dropped NAT entry) is found by TCP
+  // keep-alive within about a minute, also on a watch that is quiet for minutes.
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
   const CURLcode rc = t.stop ? PerformStoppable(h, *t.stop) : curl_easy_perform(h);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
   if (rc != CURLE_OK && !t.sink_stopped && !(t.stop && t.stop->load())) {

@@ -16,10 +16,11 @@
 namespace kai {
 
 // Memory layout: the object model holds the whole cluster (bench/memory_bench.cc measures bytes
-// per object). Strings of bounded variety that repeat across objects (kinds, namespaces, phases,
-// scheduler, priority class, queue and node names, label keys) are InternedString (8 bytes);
-// per-object names and uids stay std::string. Fields that are usually empty are CompactVector
-// (8 bytes, nothing allocated while empty).
+// per object). Strings that repeat across objects (kinds, namespaces, phases, scheduler, priority
+// class, queue and node names, label keys) are InternedString (8 bytes; pooled text freed with
+// its last handle, so names that come and go do not accumulate); per-object names and uids stay
+// std::string. Fields that are usually empty are CompactVector (8 bytes, nothing allocated while
+// empty).
 
 struct ObjectMeta {
   InternedString kind;

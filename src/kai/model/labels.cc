@@ -74,12 +74,12 @@ Labels::value_type* Labels::InsertAt(size_t i, InternedString key, std::string v
   value_type* d = data();
   const size_t n = size();
   if (i == n) {
-    new (d + n) value_type(key, std::move(value));
+    new (d + n) value_type(std::move(key), std::move(value));
   } else {
     // Open a slot at i: the last entry moves into the raw slot, the rest shift right by one.
     new (d + n) value_type(std::move(d[n - 1]));
     std::move_backward(d + i, d + n - 1, d + n);
-    d[i] = value_type(key, std::move(value));
+    d[i] = value_type(std::move(key), std::move(value));
   }
   ++block_->size;
   return d + i;

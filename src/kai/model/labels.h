@@ -62,7 +62,7 @@ class Labels {
   std::pair<const_iterator, bool> emplace(InternedString key, V&& value) {
     const size_t i = LowerBound(key.view());
     if (i < size() && data()[i].first == key) return {data() + i, false};
-    return {InsertAt(i, key, std::string(std::forward<V>(value))), true};
+    return {InsertAt(i, std::move(key), std::string(std::forward<V>(value))), true};
   }
   template <class V>
   std::pair<const_iterator, bool> insert_or_assign(InternedString key, V&& value) {
@@ -71,7 +71,7 @@ class Labels {
       data()[i].second = std::forward<V>(value);
       return {data() + i, false};
     }
-    return {InsertAt(i, key, std::string(std::forward<V>(value))), true};
+    return {InsertAt(i, std::move(key), std::string(std::forward<V>(value))), true};
   }
   // The value of `key`, inserted empty when absent.
   std::string& operator[](std::string_view key);

@@ -1,8 +1,11 @@
 #include "kai/resource/resources.h"
 
+#include <array>
+#include <atomic>
 #include <climits>
 #include <cstdint>
-#include <deque>
+#include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "kai/resource/quantity.h"
@@ -10,14 +13,25 @@
 namespace kai {
 namespace {
 
+// Extended resource names: a small vocabulary (the cluster's device plugins and MIG profiles),
+// kept for the life of the process because ids index dense vectors. Interning runs on the
+// informer's reflector threads, several at once, so it takes a mutex; reading a name (on the
+// scheduler's per-node paths) does not: names sit in chunks that never move, and an id is
+// published (count) only after its name is written.
+constexpr size_t kChunk = 256, kChunks = 256;
+using Chunk = std::array<std::string, kChunk>;
+
 struct Interner {
-  std::unordered_map<std::string, ResourceId> ids;
-  std::deque<std::string> names;
+  std::mutex mu;
+  std::unordered_map<std::string, ResourceId> ids;  // under mu
+  std::array<std::atomic<Chunk*>, kChunks> chunks{};
+  std::atomic<size_t> count{0};
 };
 
+// Never destroyed: names may be read by static destructors elsewhere.
 Interner& GlobalInterner() {
-  static Interner interner;
-  return interner;
+  static Interner* interner = new Interner();
+  return *interner;
 }
 
 template <class Op>
@@ -40,15 +54,26 @@ void CombineScalars(std::vector<std::pair<ResourceId, int64_t>>& a,
 
 ResourceId InternResource(std::string_view name) {
   Interner& in = GlobalInterner();
+  std::lock_guard<std::mutex> lock(in.mu);
   auto it = in.ids.find(std::string(name));
   if (it != in.ids.end()) return it->second;
-  const auto id = static_cast<ResourceId>(in.names.size());
-  in.names.emplace_back(name);
-  in.ids.emplace(std::string(name), id);
-  return id;
+  const size_t id = in.count.load(std::memory_order_relaxed);
+  if (id >= kChunk * kChunks) throw std::length_error("more than 65536 resource names");
+  std::atomic<Chunk*>& slot = in.chunks[id / kChunk];
+  if (!slot.load(std::memory_order_relaxed)) slot.store(new Chunk(), std::memory_order_release);
+  (*slot.load(std::memory_order_relaxed))[id % kChunk] = std::string(name);
+  in.ids.emplace(std::string(name), static_cast<ResourceId>(id));
+  in.count.store(id + 1, std::memory_order_release);
+  return static_cast<ResourceId>(id);
 }
 
-const std::string& ResourceName(ResourceId id) { return GlobalInterner().names.at(id); }
+const std::string& ResourceName(ResourceId id) {
+  const Interner& in = GlobalInterner();
+  if (id >= in.count.load(std::memory_order_acquire)) {
+    throw std::out_of_range("ResourceName: unknown resource id " + std::to_string(id));
+  }
+  return (*in.chunks[id / kChunk].load(std::memory_order_acquire))[id % kChunk];
+}
 
 std::string_view CoreResourceName(CoreResource r) {
   switch (r) {

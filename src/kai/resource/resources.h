@@ -13,7 +13,8 @@ namespace kai {
 
 using ResourceId = uint32_t;
 
-// Dense ids for extended resource names. Ids are stable for the life of the process.
+// Dense ids for extended resource names. Ids are stable for the life of the process (names are
+// never freed: a small vocabulary). Both are thread-safe; ResourceName takes no lock.
 ResourceId InternResource(std::string_view name);
 const std::string& ResourceName(ResourceId id);
 

@@ -129,7 +129,9 @@ struct Committer::Run {
 
 Committer::Committer(const k8s::ApiClient& client, informer::Informer* informer,
                      CommitOptions options)
-    : client_(client), informer_(informer), options_(std::move(options)) {}
+    : client_(client), informer_(informer), options_(std::move(options)), events_(client) {}
+
+bool Committer::FlushEvents(std::chrono::milliseconds timeout) { return events_.Flush(timeout); }
 
 bool Committer::Changed(std::map<std::string, std::string>& memory, const std::string& key,
                         const std::string& value) {
@@ -191,12 +193,7 @@ bool Committer::Event(const ObjectRef& obj, std::string_view api_version, std::s
     w.Int(1);
     w.EndObject();
   });
-  const std::string path = k8s::CollectionPath(res::kEvent, obj.ns.empty() ? "default" : obj.ns);
-  const k8s::HttpResponse r = client_.Create(path, body);
-  if (!r.ok()) {
-    run.Fail(k8s::Describe({"POST", path}, r));
-    return false;
-  }
+  events_.Record(obj.ns.empty() ? "default" : obj.ns, body);
   run.Count(&CommitResult::events);
   return true;
 }
@@ -213,8 +210,12 @@ void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
     const bool same = existing && existing->Roots()[0]["spec"]["podName"].Scalar() == b.pod.name &&
                       existing->Roots()[0]["spec"]["selectedNode"].Scalar() == b.node;
     if (!r.ok() || !same) {
-      run.Fail("BindRequest " + b.pod.ns + "/" + b.pod.name +
-               ": one exists already for another node; the next cycle re-reads it");
+      run.Fail("BindRequest " + b.pod.ns + "/" + b.pod.name + ": the create answered 409 and " +
+               (r.ok() && existing
+                    ? "the existing request names node " +
+                          std::string(existing->Roots()[0]["spec"]["selectedNode"].Scalar())
+                    : "re-reading it failed (" + k8s::Describe({"GET", obj_path}, r) + ")") +
+               "; the next cycle reads the server's state");
       if (existing && informer_) informer_->Assume(res::kBindRequest, existing->Roots()[0]);
       return;
     }

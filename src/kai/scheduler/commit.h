@@ -16,6 +16,7 @@
 #include "kai/informer/informer.h"
 #include "kai/k8s/api_client.h"
 #include "kai/scheduler/decisions.h"
+#include "kai/scheduler/events.h"
 
 namespace kai::scheduler {
 
@@ -29,7 +30,8 @@ struct CommitOptions {
 };
 
 struct CommitResult {
-  int binds = 0, evictions = 0, status_writes = 0, events = 0, failed = 0;
+  int binds = 0, evictions = 0, status_writes = 0, failed = 0;
+  int events = 0;                   // queued (events.h writes them in the background)
   std::vector<std::string> errors;  // each names the call and the object
 };
 
@@ -38,6 +40,9 @@ class Committer {
   Committer(const k8s::ApiClient& client, informer::Informer* informer, CommitOptions options);
 
   CommitResult Commit(const Decisions& d, UnixSeconds now);
+  // Events go out in the background (events.h); this waits for them (--once).
+  bool FlushEvents(std::chrono::milliseconds timeout);
+  EventStats event_stats() const { return events_.stats(); }
 
   // Entries remembered for pods and PodGroups (what was last written, so that an unchanged
   // message is not written again); pruned each cycle to the objects the cycle mentioned.
@@ -64,6 +69,7 @@ class Committer {
   std::map<std::string, std::string> pod_messages_;    // pod uid -> last Unschedulable message
   std::map<std::string, std::string> group_messages_;  // PodGroup uid -> last condition message
   std::atomic<uint64_t> event_seq_{0};
+  EventRecorder events_;
 };
 
 }  // namespace kai::scheduler

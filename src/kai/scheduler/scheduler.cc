@@ -114,6 +114,15 @@ class Loop {
     world_.scheduler_name = o_.scheduler_name;
     StartLeaderElection();
     StartServers();
+    if (leader_ && o_.once) {
+      // --once writes its one cycle: it waits to lead (a standby would decide and write nothing).
+      const auto deadline =
+          std::chrono::steady_clock::now() + o_.lease_duration * 2 + o_.sync_timeout;
+      while (!leader_->IsLeader() && !g_stop && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (!leader_->IsLeader()) return Fail(1, "--once: did not become the leader in time");
+    }
     const int rc = Cycles();
     Shutdown();
     return rc;
@@ -201,6 +210,7 @@ class Loop {
   }
 
   Result<bool> OneCycle(const SchedulerConfig& config, UnixSeconds now, int cycle) {
+    const auto started = std::chrono::steady_clock::now();
     Snapshot& cached = cache_.Update(world_, now, changes_);
     changes_ = {};
     if (o_.verify_snapshot_cache) {
@@ -223,11 +233,24 @@ class Loop {
     }
     Session& s = **run;
     const Decisions d = ExtractDecisions(s, initial, world_);
-    const sim::CycleReport report = sim::ReportCycle(s, cycle);
+    // The full report (every pod's line) is printed by --once and --dry-run only.
+    std::optional<sim::CycleReport> report;
+    if (o_.once || o_.dry_run) report = sim::ReportCycle(s, cycle);
+    metrics_.ObserveQueues(s.snap());
     cache_.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
-    metrics_.ObserveQueues(report);
+    const auto decided = std::chrono::steady_clock::now();
     if (!o_.dry_run && Leading()) {
       const CommitResult r = committer_->Commit(d, now);
+      if (!d.binds.empty() || !d.evictions.empty()) {
+        using ms = std::chrono::duration<double, std::milli>;
+        Log("cycle " + std::to_string(cycle) + ": " + std::to_string(r.binds) + " binds, " +
+            std::to_string(r.evictions) + " evictions, " + std::to_string(d.pending.size()) +
+            " pending, " + std::to_string(r.failed) + " failed writes; decided in " +
+            std::to_string(static_cast<int>(ms(decided - started).count())) + " ms, written in " +
+            std::to_string(
+                static_cast<int>(ms(std::chrono::steady_clock::now() - decided).count())) +
+            " ms");
+      }
       for (const auto& e : r.errors) Log(e);
       metrics_.ObserveCommit(d, r);
       metrics_.KeepPodGroups([this](const std::string& ns, const std::string& name) {
@@ -237,7 +260,10 @@ class Loop {
         return false;
       });
     }
-    if (o_.once || o_.dry_run) Print(report, now, o_.output, out_);
+    if (o_.once && !committer_->FlushEvents(std::chrono::seconds(30))) {
+      Log("events still unwritten after 30 s");
+    }
+    if (report) Print(*report, now, o_.output, out_);
     return true;
   }
 

@@ -36,7 +36,7 @@ struct SchedulerOptions {
   // Checks every cycle that the incremental snapshot equals a full build of the same world; a
   // difference is logged (naming the first differing fields) and the snapshot rebuilt.
   bool verify_snapshot_cache = false;
-  int max_cycles = 0;           // stop after this many cycles (0 = run until stopped; tests)
+  int max_cycles = 0;  // stop after this many cycles (0 = run until stopped; tests)
 };
 
 // Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad

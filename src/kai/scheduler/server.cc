@@ -32,11 +32,11 @@ void SchedulerMetrics::ObserveCommit(const Decisions& d, const CommitResult& r) 
   }
 }
 
-void SchedulerMetrics::ObserveQueues(const sim::CycleReport& report) {
+void SchedulerMetrics::ObserveQueues(const Snapshot& snap) {
   std::lock_guard<std::mutex> lock(mu_);
   queues_.clear();
-  for (const auto& q : report.queues) {
-    QueueLine& l = queues_[q.name];
+  for (const SnapQueue& q : snap.queues) {
+    QueueLine& l = queues_[std::string(q.name)];
     l.fair_gpu = static_cast<double>(q.fair_share.milli_gpu) / 1000.0;
     l.fair_cpu = static_cast<double>(q.fair_share.milli_cpu) / 1000.0;
     l.fair_mem_gb = static_cast<double>(q.fair_share.memory) / 1e9;

@@ -21,7 +21,7 @@ class SchedulerMetrics {
   void ObserveCycle(std::chrono::steady_clock::duration d);
   void ObserveActions(const std::vector<std::pair<std::string, double>>& millis);
   void ObserveCommit(const Decisions& d, const CommitResult& r);
-  void ObserveQueues(const sim::CycleReport& report);
+  void ObserveQueues(const Snapshot& snap);
   // Drops evicted-pods series of PodGroups that no longer exist (bounded memory).
   void KeepPodGroups(const std::function<bool(const std::string& ns, const std::string& name)>&);
   std::string Render() const;

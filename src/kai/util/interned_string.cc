@@ -7,18 +7,29 @@
 namespace kai {
 namespace {
 
-struct ViewHash {
+using Entry = InternedString::Entry;
+
+struct EntryHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+  size_t operator()(const Entry& e) const noexcept { return (*this)(e.text); }
+};
+
+struct EntryEqual {
+  using is_transparent = void;
+  bool operator()(const Entry& a, const Entry& b) const noexcept { return a.text == b.text; }
+  bool operator()(std::string_view a, const Entry& b) const noexcept { return a == b.text; }
+  bool operator()(const Entry& a, std::string_view b) const noexcept { return a.text == b; }
 };
 
 struct Pool {
   std::mutex mu;
-  // Nodes of an unordered_set never move, so the pointers handed out stay valid.
-  std::unordered_set<std::string, ViewHash, std::equal_to<>> strings;
+  // Nodes of an unordered_set never move, so the entries handed out stay where they are until
+  // erased (when their count reaches zero).
+  std::unordered_set<Entry, EntryHash, EntryEqual> entries;
 };
 
-// Never destroyed: interned strings may be read by static destructors elsewhere.
+// Never destroyed: handles in static objects are dropped after main returns.
 Pool& GlobalPool() {
   static Pool* pool = new Pool();
   return *pool;
@@ -26,24 +37,31 @@ Pool& GlobalPool() {
 
 }  // namespace
 
-const std::string& InternedString::Empty() {
-  static const std::string* empty = new std::string();
-  return *empty;
-}
+constinit const InternedString::Entry InternedString::kEmpty;
 
-const std::string* InternedString::Intern(std::string_view s) {
-  if (s.empty()) return &Empty();
+const InternedString::Entry* InternedString::Intern(std::string_view s) {
+  if (s.empty()) return EmptyEntry();
   Pool& pool = GlobalPool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  auto it = pool.strings.find(s);
-  if (it == pool.strings.end()) it = pool.strings.emplace(s).first;
+  auto it = pool.entries.find(s);
+  if (it == pool.entries.end()) it = pool.entries.emplace(s).first;
+  it->refs.fetch_add(1, std::memory_order_relaxed);
   return &*it;
+}
+
+// The last handle may be going: the count leaves 1 only here, under the lock that Intern holds
+// while it finds entries, so a count seen at zero stays there and the entry can go.
+void InternedString::Release(const Entry* e) {
+  Pool& pool = GlobalPool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (e->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  pool.entries.erase(pool.entries.find(std::string_view(e->text)));
 }
 
 size_t InternedString::PoolSize() {
   Pool& pool = GlobalPool();
   std::lock_guard<std::mutex> lock(pool.mu);
-  return pool.strings.size();
+  return pool.entries.size();
 }
 
 std::string operator+(const InternedString& a, std::string_view b) {

@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+"""End-to-end fill on a real kube-apiserver (issue "kai scheduler", benchmark).
+
+    python3 bench/e2e_fill.py [--nodes 500] [--gpus 8] [--pods 4000] [--writers 8]
+                              [--period 1s] [--kai build/kai] [--scale-nodes 0 --scale-pods 0]
+
+1. Starts a kube-apiserver + etcd (../shared/tools/kube-apiserver), installs kai's CRDs, a
+   queue, and --nodes Nodes with --gpus GPUs each.
+2. Baseline: creates --pods PodGroups and --pods pods (one GPU each) that no scheduler owns
+   (schedulerName: none), with --writers parallel kept-alive connections, and times it: the
+   server's own create rate for exactly the objects of the fill. They are deleted again.
+3. Fill: starts `kai scheduler` (--schedule-period --period), creates the same objects for
+   kai-scheduler, and times from the first pod created to the last BindRequest on the server.
+4. Prints pods/s for both, their ratio, and the scheduler's peak RSS and CPU.
+With --scale-nodes/--scale-pods (e.g. 4000 and 140000): instead, lists a cluster of that size
+(running pods bound to nodes, created directly) and reports the scheduler's RSS and CPU per
+cycle over 20 cycles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+import kube_server  # noqa: E402
+import scenario_loader as sl  # noqa: E402
+
+
+def node(i: int, gpus: int) -> dict:
+    name = f"node-{i:05d}"
+    res = {"cpu": "64", "memory": "512Gi", "pods": "250", "nvidia.com/gpu": str(gpus)}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"capacity": res, "allocatable": res,
+                       "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                       "message": "fake"}]}}
+
+
+def pod_group(ns: str, name: str) -> dict:
+    return {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"queue": "team", "minMember": 1}}
+
+
+def pod(ns: str, name: str, group: str, scheduler: str, node_name: str = "",
+        gpus: int = 1) -> dict:
+    spec = {"schedulerName": scheduler,
+            "containers": [{"name": "c", "image": "x",
+                            "resources": {"limits": {"nvidia.com/gpu": str(gpus)},
+                                          "requests": {"cpu": "100m", "memory": "128Mi"}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "annotations": {"pod-group-name": group}},
+            "spec": spec}
+
+
+def parallel(kubeconfig: str, writers: int, items: list, fn) -> float:
+    """Runs fn(client, item) over items on `writers` connections; returns the seconds taken."""
+    chunks = [items[i::writers] for i in range(writers)]
+    errors: list[str] = []
+
+    def work(chunk):
+        c = sl.Client(kubeconfig)
+        try:
+            for it in chunk:
+                try:
+                    fn(c, it)
+                except sl.ApiError as e:
+                    errors.append(str(e))
+        finally:
+            c.close()
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=work, args=(ch,)) for ch in chunks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError(f"{len(errors)} writes failed, e.g. {errors[0]}")
+    return time.monotonic() - t0
+
+
+def create_world(server, args) -> None:
+    client = sl.Client(server.kubeconfig)
+    sl.Loader(client).ensure_crds()
+    for ns in ("fill", "baseline"):
+        client.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": ns}})
+    for q, parent in (("root", None), ("team", "root")):
+        spec = {"resources": {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+                              for r in ("gpu", "cpu", "memory")}}
+        if parent:
+            spec["parentQueue"] = parent
+        client.post("/apis/scheduling.run.ai/v2/queues",
+                    {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue",
+                     "metadata": {"name": q}, "spec": spec})
+    nodes = [node(i, args.gpus) for i in range(args.nodes)]
+    parallel(server.kubeconfig, args.writers, nodes, lambda c, n: c.post("/api/v1/nodes", n))
+    client.close()
+
+
+def create_jobs(server, args, ns: str, scheduler: str) -> tuple[float, float]:
+    """Creates the PodGroups, then the pods; returns (seconds, monotonic time of the first pod)."""
+    groups = [pod_group(ns, f"job-{i:05d}") for i in range(args.pods)]
+    parallel(server.kubeconfig, args.writers, groups, lambda c, g: c.post(
+        f"/apis/scheduling.run.ai/v2alpha2/namespaces/{ns}/podgroups", g))
+    pods = [pod(ns, f"job-{i:05d}-0", f"job-{i:05d}", scheduler) for i in range(args.pods)]
+    first = time.monotonic()
+    secs = parallel(server.kubeconfig, args.writers, pods,
+                    lambda c, p: c.post(f"/api/v1/namespaces/{ns}/pods", p))
+    return secs, first
+
+
+def count_bind_requests(client, ns: str) -> int:
+    lst = client.get(f"/apis/scheduling.run.ai/v1alpha2/namespaces/{ns}/bindrequests")
+    return len(lst.get("items") or [])
+
+
+def proc_stats(pid: int) -> tuple[float, float]:
+    """(peak RSS MiB, CPU seconds) of a process."""
+    hwm = 0.0
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            hwm = int(line.split()[1]) / 1024
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return hwm, (int(fields[11]) + int(fields[12])) / ticks
+
+
+def start_scheduler(server, args, extra: list[str]) -> tuple[subprocess.Popen, int]:
+    port = 19000 + os.getpid() % 1000
+    env = dict(os.environ, KUBECONFIG=server.kubeconfig)
+    p = subprocess.Popen([args.kai, "scheduler", "--schedule-period", args.period,
+                          "--metrics-bind-address", f"127.0.0.1:{port}",
+                          "--health-probe-bind-address", f"127.0.0.1:{port}", *extra],
+                         env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/kai-fill.log", "w"))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1).status == 200:
+                return p, port
+        except OSError:
+            pass
+        time.sleep(0.1)
+    p.kill()
+    raise RuntimeError("the scheduler did not become ready")
+
+
+def metric(port: int, name: str) -> int:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    m = re.search(rf"^{name} (\d+)", text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def bind_requests_written(port: int) -> int:
+    return metric(port, "kai_bind_requests_created_total")
+
+
+def cycles(port: int) -> int:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    m = re.search(r"^kai_scheduling_cycles_total (\d+)", text, re.M)
+    return int(m.group(1)) if m else 0
+
+
+def fill(server, args) -> dict:
+    create_world(server, args)
+    base_secs, _ = create_jobs(server, args, "baseline", "none")
+    client = sl.Client(server.kubeconfig)
+    client.delete("/api/v1/namespaces/baseline/pods")
+    client.delete("/apis/scheduling.run.ai/v2alpha2/namespaces/baseline/podgroups")
+    sched, port = start_scheduler(server, args, [])
+    try:
+        _, first = create_jobs(server, args, "fill", "kai-scheduler")
+        deadline = time.monotonic() + 600
+        # The scheduler's own count of BindRequests the server acknowledged (listing thousands of
+        # BindRequests in a loop would load the server that is being measured).
+        while bind_requests_written(port) < args.pods:
+            if time.monotonic() > deadline or sched.poll() is not None:
+                raise RuntimeError("the fill did not finish; see /tmp/kai-fill.log")
+            time.sleep(0.05)
+        fill_secs = time.monotonic() - first
+        on_server = count_bind_requests(client, "fill")
+        if on_server != args.pods:
+            raise RuntimeError(f"{on_server} BindRequests on the server, {args.pods} expected")
+        rss, cpu = proc_stats(sched.pid)
+    finally:
+        sched.terminate()
+        sched.wait(timeout=30)
+    return {"baseline_create_s": round(base_secs, 2),
+            "baseline_pods_per_s": round(args.pods / base_secs, 1),
+            "fill_s": round(fill_secs, 2), "fill_pods_per_s": round(args.pods / fill_secs, 1),
+            "ratio_fill_to_create_time": round(fill_secs / base_secs, 2),
+            "scheduler_peak_rss_mib": round(rss, 1), "scheduler_cpu_s": round(cpu, 2)}
+
+
+def scale(server, args) -> dict:
+    """A listed cluster of --scale-nodes nodes and --scale-pods running pods (bound at create)."""
+    args.nodes = args.scale_nodes
+    create_world(server, args)
+    per_group = 10
+    groups = [pod_group("fill", f"run-{i:06d}") for i in range(args.scale_pods // per_group)]
+    parallel(server.kubeconfig, args.writers, groups, lambda c, g: c.post(
+        "/apis/scheduling.run.ai/v2alpha2/namespaces/fill/podgroups", g))
+    pods = []
+    for i in range(args.scale_pods):
+        g = i // per_group
+        n = f"node-{i % args.scale_nodes:05d}"
+        pods.append(pod("fill", f"run-{i:06d}", f"run-{g:06d}", "kai-scheduler", n, gpus=0))
+    t0 = time.monotonic()
+    parallel(server.kubeconfig, args.writers, pods,
+             lambda c, p: c.post("/api/v1/namespaces/fill/pods", p))
+    create_s = time.monotonic() - t0
+    sched, port = start_scheduler(server, args, [])
+    try:
+        ready_rss, ready_cpu = proc_stats(sched.pid)
+        c0 = cycles(port)
+        time.sleep(20 * float(args.period.rstrip("s")) + 1)
+        c1 = cycles(port)
+        rss, cpu = proc_stats(sched.pid)
+    finally:
+        sched.terminate()
+        sched.wait(timeout=30)
+    n = max(1, c1 - c0)
+    return {"nodes": args.scale_nodes, "pods": args.scale_pods, "create_s": round(create_s, 1),
+            "peak_rss_mib": round(rss, 1),
+            "bytes_per_pod": int(rss * 1024 * 1024 / args.scale_pods),
+            "cpu_s_to_sync": round(ready_cpu, 2),
+            "cycles": n, "cpu_ms_per_cycle": round((cpu - ready_cpu) * 1000 / n, 1)}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--nodes", type=int, default=500)
+    ap.add_argument("--gpus", type=int, default=8)
+    ap.add_argument("--pods", type=int, default=4000)
+    ap.add_argument("--writers", type=int, default=8)
+    ap.add_argument("--period", default="1s")
+    ap.add_argument("--kai", default=str(REPO / "build" / "kai"))
+    ap.add_argument("--scale-nodes", type=int, default=0)
+    ap.add_argument("--scale-pods", type=int, default=0)
+    args = ap.parse_args()
+    kube_server.require_apiserver()
+    server = kube_server.Server.start()
+    try:
+        result = scale(server, args) if args.scale_nodes else fill(server, args)
+    finally:
+        server.stop()
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+#include "kai/k8s/encode.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kai/k8s/decode.h"
+
+namespace kai {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class T>
+void ClearSources(std::vector<T>& v) {
+  for (auto& x : v) x.meta.source = "";
+}
+
+void ClearSources(ClusterState& s) {
+  ClearSources(s.nodes);
+  ClearSources(s.pods);
+  ClearSources(s.pod_groups);
+  ClearSources(s.queues);
+  ClearSources(s.priority_classes);
+  ClearSources(s.topologies);
+  ClearSources(s.bind_requests);
+  if (s.shard) s.shard->meta.source = "";
+}
+
+template <class T>
+std::string FirstDifferent(const std::vector<T>& a, const std::vector<T>& b) {
+  if (a.size() != b.size()) return std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i])) return a[i].meta.Ref();
+  }
+  return "";
+}
+
+// decode(encode(state)) == state for every scenario kai runs: /debug/snapshot's dump replays the
+// very world the scheduler held.
+TEST(EncodeTest, EveryScenarioRoundTrips) {
+  std::vector<fs::path> files;
+  for (const char* root : {KAI_SOURCE_DIR "/../shared/scenarios", KAI_SOURCE_DIR "/tests/scenarios",
+                           KAI_SOURCE_DIR "/examples"}) {
+    if (!fs::exists(root)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+    }
+  }
+  ASSERT_GT(files.size(), 10u);
+  int checked = 0;
+  for (const fs::path& f : files) {
+    std::ifstream in(f);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    ClusterState a;
+    if (!DecodeManifestText(buf.str(), f.string(), a).empty()) continue;  // not a manifest
+    ClusterState b;
+    const std::string text = EncodeManifests(a);
+    const auto errors = DecodeManifestText(text, "encoded", b);
+    ASSERT_TRUE(errors.empty()) << f << ": " << errors[0] << "\n" << text.substr(0, 2000);
+    ClearSources(a);
+    ClearSources(b);
+    SCOPED_TRACE(f.string());
+    EXPECT_EQ(FirstDifferent(a.nodes, b.nodes), "");
+    EXPECT_EQ(FirstDifferent(a.pods, b.pods), "");
+    EXPECT_EQ(FirstDifferent(a.pod_groups, b.pod_groups), "");
+    EXPECT_EQ(FirstDifferent(a.queues, b.queues), "");
+    EXPECT_EQ(FirstDifferent(a.priority_classes, b.priority_classes), "");
+    EXPECT_EQ(FirstDifferent(a.topologies, b.topologies), "");
+    EXPECT_EQ(FirstDifferent(a.bind_requests, b.bind_requests), "");
+    EXPECT_EQ(a.shard.has_value(), b.shard.has_value());
+    if (a.shard && b.shard) {
+      EXPECT_TRUE(*a.shard == *b.shard);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
+}  // namespace
+}  // namespace kai
