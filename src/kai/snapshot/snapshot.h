@@ -279,6 +279,19 @@ void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status);
 // devices; its portion of one device there, in milli-GPU rounded up to 0.01 GPU (KAI).
 int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share);
 int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share);
+// A GPU amount in two measures: GPUs (milli-GPU) and GPU memory (MiB).
+struct GpuAmount {
+  int64_t milli_gpu = 0;
+  int64_t memory_mib = 0;
+};
+// What a node can still give to GPU pods (KAI's GetSumOfIdleGPUs + GetSumOfReleasingGPUs): its
+// idle and releasing whole GPUs (MIG instances as their GPUs) and memory, plus per shared GPU the
+// fraction not allocated and the fraction being released (each rounded up to 0.01 of a device),
+// and that memory.
+GpuAmount AvailableGpus(const SnapNode& node);
+// What a pending pod asks of that (KAI's GpuRequirement GPUs() and GpuMemory()): whole GPUs and
+// MIG instances' GPUs, fraction x devices, or a gpu-memory pod's memory (and no GPUs).
+GpuAmount DemandedGpus(const SnapPod& pod);
 // GPUs one MIG instance counts for in queue accounting: g of `nvidia.com/mig-<g>g.<m>gb` (KAI's
 // GetGpusQuota); 0 for any other resource name.
 int64_t MigProfileGpus(std::string_view resource_name);

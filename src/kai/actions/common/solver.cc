@@ -130,6 +130,22 @@ int64_t FreeOrReleasingGpus(const Session& s) {
   return free;
 }
 
+bool EnoughGpusForTasks(const Session& s, const std::vector<PodId>& tasks) {
+  GpuAmount free, need;
+  for (const SnapNode& n : s.snap().nodes) {
+    if (!n.unusable_reason.empty()) continue;
+    const GpuAmount a = AvailableGpus(n);
+    free.milli_gpu += a.milli_gpu;
+    free.memory_mib += a.memory_mib;
+  }
+  for (PodId t : tasks) {
+    const GpuAmount d = DemandedGpus(s.snap().pods[t]);
+    need.milli_gpu += d.milli_gpu;
+    need.memory_mib += d.memory_mib;
+  }
+  return free.milli_gpu >= need.milli_gpu && free.memory_mib >= need.memory_mib;
+}
+
 namespace {
 
 class Search {

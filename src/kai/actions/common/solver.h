@@ -46,6 +46,9 @@ struct EvictionUnit {
 
 // GPUs free or being freed on usable nodes (milli-GPU).
 int64_t FreeOrReleasingGpus(const Session& session);
+// Whether the usable nodes' free or releasing GPUs, whole or in shared GPUs' free fractions, and
+// their GPU memory cover what the tasks ask (KAI's IsEnoughGPUsAllocatableForJob).
+bool EnoughGpusForTasks(const Session& session, const std::vector<PodId>& tasks);
 // Whole GPUs the tasks need for sure (shared-GPU tasks may fit in shared groups: 0).
 int64_t WholeGpuDemand(const Session& session, const std::vector<PodId>& tasks);
 
