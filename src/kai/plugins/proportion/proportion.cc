@@ -224,6 +224,7 @@ class ProportionPlugin : public Plugin {
       }
       return reason;
     });
+    s.AddPredicate(CheckCapacityOnNode);
     RegisterReclaimHooks(s, multiplier_, priority_in_quota_);
     s.AddAllocateHandler([](Session& ss, PodId p) { Account(ss, p, +1); });
     s.AddDeallocateHandler([](Session& ss, PodId p) { Account(ss, p, -1); });
@@ -267,6 +268,33 @@ class ProportionPlugin : public Plugin {
         if (charged) q.allocated_non_preemptible -= r;
       }
     });
+  }
+
+  // KAI's IsTaskAllocationOnNodeOverCapacity: a gpu-memory pod charges its queue memory over
+  // the memory of a device of the node it is tried on (ceil to 0.01 GPU, times its devices), not
+  // the largest device memory the job-level check assumes, so it may fit the limit or the
+  // non-preemptible quota on one node and not on another. Any other pod's request is the same on
+  // every node, and the job-level check (every task of the job, before any is placed) has passed
+  // it already.
+  static NodeVerdict CheckCapacityOnNode(const Session& s, PodId p, NodeId n) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.share.kind != GpuShareKind::kMemory || pod.job == kNone) return {};
+    const SnapJob& job = s.snap().jobs[pod.job];
+    Resources request;
+    request.milli_cpu = pod.request.milli_cpu;
+    request.memory = pod.request.memory;
+    request.milli_gpu = SharedPortionOn(s.snap().nodes[n], pod.share) * pod.share.devices;
+    const bool charged = !ProtectedTasks(s.snap(), job, {p}).empty();
+    const auto reason =
+        CheckQueueCapacity(s.snap(), job.queue, request, charged ? request : Resources{});
+    if (!reason) return {};
+    const bool limit = reason->kind == ReasonKind::kOverLimit;
+    return {limit ? FitCode::kOverQueueLimit : FitCode::kNonPreemptibleOverQuota,
+            {},
+            "queue " + reason->queue + ": " +
+                FormatResourceAmount(reason->resource, reason->requested) + " " + reason->resource +
+                " asked on the node, " + (limit ? "limit" : "quota") + " leaves " +
+                FormatResourceAmount(reason->resource, reason->available)};
   }
 
   double k_value_;
