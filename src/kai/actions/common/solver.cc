@@ -49,6 +49,16 @@ std::vector<int> Slots(const Session& s, const std::vector<JobId>& jobs) {
   return slot;
 }
 
+// A pod's resources as KAI's victim queue order counts them (its request vector: cpu, memory,
+// whole GPUs or fraction x devices; a gpu-memory pod asks no GPU there).
+Resources VictimOrderResources(const SnapPod& pod) {
+  Resources r;
+  r.milli_cpu = pod.request.milli_cpu;
+  r.memory = pod.request.memory;
+  r.milli_gpu = DemandedGpus(pod).milli_gpu;
+  return r;
+}
+
 // A job that has given nothing yet stands at its gang level on every active-allocated pod, which
 // is what VictimJobPods lists (semi-preemptible floor pods included).
 std::vector<GangLevel> InitialLevels(const Session& s, const std::vector<JobId>& jobs) {
@@ -67,7 +77,22 @@ VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
       jobs_(jobs),
       level_(InitialLevels(s, jobs)),
       remaining_(jobs.size()),
-      queue_(s, jobs, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); }) {}
+      held_(jobs.size()),
+      queue_(
+          s, jobs, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
+          [this](JobId j) { return Held(j); }) {}
+
+Resources VictimQueue::Held(JobId job) {
+  std::optional<Resources>& held = held_[slot_[job]];
+  if (!held) {
+    held.emplace();
+    for (PodId p : session_.snap().jobs[job].pods) {
+      const SnapPod& pod = session_.snap().pods[p];
+      if (IsAllocated(pod.status)) *held += VictimOrderResources(pod);
+    }
+  }
+  return *held;
+}
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
   const SnapJob& ja = session_.snap().jobs[a];
@@ -111,6 +136,11 @@ void VictimQueue::Next(EvictionUnit& unit, const std::function<bool(JobId)>& wan
   const int slot = slot_[unit.job];
   VictimJobPods& pods = Remaining(slot);
   pods.TakeUnit(unit.pods);
+  Resources& held = *held_[slot];  // set when the job was popped
+  for (PodId p : unit.pods) {
+    const SnapPod& pod = session_.snap().pods[p];
+    if (IsAllocated(pod.status)) held -= VictimOrderResources(pod);
+  }
   level_[slot] = pods.Level();
   unit.job_done = pods.Empty() || unit.pods.empty();
   if (!unit.job_done) queue_.Push(unit.job);  // the rest competes again

@@ -86,12 +86,16 @@ class VictimQueue {
   bool VictimFirst(JobId a, JobId b) const;
 
   VictimJobPods& Remaining(int slot);
+  // What the job still holds (allocated pods, KAI's AllocatedVector) for the victim queue order.
+  Resources Held(JobId job);
 
   const Session& session_;
   std::vector<int> slot_;  // per job id: its index in the per-candidate vectors (-1: none)
   std::vector<JobId> jobs_;
   std::vector<GangLevel> level_;  // per slot: the gang level on the pods the job still runs
   std::vector<std::optional<VictimJobPods>> remaining_;  // per slot: built when first taken
+  // Per slot: the job's allocated pods' resources, summed when first asked, less those given.
+  std::vector<std::optional<Resources>> held_;
   JobQueue queue_;
 };
 

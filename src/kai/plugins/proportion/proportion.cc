@@ -134,6 +134,9 @@ struct OrderSide {
   const OrderLimits& limits;
   Amounts allocated;
   Amounts request;
+  // Victim order only: the victims counted as gone in the dominant share with the request
+  // (KAI's calculateDominantResourceShareWithJob); every other rule reads the allocation as is.
+  Amounts victims{};
 
   bool OverFairShare() const {
     for (size_t i = 0; i < 3; ++i) {
@@ -157,7 +160,7 @@ struct OrderSide {
   double DominantShare(bool with_request) const {
     double share = 0;
     for (size_t i = 0; i < 3; ++i) {
-      const int64_t used = allocated[i] + (with_request ? request[i] : 0);
+      const int64_t used = allocated[i] + (with_request ? request[i] - victims[i] : 0);
       const int64_t d = limits.denominator[i];
       const double s =
           d == 0 ? KaiUnits(i, used) * 1000 : static_cast<double>(used) / static_cast<double>(d);
@@ -216,6 +219,10 @@ class ProportionPlugin : public Plugin {
                       const Resources& r = NextStepRequest(ss, j);
                       return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
                     });
+    s.AddVictimQueueOrder([this](const Session& ss, QueueId qa, const Resources& va, QueueId qb,
+                                 const Resources& vb) {
+      return CompareQueues(VictimSide(ss, qa, va), VictimSide(ss, qb, vb));
+    });
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
       auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
@@ -251,6 +258,12 @@ class ProportionPlugin : public Plugin {
     const SnapQueue& queue = s.snap().queues[q];
     return OrderSide{queue, limits_[q], AmountsOf(queue.allocated),
                      AmountsOf(NextStepRequest(s, j))};
+  }
+
+  // In victim mode KAI's queue order has no pending job: the request is empty.
+  OrderSide VictimSide(const Session& s, QueueId q, const Resources& victims) {
+    const SnapQueue& queue = s.snap().queues[q];
+    return OrderSide{queue, limits_[q], AmountsOf(queue.allocated), Amounts{}, AmountsOf(victims)};
   }
 
   static void Account(Session& s, PodId p, int sign) {
