@@ -635,6 +635,22 @@ GpuAmount AvailableGpus(const SnapNode& node) {
   return out;
 }
 
+ReleasingGpus BreakdownReleasing(const Snapshot& snap, const SnapNode& node) {
+  ReleasingGpus out;
+  out.kai = node.releasing.milli_gpu;
+  if (node.allocatable.milli_gpu > 0) {  // else the node tracks no GPUs of its pods (Tracked)
+    for (PodId p : node.pods) {
+      const SnapPod& pod = snap.pods[p];
+      if (pod.status == PodStatus::kReleasing && !pod.kai_utility)
+        out.freed += pod.request.milli_gpu;
+    }
+  }
+  for (const GpuGroup& g : node.gpu_groups) out.freed += g.marked_releasing ? kOneGpu : 0;
+  out.promised = out.freed - out.kai;
+  out.promised_from_idle = std::max<int64_t>(0, out.promised - out.freed);
+  return out;
+}
+
 GpuAmount DemandedGpus(const SnapPod& pod) {
   switch (pod.share.kind) {
     case GpuShareKind::kFraction:
