@@ -68,18 +68,44 @@ std::vector<GangLevel> InitialLevels(const Session& s, const std::vector<JobId>&
   return out;
 }
 
+// A job that never gave a unit gives all it runs at once: a preemptible job without SubGroups
+// not above its minimum (no surplus pod to give alone).
+bool GivesAllAtOnce(const SnapJob& job, GangLevel level) {
+  return !job.semi_preemptible && !job.has_sub_groups && level != GangLevel::kAbove;
+}
+
 }  // namespace
 
+VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs,
+                         const std::function<bool(JobId)>& wanted)
+    : VictimQueue(s, [&] {
+        Listed listed{{}, InitialLevels(s, jobs)};
+        if (!wanted) {
+          listed.jobs = jobs;
+          return listed;
+        }
+        size_t kept = 0;
+        for (size_t i = 0; i < jobs.size(); ++i) {
+          if (GivesAllAtOnce(s.snap().jobs[jobs[i]], listed.levels[i]) && !wanted(jobs[i])) {
+            continue;
+          }
+          listed.jobs.push_back(jobs[i]);
+          listed.levels[kept++] = listed.levels[i];
+        }
+        listed.levels.resize(kept);
+        return listed;
+      }()) {}
+
 // The levels are set before the queue, whose heap orders jobs by them.
-VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
+VictimQueue::VictimQueue(const Session& s, Listed listed)
     : session_(s),
-      slot_(Slots(s, jobs)),
-      jobs_(jobs),
-      level_(InitialLevels(s, jobs)),
-      remaining_(jobs.size()),
-      held_(jobs.size()),
+      slot_(Slots(s, listed.jobs)),
+      jobs_(std::move(listed.jobs)),
+      level_(std::move(listed.levels)),
+      remaining_(jobs_.size()),
+      held_(jobs_.size()),
       queue_(
-          s, jobs, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
+          s, jobs_, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
           [this](JobId j) { return Held(j); }) {}
 
 Resources VictimQueue::Held(JobId job) {
@@ -111,9 +137,7 @@ VictimJobPods& VictimQueue::Remaining(int slot) {
 }
 
 bool VictimQueue::WholeAtOnce(JobId job) const {
-  const SnapJob& j = session_.snap().jobs[job];
-  return !remaining_[slot_[job]] && !j.semi_preemptible && !j.has_sub_groups &&
-         level_[slot_[job]] != GangLevel::kAbove;
+  return !remaining_[slot_[job]] && GivesAllAtOnce(session_.snap().jobs[job], level_[slot_[job]]);
 }
 
 EvictionUnit VictimQueue::Next(const std::function<bool(JobId)>& wanted) {
@@ -223,7 +247,11 @@ class Search {
   // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
   // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
-    VictimQueue victims(s_, candidates);
+    // A job giving all it runs at once with no pod on a useful node is passed over unlisted: it
+    // is no victim, and the victim order does not count it as gone.
+    std::function<bool(JobId)> wanted;
+    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
+    VictimQueue victims(s_, candidates, wanted);
     // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
@@ -238,9 +266,6 @@ class Search {
     int64_t acc_slots = base_slots_, acc_gpus = 0;
     int64_t gpu_tasks = 0;
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
-    // A job giving all it runs at once with no pod on a useful node is passed over unlisted.
-    std::function<bool(JobId)> wanted;
-    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
     EvictionUnit next;  // the unit being taken (its pod list's storage reused)
     while (!victims.Empty()) {
       if (OutOfBudget()) return false;
@@ -330,16 +355,20 @@ class Search {
         }
       }
     }
+    // From the useful nodes' pods rather than every candidate's: a GPU preemptor's useful nodes
+    // are few, while the candidates hold every pod of the cluster.
+    useful_job_.assign(s_.snap().jobs.size(), false);
+    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
+      if (!useful_[id]) continue;
+      for (PodId p : s_.snap().nodes[id].pods) {
+        const SnapPod& pod = s_.snap().pods[p];
+        if (pod.job != kNone && IsActiveAllocated(pod.status)) useful_job_[pod.job] = true;
+      }
+    }
   }
 
-  // OnUsefulNode of every active-allocated pod of the job.
-  bool RunsOnUsefulNode(JobId job) const {
-    for (PodId p : s_.snap().jobs[job].pods) {
-      const SnapPod& pod = s_.snap().pods[p];
-      if (IsActiveAllocated(pod.status) && pod.node != kNone && useful_[pod.node]) return true;
-    }
-    return false;
-  }
+  // OnUsefulNode of some active-allocated pod of the job (as the search started).
+  bool RunsOnUsefulNode(JobId job) const { return useful_job_[job]; }
 
   bool OnUsefulNode(const std::vector<PodId>& pods) const {
     for (PodId p : pods) {
@@ -709,7 +738,8 @@ class Search {
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
   std::vector<bool> useful_;
-  std::vector<bool> listed_;  // scratch of SimulatedJobs
+  std::vector<bool> useful_job_;  // per job: RunsOnUsefulNode
+  std::vector<bool> listed_;      // scratch of SimulatedJobs
   // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
   // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,
   // and the size of no_room it was last found not hopeless with (0: not checked).

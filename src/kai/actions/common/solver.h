@@ -66,7 +66,10 @@ bool HasEvictablePod(const Session& session, JobId job);
 // construction whenever it calls Next (a disruptive search rolls every scenario back).
 class VictimQueue {
  public:
-  VictimQueue(const Session& session, const std::vector<JobId>& jobs);
+  // `wanted`, when given, leaves out the jobs it says no to that would give all they run at once
+  // (WholeAtOnce): they are no victims at all, nor counted as gone in the victim queue order.
+  VictimQueue(const Session& session, const std::vector<JobId>& jobs,
+              const std::function<bool(JobId)>& wanted = {});
   bool Empty() const { return queue_.Empty(); }
   // Takes the next unit. `wanted`, when given, is asked first about a job whose next unit is
   // every pod it runs (WholeAtOnce): when it says no, the job is dropped without listing its pods.
@@ -82,6 +85,11 @@ class VictimQueue {
   int Slot(JobId job) const { return slot_[job]; }
 
  private:
+  struct Listed {
+    std::vector<JobId> jobs;
+    std::vector<GangLevel> levels;
+  };
+  VictimQueue(const Session& session, Listed listed);
   // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.
   bool VictimFirst(JobId a, JobId b) const;
 
