@@ -77,9 +77,9 @@ bool GivesAllAtOnce(const SnapJob& job, GangLevel level) {
 }  // namespace
 
 VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs,
-                         const std::function<bool(JobId)>& wanted)
+                         const std::function<bool(JobId)>& wanted, std::vector<GangLevel> levels)
     : VictimQueue(s, [&] {
-        Listed listed{{}, InitialLevels(s, jobs)};
+        Listed listed{{}, levels.empty() ? InitialLevels(s, jobs) : std::move(levels)};
         if (!wanted) {
           listed.jobs = jobs;
           return listed;
@@ -236,6 +236,7 @@ class Search {
     min_evicted_ = MinEvicted();
     MarkUsefulNodes();
     s_.StartSolution();
+    levels_ = InitialLevels(s_, candidates);  // both passes start from the same state
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
     RunGenerator(candidates, /*node_local=*/false);
     return result_;
@@ -251,7 +252,7 @@ class Search {
     // is no victim, and the victim order does not count it as gone.
     std::function<bool(JobId)> wanted;
     if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
-    VictimQueue victims(s_, candidates, wanted);
+    VictimQueue victims(s_, candidates, wanted, levels_);
     // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
@@ -738,8 +739,9 @@ class Search {
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
   std::vector<bool> useful_;
-  std::vector<bool> useful_job_;  // per job: RunsOnUsefulNode
-  std::vector<bool> listed_;      // scratch of SimulatedJobs
+  std::vector<bool> useful_job_;   // per job: RunsOnUsefulNode
+  std::vector<GangLevel> levels_;  // per candidate: its gang level as the search starts
+  std::vector<bool> listed_;       // scratch of SimulatedJobs
   // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
   // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,
   // and the size of no_room it was last found not hopeless with (0: not checked).

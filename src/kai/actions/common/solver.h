@@ -68,8 +68,10 @@ class VictimQueue {
  public:
   // `wanted`, when given, leaves out the jobs it says no to that would give all they run at once
   // (WholeAtOnce): they are no victims at all, nor counted as gone in the victim queue order.
+  // `levels`, when not empty, are the jobs' gang levels (JobGangLevel), one per job, as the
+  // caller already read them.
   VictimQueue(const Session& session, const std::vector<JobId>& jobs,
-              const std::function<bool(JobId)>& wanted = {});
+              const std::function<bool(JobId)>& wanted = {}, std::vector<GangLevel> levels = {});
   bool Empty() const { return queue_.Empty(); }
   // Takes the next unit. `wanted`, when given, is asked first about a job whose next unit is
   // every pod it runs (WholeAtOnce): when it says no, the job is dropped without listing its pods.
