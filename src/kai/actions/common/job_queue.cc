@@ -95,7 +95,10 @@ JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool revers
       job_first_(std::move(first)),
       victims_(reverse ? std::move(victims) : nullptr),
       leaf_jobs_(s.snap().queues.size()) {
-  if (victims_) popped_victims_.resize(s.snap().queues.size());
+  if (victims_) {
+    popped_victims_.resize(s.snap().queues.size());
+    standing_.resize(s.snap().queues.size());
+  }
   for (JobId j : jobs) {
     const QueueId q = s.snap().jobs[j].queue;
     if (q == kNone) continue;
@@ -132,10 +135,7 @@ bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
 
 bool JobQueue::Before(QueueId qa, const Best& a, QueueId qb, const Best& b) const {
   if (!victims_) return Before(qa, a.job, qb, b.job);
-  Resources va = popped_victims_[a.leaf], vb = popped_victims_[b.leaf];
-  va += victims_(a.job);
-  vb += victims_(b.job);
-  return session_.VictimQueueBefore(qb, vb, qa, va);
+  return session_.VictimQueueBefore(qb, standing_[b.leaf], qa, standing_[a.leaf]);
 }
 
 bool JobQueue::JobFirst(JobId a, JobId b) const {
@@ -184,8 +184,13 @@ JobQueue::Change JobQueue::UpdateLeaf(QueueId leaf) {
   dirty_[leaf] = 0;
   seen_[leaf] = session_.QueueVersion(leaf);
   Best next = LeafBest(leaf);
-  // The victim order also reads what the leaf has given: any pop or push changes it.
-  if (version_changed || victims_) {  // the queue's accounting or its jobs changed: keys read again
+  if (victims_) {  // the victim order also reads what the leaf has given: any pop or push counts
+    standing_[leaf] = popped_victims_[leaf];
+    if (next.job != kNone) standing_[leaf] += victims_(next.job);
+    best_[leaf] = next;
+    return Change::kScan;
+  }
+  if (version_changed) {  // the queue's accounting or its jobs changed: keys read again
     best_[leaf] = next;
     return Change::kScan;
   }

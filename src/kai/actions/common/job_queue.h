@@ -89,7 +89,10 @@ class JobQueue {
   std::function<bool(JobId, JobId)> job_first_;
   std::function<Resources(JobId)> victims_;
   std::vector<Resources> popped_victims_;  // per leaf queue id, with victims_
-  std::vector<JobSortKey> sort_keys_;      // per job id, when the queue orders by sort keys
+  // Per leaf queue id, with victims_: popped_victims_ and what victims_ says of the leaf's next
+  // job, read when the leaf's best was last brought up to date (UpdateLeaf).
+  std::vector<Resources> standing_;
+  std::vector<JobSortKey> sort_keys_;  // per job id, when the queue orders by sort keys
   // Per queue id: sorted with the next job last when the queue orders by sort keys (jobs are
   // popped far more often than pushed back), else a heap with the next job in front.
   std::vector<std::vector<JobId>> leaf_jobs_;

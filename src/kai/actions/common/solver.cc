@@ -49,16 +49,6 @@ std::vector<int> Slots(const Session& s, const std::vector<JobId>& jobs) {
   return slot;
 }
 
-// A pod's resources as KAI's victim queue order counts them (its request vector: cpu, memory,
-// whole GPUs or fraction x devices; a gpu-memory pod asks no GPU there).
-Resources VictimOrderResources(const SnapPod& pod) {
-  Resources r;
-  r.milli_cpu = pod.request.milli_cpu;
-  r.memory = pod.request.memory;
-  r.milli_gpu = DemandedGpus(pod).milli_gpu;
-  return r;
-}
-
 // A job that has given nothing yet stands at its gang level on every active-allocated pod, which
 // is what VictimJobPods lists (semi-preemptible floor pods included).
 std::vector<GangLevel> InitialLevels(const Session& s, const std::vector<JobId>& jobs) {
@@ -76,32 +66,34 @@ bool GivesAllAtOnce(const SnapJob& job, GangLevel level) {
 
 }  // namespace
 
-VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs,
-                         const std::function<bool(JobId)>& wanted, std::vector<GangLevel> levels)
-    : VictimQueue(s, [&] {
-        Listed listed{{}, levels.empty() ? InitialLevels(s, jobs) : std::move(levels)};
-        if (!wanted) {
-          listed.jobs = jobs;
-          return listed;
-        }
-        size_t kept = 0;
-        for (size_t i = 0; i < jobs.size(); ++i) {
-          if (GivesAllAtOnce(s.snap().jobs[jobs[i]], listed.levels[i]) && !wanted(jobs[i])) {
-            continue;
-          }
-          listed.jobs.push_back(jobs[i]);
-          listed.levels[kept++] = listed.levels[i];
-        }
-        listed.levels.resize(kept);
-        return listed;
-      }()) {}
+VictimList ListVictims(const Session& s, const std::vector<JobId>& jobs,
+                       const std::function<bool(JobId)>& wanted) {
+  VictimList list{{}, InitialLevels(s, jobs)};
+  if (!wanted) {
+    list.jobs = jobs;
+    return list;
+  }
+  std::vector<GangLevel>& levels = list.levels;
+  list.jobs.reserve(jobs.size());
+  size_t kept = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (GivesAllAtOnce(s.snap().jobs[jobs[i]], levels[i]) && !wanted(jobs[i])) continue;
+    list.jobs.push_back(jobs[i]);
+    levels[kept++] = levels[i];
+  }
+  levels.resize(kept);
+  return list;
+}
+
+VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
+    : VictimQueue(s, VictimList{jobs, InitialLevels(s, jobs)}) {}
 
 // The levels are set before the queue, whose heap orders jobs by them.
-VictimQueue::VictimQueue(const Session& s, Listed listed)
+VictimQueue::VictimQueue(const Session& s, const VictimList& list)
     : session_(s),
-      slot_(Slots(s, listed.jobs)),
-      jobs_(std::move(listed.jobs)),
-      level_(std::move(listed.levels)),
+      slot_(Slots(s, list.jobs)),
+      jobs_(list.jobs),
+      level_(list.levels),
       remaining_(jobs_.size()),
       held_(jobs_.size()),
       queue_(
@@ -109,15 +101,25 @@ VictimQueue::VictimQueue(const Session& s, Listed listed)
           [this](JobId j) { return Held(j); }) {}
 
 Resources VictimQueue::Held(JobId job) {
-  std::optional<Resources>& held = held_[slot_[job]];
-  if (!held) {
-    held.emplace();
+  Holding& held = held_[slot_[job]];
+  if (!held.known) {
+    held.known = true;
     for (PodId p : session_.snap().jobs[job].pods) {
       const SnapPod& pod = session_.snap().pods[p];
-      if (IsAllocated(pod.status)) *held += VictimOrderResources(pod);
+      if (IsAllocated(pod.status)) Add(held, pod, +1);
     }
   }
-  return *held;
+  Resources r;
+  r.milli_cpu = held.milli_cpu;
+  r.memory = held.memory;
+  r.milli_gpu = held.milli_gpu;
+  return r;
+}
+
+void VictimQueue::Add(Holding& held, const SnapPod& pod, int sign) {
+  held.milli_cpu += sign * pod.request.milli_cpu;
+  held.memory += sign * pod.request.memory;
+  held.milli_gpu += sign * DemandedGpus(pod).milli_gpu;
 }
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
@@ -160,10 +162,10 @@ void VictimQueue::Next(EvictionUnit& unit, const std::function<bool(JobId)>& wan
   const int slot = slot_[unit.job];
   VictimJobPods& pods = Remaining(slot);
   pods.TakeUnit(unit.pods);
-  Resources& held = *held_[slot];  // set when the job was popped
+  Holding& held = held_[slot];  // known since the job was popped
   for (PodId p : unit.pods) {
     const SnapPod& pod = session_.snap().pods[p];
-    if (IsAllocated(pod.status)) held -= VictimOrderResources(pod);
+    if (IsAllocated(pod.status)) Add(held, pod, -1);
   }
   level_[slot] = pods.Level();
   unit.job_done = pods.Empty() || unit.pods.empty();
@@ -236,7 +238,12 @@ class Search {
     min_evicted_ = MinEvicted();
     MarkUsefulNodes();
     s_.StartSolution();
-    levels_ = InitialLevels(s_, candidates);  // both passes start from the same state
+    // A job giving all it runs at once with no pod on a useful node is passed over unlisted: it
+    // is no victim, and the victim order does not count it as gone. Both passes start from the
+    // same state: listed once.
+    std::function<bool(JobId)> wanted;
+    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
+    victims_ = ListVictims(s_, candidates, wanted);
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
     RunGenerator(candidates, /*node_local=*/false);
     return result_;
@@ -248,11 +255,7 @@ class Search {
   // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
   // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
-    // A job giving all it runs at once with no pod on a useful node is passed over unlisted: it
-    // is no victim, and the victim order does not count it as gone.
-    std::function<bool(JobId)> wanted;
-    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
-    VictimQueue victims(s_, candidates, wanted, levels_);
+    VictimQueue victims(s_, victims_);
     // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
@@ -270,7 +273,7 @@ class Search {
     EvictionUnit next;  // the unit being taken (its pod list's storage reused)
     while (!victims.Empty()) {
       if (OutOfBudget()) return false;
-      victims.Next(next, wanted);
+      victims.Next(next);
       if (next.dropped) continue;
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
         // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
@@ -356,8 +359,11 @@ class Search {
         }
       }
     }
-    // From the useful nodes' pods rather than every candidate's: a GPU preemptor's useful nodes
-    // are few, while the candidates hold every pod of the cluster.
+    // When useful nodes are few (a GPU preemptor on a mostly CPU cluster), from their pods
+    // rather than from every candidate's.
+    const auto useful = std::count(useful_.begin(), useful_.end(), true);
+    by_nodes_ = static_cast<size_t>(useful) * 4 < n;
+    if (!by_nodes_) return;
     useful_job_.assign(s_.snap().jobs.size(), false);
     for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
       if (!useful_[id]) continue;
@@ -369,7 +375,14 @@ class Search {
   }
 
   // OnUsefulNode of some active-allocated pod of the job (as the search started).
-  bool RunsOnUsefulNode(JobId job) const { return useful_job_[job]; }
+  bool RunsOnUsefulNode(JobId job) const {
+    if (by_nodes_) return useful_job_[job];
+    for (PodId p : s_.snap().jobs[job].pods) {
+      const SnapPod& pod = s_.snap().pods[p];
+      if (IsActiveAllocated(pod.status) && pod.node != kNone && useful_[pod.node]) return true;
+    }
+    return false;
+  }
 
   bool OnUsefulNode(const std::vector<PodId>& pods) const {
     for (PodId p : pods) {
@@ -739,9 +752,10 @@ class Search {
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
   std::vector<bool> useful_;
-  std::vector<bool> useful_job_;   // per job: RunsOnUsefulNode
-  std::vector<GangLevel> levels_;  // per candidate: its gang level as the search starts
-  std::vector<bool> listed_;       // scratch of SimulatedJobs
+  std::vector<bool> useful_job_;  // per job: RunsOnUsefulNode, when by_nodes_
+  bool by_nodes_ = false;
+  VictimList victims_;        // the candidates listed as the search starts (ListVictims)
+  std::vector<bool> listed_;  // scratch of SimulatedJobs
   // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
   // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,
   // and the size of no_room it was last found not hopeless with (0: not checked).
