@@ -16,6 +16,18 @@
 // And, on the same worlds, a Statement's random shared-GPU operations (allocate, pipeline, evict,
 // restart, nested checkpoints) roll back to exactly the node accounting, GPU groups (order and
 // counters) and pod placement of the checkpoint.
+// And, with whole-GPU pods too, after every operation and rollback, on every node (KAI's
+// node_info accounting, where a Pipelined pod is used and lowers releasing):
+//   adds-up          idle + used - promised = allocatable, where `used` counts every pod on the
+//                    node (a Releasing one until it is gone, also once moved away as a shared
+//                    pod's first instance) and `promised` is what the node's Pipelined pods
+//                    ask: equivalently idle + used + releasing = allocatable + what Releasing
+//                    pods hold (counted in both used and releasing). Checked for cpu, memory and
+//                    pods; GPUs too on a node without shared GPUs, whose GPUs follow the group
+//                    rules instead
+//   releasing-parts  KAI's releasing = freed - promised (BreakdownReleasing), promised from idle
+//                    within promised; without shared GPUs, freed and promised are the whole GPUs
+//                    of the node's Releasing and Pipelined pods
 #include <gtest/gtest.h>
 
 #include "property_support.h"
@@ -32,6 +44,7 @@
 #include "kai/framework/session.h"
 #include "kai/framework/statement.h"
 #include "kai/plugins/gpu_sharing.h"
+#include "kai/plugins/scores.h"
 #include "kai/sim/simulator.h"
 
 namespace kai {
@@ -384,6 +397,101 @@ bool RandomSharedOperation(std::mt19937_64& rng, Session& s, Statement& stmt) {
     default:
       return false;
   }
+}
+
+// One random operation on any pod (whole GPUs too); false when the drawn one does not apply.
+bool RandomOperation(std::mt19937_64& rng, Session& s, Statement& stmt) {
+  const auto pod = static_cast<PodId>(Uniform(rng, 0, static_cast<int>(s.snap().pods.size()) - 1));
+  const SnapPod& p = s.snap().pods[pod];
+  if (p.share.IsShared()) return RandomSharedOperation(rng, s, stmt);
+  const auto node =
+      static_cast<NodeId>(Uniform(rng, 0, static_cast<int>(s.snap().nodes.size()) - 1));
+  const SnapNode& n = s.snap().nodes[node];
+  switch (p.status) {
+    case PodStatus::kPending:
+      if (!Chance(rng, 0.5) && plugins::FitsIdle(p, n)) {
+        stmt.Allocate(pod, node);
+      } else if (plugins::FitsIdleOrReleasing(p, n)) {
+        stmt.Pipeline(pod, node);
+      } else {
+        return false;
+      }
+      return true;
+    default:
+      if (!IsActiveAllocated(p.status) || p.node == kNone) return false;
+      stmt.Evict(pod);
+      return true;
+  }
+}
+
+// The first node whose accounting breaks adds-up or releasing-parts (see the top), or "".
+std::string AccountingBreak(const Snapshot& snap) {
+  for (const SnapNode& n : snap.nodes) {
+    Resources promised, releasing_gpus, pipelined_gpus;
+    for (PodId p : n.pods) {
+      const SnapPod& pod = snap.pods[p];
+      if (pod.status == PodStatus::kPipelined) promised += pod.request;
+      if (pod.share.IsShared()) continue;
+      if (pod.status == PodStatus::kReleasing) releasing_gpus.milli_gpu += pod.request.milli_gpu;
+      if (pod.status == PodStatus::kPipelined) pipelined_gpus.milli_gpu += pod.request.milli_gpu;
+    }
+    Resources sum = n.idle;
+    sum += n.used;
+    sum -= promised;
+    const bool shared = !n.gpu_groups.empty();
+    const std::string at = "node " + std::string(n.name) + ": ";
+    if (sum.milli_cpu != n.allocatable.milli_cpu || sum.memory != n.allocatable.memory ||
+        sum.pods != n.allocatable.pods || (!shared && sum.milli_gpu != n.allocatable.milli_gpu)) {
+      return at + "idle + used - promised = cpu " + std::to_string(sum.milli_cpu) + " memory " +
+             std::to_string(sum.memory) + " pods " + std::to_string(sum.pods) + " gpu " +
+             std::to_string(sum.milli_gpu) + ", allocatable cpu " +
+             std::to_string(n.allocatable.milli_cpu) + " gpu " +
+             std::to_string(n.allocatable.milli_gpu);
+    }
+    const ReleasingGpus r = BreakdownReleasing(snap, n);
+    if (r.kai != n.releasing.milli_gpu || r.freed - r.promised != r.kai ||
+        r.promised_from_idle < 0 || r.promised_from_idle > std::max<int64_t>(0, r.promised)) {
+      return at + "releasing parts kai " + std::to_string(r.kai) + " freed " +
+             std::to_string(r.freed) + " promised " + std::to_string(r.promised) + " from idle " +
+             std::to_string(r.promised_from_idle);
+    }
+    if (!shared &&
+        (r.freed != releasing_gpus.milli_gpu || r.promised != pipelined_gpus.milli_gpu)) {
+      return at + "freed " + std::to_string(r.freed) + " promised " + std::to_string(r.promised) +
+             ", pods release " + std::to_string(releasing_gpus.milli_gpu) + " and were promised " +
+             std::to_string(pipelined_gpus.milli_gpu);
+    }
+  }
+  return "";
+}
+
+TEST(GpuSharingProperty, NodeAccountingAddsUpAfterEveryOperationAndRollback) {
+  const SchedulerConfig config = ConfigFromShard(std::nullopt).value();
+  int operations = 0, rollbacks = 0;
+  for (uint64_t seed = 1; seed <= kWorlds; ++seed) {
+    std::vector<NodeSpec> specs;
+    const ClusterState world = RandomWorld(seed, specs);
+    Session s(BuildSnapshot(world, kNow), config);
+    ASSERT_TRUE(s.OpenPlugins().ok());
+    ASSERT_EQ(AccountingBreak(s.snap()), "") << "seed " << seed << " at open";
+    std::mt19937_64 rng(seed);
+    Statement stmt(s);
+    std::vector<size_t> checkpoints;
+    for (int step = 0; step < 40; ++step) {
+      if (Chance(rng, 0.25)) checkpoints.push_back(stmt.Checkpoint());
+      operations += RandomOperation(rng, s, stmt);
+      ASSERT_EQ(AccountingBreak(s.snap()), "") << "seed " << seed << " step " << step;
+      if (!checkpoints.empty() && Chance(rng, 0.15)) {
+        const auto back = static_cast<size_t>(Uniform(rng, 0, int(checkpoints.size()) - 1));
+        stmt.Rollback(checkpoints[back]);
+        checkpoints.resize(back);
+        ++rollbacks;
+        ASSERT_EQ(AccountingBreak(s.snap()), "") << "seed " << seed << " rollback at " << step;
+      }
+    }
+  }
+  EXPECT_GT(operations, 10 * kWorlds);  // the sweep must act and roll back, or it proves nothing
+  EXPECT_GT(rollbacks, kWorlds);
 }
 
 TEST(GpuSharingProperty, StatementRollbackRestoresGpuStateExactly) {

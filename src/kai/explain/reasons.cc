@@ -93,9 +93,9 @@ std::string NodesMessage(const Reason& r) {
     case FitCode::kGpuSharingUnsupported:
       return "GPU request type not served by " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kOverQueueLimit:
-      return "queue limit reached on " + NodeCount(r.nodes);
+      return "queue limit reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kNonPreemptibleOverQuota:
-      return "non-preemptible quota reached on " + NodeCount(r.nodes);
+      return "non-preemptible quota reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kFits:
       break;
   }

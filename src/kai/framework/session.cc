@@ -115,14 +115,28 @@ bool Session::SubGroupBefore(JobId job, const SubGroupStanding& a,
   return j.sub_groups[a.index].name < j.sub_groups[b.index].name;
 }
 
+namespace {
+
+bool OlderQueue(const SnapQueue& a, const SnapQueue& b) {
+  if (a.creation != b.creation) return a.creation < b.creation;
+  return a.name < b.name;
+}
+
+}  // namespace
+
 bool Session::QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
   for (const auto& f : queue_order_) {
     if (int c = f(*this, qa, ja, qb, jb)) return c < 0;
   }
-  const SnapQueue& a = snap_.queues[qa];
-  const SnapQueue& b = snap_.queues[qb];
-  if (a.creation != b.creation) return a.creation < b.creation;
-  return a.name < b.name;
+  return OlderQueue(snap_.queues[qa], snap_.queues[qb]);
+}
+
+bool Session::VictimQueueBefore(QueueId qa, const Resources& victims_a, QueueId qb,
+                                const Resources& victims_b) const {
+  for (const auto& f : victim_queue_order_) {
+    if (int c = f(*this, qa, victims_a, qb, victims_b)) return c < 0;
+  }
+  return OlderQueue(snap_.queues[qa], snap_.queues[qb]);
 }
 
 QueueJobKey Session::QueueOrderKey(JobId job) const {

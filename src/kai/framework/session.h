@@ -50,6 +50,11 @@ using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, 
 // requests), and on the rest of the session only through the state of qa's and qb's subtrees
 // (their jobs' pods and accounting), which changes with Session::QueueVersion() of qa and qb.
 using QueueJobKey = std::array<int64_t, 3>;
+// Compares two queues as victim queues (reclaim's victim order), each with the resources (cpu,
+// memory, gpu) of the victims taken from it so far and of the job it would give next: KAI's queue
+// order in victim mode, which sees no pending job and counts those victims as gone.
+using VictimQueueOrderFn = std::function<int(const Session&, QueueId, const Resources& victims_a,
+                                             QueueId, const Resources& victims_b)>;
 using QueueJobKeyFn = std::function<QueueJobKey(const Session&, JobId)>;
 // Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
 // that ties between equal formulas resolve the same way. A scorer adds its score of every
@@ -182,6 +187,7 @@ class Session {
     queue_order_.push_back(std::move(f));
     queue_job_keys_.push_back(std::move(key));
   }
+  void AddVictimQueueOrder(VictimQueueOrderFn f) { victim_queue_order_.push_back(std::move(f)); }
   void AddNodeScores(NodeScoresFn f, ScoreKeyFn key = {}) {
     node_scores_.push_back(std::move(f));
     score_keys_.push_back(std::move(key));
@@ -223,6 +229,10 @@ class Session {
   // interchangeable there. The job's own id when a registered queue order gives no key or more
   // than one does; all zero when none is registered.
   QueueJobKey QueueOrderKey(JobId job) const;
+  // The victim queue order (VictimQueueOrderFn): true when qa comes before qb; ties by creation
+  // time, then name.
+  bool VictimQueueBefore(QueueId qa, const Resources& victims_a, QueueId qb,
+                         const Resources& victims_b) const;
   void PrepareScores(PodId pod) const;
   // Scores the candidate nodes into out[node]. With `scored`, the caller reads only those nodes'
   // scores (some of the candidates): scorers may score just ScoredNodes(), but normalise over all
@@ -325,6 +335,7 @@ class Session {
   std::vector<SubGroupOrderFn> sub_group_order_;
   std::vector<QueueOrderFn> queue_order_;
   std::vector<QueueJobKeyFn> queue_job_keys_;  // one per queue_order_ entry (may be empty)
+  std::vector<VictimQueueOrderFn> victim_queue_order_;
   std::vector<NodeScoresFn> node_scores_;
   std::vector<ScoreKeyFn> score_keys_;  // one per node_scores_ entry (may be empty)
   std::vector<PreScoreFn> pre_score_;

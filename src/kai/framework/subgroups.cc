@@ -70,6 +70,9 @@ bool IsGangSatisfied(const Snapshot& snap, const SnapJob& job) {
 }
 
 bool IsStaleGang(const Snapshot& snap, const SnapJob& job) {
+  // A flat PodGroup holding its minimum of active-allocated pods (kept live) is not stale: its
+  // active-used pods are at least those.
+  if (!job.has_sub_groups && job.active_allocated >= job.sub_groups[1].min_member) return false;
   int active = 0;
   for (PodId p : job.pods) {
     const PodStatus st = snap.pods[p].status;

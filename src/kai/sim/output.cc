@@ -136,8 +136,14 @@ void WriteCycle(W& w, const CycleReport& c) {
     w.String(n.name.c_str());
     w.Key("idleGpus");
     w.Double(Devices(n.idle_milli_gpus));
-    w.Key("releasingGpus");
+    w.Key("releasingGpus");  // KAI's figure: freed - promised
     w.Double(Devices(n.releasing_milli_gpus));
+    w.Key("freedGpus");
+    w.Double(Devices(n.releasing.freed));
+    w.Key("pipelinedGpus");
+    w.Double(Devices(n.releasing.promised));
+    w.Key("pipelinedFromIdleGpus");
+    w.Double(Devices(n.releasing.promised_from_idle));
     w.EndObject();
   }
   w.EndArray();
@@ -202,9 +208,19 @@ void WriteTable(const std::vector<CycleReport>& cycles, std::ostream& out) {
           << Pad(p.status, 12) << Pad(p.node.empty() ? "-" : p.node, 12)
           << (p.eviction.empty() ? JoinReasons(p.reasons) : p.eviction) << "\n";
     }
-    out << "\n" << Pad("NODE", 16) << Pad("IDLE GPUS", 12) << "RELEASING GPUS\n";
+    // RELEASING is what Releasing pods free; PIPELINED what Pipelined pods were promised of it
+    // and of idle; KAI RELEASING is KAI's own figure, the first less the second.
+    out << "\n"
+        << Pad("NODE", 16) << Pad("IDLE GPUS", 12) << Pad("RELEASING GPUS", 16)
+        << Pad("PIPELINED GPUS", 24) << "KAI RELEASING\n";
     for (const auto& n : c.nodes) {
+      const ReleasingGpus& r = n.releasing;
+      std::string pipelined = FormatMilli(r.promised);
+      if (r.promised_from_idle > 0) {
+        pipelined += " (" + FormatMilli(r.promised_from_idle) + " of idle)";
+      }
       out << Pad(n.name, 16) << Pad(FormatMilli(n.idle_milli_gpus), 12)
+          << Pad(FormatMilli(r.freed), 16) << Pad(pipelined, 24)
           << FormatMilli(n.releasing_milli_gpus) << "\n";
     }
     out << "\n"

@@ -57,7 +57,8 @@ CycleReport ReportCycle(const Session& s, int cycle) {
     rep.pods.push_back(ReportPod(s, p));
   }
   for (const SnapNode& n : s.snap().nodes) {
-    rep.nodes.push_back(NodeReport{std::string(n.name), n.idle.milli_gpu, n.releasing.milli_gpu});
+    rep.nodes.push_back(NodeReport{std::string(n.name), n.idle.milli_gpu, n.releasing.milli_gpu,
+                                   BreakdownReleasing(s.snap(), n)});
   }
   for (const SnapQueue& q : s.snap().queues) {
     QueueReport qr{std::string(q.name),

@@ -30,7 +30,8 @@ struct PodReport {
 struct NodeReport {
   std::string name;
   int64_t idle_milli_gpus = 0;
-  int64_t releasing_milli_gpus = 0;
+  int64_t releasing_milli_gpus = 0;  // KAI's figure (ReleasingGpus::kai)
+  ReleasingGpus releasing;           // what it is made of
 };
 
 struct QueueReport {

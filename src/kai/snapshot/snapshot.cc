@@ -591,17 +591,76 @@ int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share) {
                               static_cast<double>(node.gpu_memory_mib));
 }
 
+namespace {
+
+// KAI's getGpuMemoryFractionalOnNode: ceil(memory / device memory, 0.01) in float64.
+double MemoryPortion(const SnapNode& node, int64_t memory_mib) {
+  if (node.gpu_memory_mib <= 0) return 0;
+  return std::ceil(static_cast<double>(memory_mib) / static_cast<double>(node.gpu_memory_mib) *
+                   100) /
+         100;
+}
+
+// A GPU amount rounded to 0.01, in milli-GPU.
+int64_t HundredthsMilli(double portion) {
+  return std::llround(portion * 100) * (kMilliPerUnit / 100);
+}
+
+}  // namespace
+
 int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share) {
   // KAI: a gpu-memory request is ceil(memory / device memory, 0.01) of a device; GPU amounts are
   // then rounded to 0.01. Both in float64, reproduced here.
-  double portion = static_cast<double>(share.portion_milli) / kMilliPerUnit;
-  if (share.kind == GpuShareKind::kMemory) {
-    portion = node.gpu_memory_mib <= 0 ? 0
-                                       : std::ceil(static_cast<double>(share.memory_mib) /
-                                                   static_cast<double>(node.gpu_memory_mib) * 100) /
-                                             100;
+  if (share.kind == GpuShareKind::kMemory)
+    return HundredthsMilli(MemoryPortion(node, share.memory_mib));
+  return HundredthsMilli(static_cast<double>(share.portion_milli) / kMilliPerUnit);
+}
+
+GpuAmount AvailableGpus(const SnapNode& node) {
+  const int64_t whole = node.idle.milli_gpu + MigMilliGpus(node.idle) + node.releasing.milli_gpu +
+                        MigMilliGpus(node.releasing);
+  GpuAmount out{whole, whole / kMilliPerUnit * node.gpu_memory_mib};
+  for (const GpuGroup& g : node.gpu_groups) {
+    if (g.allocated > 0) {  // KAI's getSumOfAvailableSharedGPUs
+      out.milli_gpu += kMilliPerUnit - HundredthsMilli(MemoryPortion(node, g.allocated));
+      out.memory_mib += node.gpu_memory_mib - g.allocated;
+    }
+    // KAI's getSumOfReleasingSharedGPUs: a group releasing all it uses counts as a whole
+    // releasing GPU already.
+    if (g.releasing > 0 && !(g.used > 0 && g.releasing == g.used)) {
+      out.milli_gpu += HundredthsMilli(MemoryPortion(node, g.releasing));
+      out.memory_mib += g.releasing;
+    }
   }
-  return std::llround(portion * 100) * (kMilliPerUnit / 100);
+  return out;
+}
+
+ReleasingGpus BreakdownReleasing(const Snapshot& snap, const SnapNode& node) {
+  ReleasingGpus out;
+  out.kai = node.releasing.milli_gpu;
+  if (node.allocatable.milli_gpu > 0) {  // else the node tracks no GPUs of its pods (Tracked)
+    for (PodId p : node.pods) {
+      const SnapPod& pod = snap.pods[p];
+      if (pod.status == PodStatus::kReleasing && !pod.kai_utility)
+        out.freed += pod.request.milli_gpu;
+    }
+  }
+  for (const GpuGroup& g : node.gpu_groups) out.freed += g.marked_releasing ? kOneGpu : 0;
+  out.promised = out.freed - out.kai;
+  out.promised_from_idle = std::max<int64_t>(0, out.promised - out.freed);
+  return out;
+}
+
+GpuAmount DemandedGpus(const SnapPod& pod) {
+  switch (pod.share.kind) {
+    case GpuShareKind::kFraction:
+      return {pod.share.portion_milli * pod.share.devices, 0};
+    case GpuShareKind::kMemory:
+      return {0, pod.share.memory_mib};
+    case GpuShareKind::kNone:
+      break;
+  }
+  return {pod.request.milli_gpu + MigMilliGpus(pod.request), 0};
 }
 
 int64_t MigProfileGpus(std::string_view name) {

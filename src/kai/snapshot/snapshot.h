@@ -279,6 +279,30 @@ void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status);
 // devices; its portion of one device there, in milli-GPU rounded up to 0.01 GPU (KAI).
 int64_t SharedMemoryOn(const SnapNode& node, const GpuShare& share);
 int64_t SharedPortionOn(const SnapNode& node, const GpuShare& share);
+// A GPU amount in two measures: GPUs (milli-GPU) and GPU memory (MiB).
+struct GpuAmount {
+  int64_t milli_gpu = 0;
+  int64_t memory_mib = 0;
+};
+// What a node can still give to GPU pods (KAI's GetSumOfIdleGPUs + GetSumOfReleasingGPUs): its
+// idle and releasing whole GPUs (MIG instances as their GPUs) and memory, plus per shared GPU the
+// fraction not allocated and the fraction being released (each rounded up to 0.01 of a device),
+// and that memory.
+GpuAmount AvailableGpus(const SnapNode& node);
+// What a node's releasing GPUs are made of. KAI's figure (SnapNode::releasing) adds what
+// Releasing pods free and subtracts what Pipelined pods were promised, even when those were
+// placed on idle GPUs, so it goes negative after a cycle with pipelined pods.
+struct ReleasingGpus {
+  int64_t kai = 0;  // KAI's figure: freed - promised (milli-GPU)
+  // Being freed: the whole GPUs of Releasing pods, and each shared GPU all of whose pods release.
+  int64_t freed = 0;
+  int64_t promised = 0;            // to Pipelined pods: freed - kai
+  int64_t promised_from_idle = 0;  // the part of `promised` beyond `freed`, taken from idle GPUs
+};
+ReleasingGpus BreakdownReleasing(const Snapshot& snap, const SnapNode& node);
+// What a pending pod asks of that (KAI's GpuRequirement GPUs() and GpuMemory()): whole GPUs and
+// MIG instances' GPUs, fraction x devices, or a gpu-memory pod's memory (and no GPUs).
+GpuAmount DemandedGpus(const SnapPod& pod);
 // GPUs one MIG instance counts for in queue accounting: g of `nvidia.com/mig-<g>g.<m>gb` (KAI's
 // GetGpusQuota); 0 for any other resource name.
 int64_t MigProfileGpus(std::string_view resource_name);

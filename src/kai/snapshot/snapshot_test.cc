@@ -313,6 +313,62 @@ TEST(NodeAccountingTest, GpuPodOnGpuNode) {
   EXPECT_FALSE(IsCpuOnly(PodNamed(snap, "r")));
 }
 
+// A 4-GPU node of 100 MiB devices, `idle` whole GPUs idle, with the given shared groups.
+SnapNode SharedNode(int64_t idle, std::vector<GpuGroup> groups) {
+  SnapNode n;
+  n.allocatable.milli_gpu = 4000;
+  n.idle.milli_gpu = idle;
+  n.gpu_memory_mib = 100;
+  n.gpu_groups = std::move(groups);
+  return n;
+}
+
+TEST(AvailableGpusTest, WholeGpusAndTheFreeFractionsOfSharedOnes) {
+  // 1 idle GPU; a group a third allocated; a group half allocated, a fifth of it releasing.
+  const SnapNode n =
+      SharedNode(1000, {{.name = "a", .used = 33, .allocated = 33},
+                        {.name = "b", .used = 50, .releasing = 20, .allocated = 50}});
+  const GpuAmount a = AvailableGpus(n);
+  EXPECT_EQ(a.milli_gpu, 1000 + 670 + 500 + 200);
+  EXPECT_EQ(a.memory_mib, 100 + 67 + 50 + 20);
+}
+
+TEST(AvailableGpusTest, FractionsRoundUpInFloat64AsKai) {
+  // KAI: ceil(7 / 100 * 100) / 100 is 0.08 in float64 (7.000000000000001 rounds up).
+  EXPECT_EQ(AvailableGpus(SharedNode(0, {{.name = "a", .used = 7, .allocated = 7}})).milli_gpu,
+            920);
+}
+
+TEST(AvailableGpusTest, AGroupReleasingAllItUsesCountsOnlyAsAWholeReleasingGpu) {
+  SnapNode n = SharedNode(
+      0, {{.name = "a", .used = 40, .releasing = 40, .allocated = 40, .marked_releasing = true}});
+  n.releasing.milli_gpu = 1000;  // the group's GPU, counted by the group rules
+  EXPECT_EQ(AvailableGpus(n).milli_gpu, 1000 + 600);
+}
+
+TEST(ReleasingGpusTest, PromisedToPipelinedPodsFromIdleAndFromReleasing) {
+  Snapshot snap;
+  Resources one_gpu;
+  one_gpu.milli_gpu = 1000;
+  Resources two_gpus;
+  two_gpus.milli_gpu = 2000;
+  snap.nodes.push_back(SharedNode(4000, {}));
+  SnapNode& n = snap.nodes.back();
+  const std::vector<std::pair<Resources, PodStatus>> pods = {{one_gpu, PodStatus::kReleasing},
+                                                             {two_gpus, PodStatus::kPipelined}};
+  for (const auto& [request, status] : pods) {
+    snap.pods.push_back(PodOf(request));
+    snap.pods.back().status = status;
+    AddPodToNode(n, snap.pods.back(), status);
+    n.pods.push_back(static_cast<PodId>(snap.pods.size() - 1));
+  }
+  const ReleasingGpus r = BreakdownReleasing(snap, n);
+  EXPECT_EQ(r.kai, -1000);  // KAI's figure: 1 being freed - 2 promised
+  EXPECT_EQ(r.freed, 1000);
+  EXPECT_EQ(r.promised, 2000);
+  EXPECT_EQ(r.promised_from_idle, 1000);
+}
+
 TEST(SnapshotTest, JobsCollectTheirPods) {
   const ClusterState state =
       LoadPods({{.name = "a", .phase = "Running", .node = "n1"}, {.name = "b"}});

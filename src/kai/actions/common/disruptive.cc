@@ -1,5 +1,6 @@
 #include "kai/actions/common/disruptive.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -14,9 +15,32 @@ bool MayBeVictim(const SnapJob& job) {
   return job.preemptible || (job.semi_preemptible && SurplusPods(job) > 0);
 }
 
-std::vector<JobId> Candidates(const Session& s, JobId preemptor, const DisruptiveSpec& spec) {
+// The jobs that may be victims as the action starts, in id order. During the action only the
+// jobs it serves gain pods (AddServed), so these and those are all that may be victims later.
+class VictimPool {
+ public:
+  explicit VictimPool(const Session& s) {
+    for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
+      if (s.snap().jobs[j].queue != kNone && MayBeVictim(s.snap().jobs[j]) &&
+          HasEvictablePod(s, j)) {
+        jobs_.push_back(j);
+      }
+    }
+  }
+  void AddServed(JobId job) {
+    auto it = std::lower_bound(jobs_.begin(), jobs_.end(), job);
+    if (it == jobs_.end() || *it != job) jobs_.insert(it, job);
+  }
+  const std::vector<JobId>& Jobs() const { return jobs_; }
+
+ private:
+  std::vector<JobId> jobs_;
+};
+
+std::vector<JobId> Candidates(const Session& s, const VictimPool& pool, JobId preemptor,
+                              const DisruptiveSpec& spec) {
   std::vector<JobId> out;
-  for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
+  for (JobId j : pool.Jobs()) {
     if (j == preemptor || s.snap().jobs[j].queue == kNone) continue;
     if (!MayBeVictim(s.snap().jobs[j]) || !HasEvictablePod(s, j)) continue;
     if (!spec.candidate(s, preemptor, j)) continue;
@@ -45,6 +69,7 @@ void Explain(Session& s, JobId job, const std::string& what) {
 
 void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   JobQueue queue(s, spec.queue_options);
+  VictimPool pool(s);
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
@@ -54,7 +79,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
       Explain(s, job, spec.action + " not attempted: " + spec.not_eligible);
       continue;
     }
-    const std::vector<JobId> candidates = Candidates(s, job, spec);
+    const std::vector<JobId> candidates = Candidates(s, pool, job, spec);
     if (debug) {
       std::cerr << spec.action << ": " << s.snap().jobs[job].name << " candidates "
                 << candidates.size() << "\n";
@@ -88,6 +113,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     }
     ExplainEvictions(s, job, result, spec.action, spec.rule);
     stmt.Commit();
+    pool.AddServed(job);
   }
 }
 

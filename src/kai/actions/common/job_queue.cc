@@ -89,11 +89,16 @@ void JobQueue::UseSortKeys(const std::vector<std::vector<JobId>>& leaves) {
 }
 
 JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse,
-                   std::function<bool(JobId, JobId)> first)
+                   std::function<bool(JobId, JobId)> first, std::function<Resources(JobId)> victims)
     : session_(s),
       reverse_(reverse),
       job_first_(std::move(first)),
+      victims_(reverse ? std::move(victims) : nullptr),
       leaf_jobs_(s.snap().queues.size()) {
+  if (victims_) {
+    popped_victims_.resize(s.snap().queues.size());
+    standing_.resize(s.snap().queues.size());
+  }
   for (JobId j : jobs) {
     const QueueId q = s.snap().jobs[j].queue;
     if (q == kNone) continue;
@@ -128,6 +133,11 @@ bool JobQueue::Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const {
   return reverse_ ? session_.QueueBefore(qb, jb, qa, ja) : session_.QueueBefore(qa, ja, qb, jb);
 }
 
+bool JobQueue::Before(QueueId qa, const Best& a, QueueId qb, const Best& b) const {
+  if (!victims_) return Before(qa, a.job, qb, b.job);
+  return session_.VictimQueueBefore(qb, standing_[b.leaf], qa, standing_[a.leaf]);
+}
+
 bool JobQueue::JobFirst(JobId a, JobId b) const {
   if (job_first_) return job_first_(a, b);
   if (!sort_keys_.empty()) {
@@ -159,7 +169,7 @@ JobQueue::Best JobQueue::ScanOf(const std::vector<QueueId>& queues) const {
   for (QueueId q : queues) {
     const Best& cand = best_[q];
     if (cand.job == kNone) continue;
-    if (best.job == kNone || Before(q, cand.job, best_child, best.job)) {
+    if (best.job == kNone || Before(q, cand, best_child, best)) {
       best = cand;
       best_child = q;
     }
@@ -174,6 +184,12 @@ JobQueue::Change JobQueue::UpdateLeaf(QueueId leaf) {
   dirty_[leaf] = 0;
   seen_[leaf] = session_.QueueVersion(leaf);
   Best next = LeafBest(leaf);
+  if (victims_) {  // the victim order also reads what the leaf has given: any pop or push counts
+    standing_[leaf] = popped_victims_[leaf];
+    if (next.job != kNone) standing_[leaf] += victims_(next.job);
+    best_[leaf] = next;
+    return Change::kScan;
+  }
   if (version_changed) {  // the queue's accounting or its jobs changed: keys read again
     best_[leaf] = next;
     return Change::kScan;
@@ -262,6 +278,7 @@ JobId JobQueue::Pop() {
   const JobId job = top_.job;
   const QueueId leaf = top_.leaf;
   if (job == kNone) return kNone;
+  if (victims_) popped_victims_[leaf] += victims_(job);
   auto& jobs = leaf_jobs_[leaf];
   if (!Sorted()) {
     std::pop_heap(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(b, a); });

@@ -35,8 +35,13 @@ class JobQueue {
   // A queue over the given jobs only. `reverse` pops in victim order: the queue that would be
   // served last and, inside it, the job that would be scheduled last, first. `first`, when set,
   // replaces the order of jobs inside a leaf queue (true when the first goes first).
+  // `victims`, when set with `reverse`, orders the queues by the session's victim queue order
+  // (Session::VictimQueueBefore): a leaf stands with the resources of every job popped from it
+  // (what `victims` said of the job when it was popped) and of its next job (what `victims` says
+  // now), as KAI's victim queue counts the popped victims and the next one as gone.
   JobQueue(const Session& session, const std::vector<JobId>& jobs, bool reverse,
-           std::function<bool(JobId, JobId)> first = {});
+           std::function<bool(JobId, JobId)> first = {},
+           std::function<Resources(JobId)> victims = {});
   bool Empty() const;
   // Removes and returns the next job, or kNone.
   JobId Pop();
@@ -68,6 +73,8 @@ class JobQueue {
   void MarkChanged(QueueId leaf);
   void Refresh();
   bool Before(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
+  // The same for two subtrees' bests (the victim queue order reads their leaves).
+  bool Before(QueueId qa, const Best& a, QueueId qb, const Best& b) const;
   bool JobFirst(JobId a, JobId b) const;
   // Reads the sort keys of the jobs when every job order gives one (see JobQueueOptions).
   void UseSortKeys(const std::vector<std::vector<JobId>>& leaves);
@@ -80,6 +87,11 @@ class JobQueue {
   const Session& session_;
   bool reverse_ = false;
   std::function<bool(JobId, JobId)> job_first_;
+  std::function<Resources(JobId)> victims_;
+  std::vector<Resources> popped_victims_;  // per leaf queue id, with victims_
+  // Per leaf queue id, with victims_: popped_victims_ and what victims_ says of the leaf's next
+  // job, read when the leaf's best was last brought up to date (UpdateLeaf).
+  std::vector<Resources> standing_;
   std::vector<JobSortKey> sort_keys_;  // per job id, when the queue orders by sort keys
   // Per queue id: sorted with the next job last when the queue orders by sort keys (jobs are
   // popped far more often than pushed back), else a heap with the next job in front.

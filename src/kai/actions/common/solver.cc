@@ -58,16 +58,69 @@ std::vector<GangLevel> InitialLevels(const Session& s, const std::vector<JobId>&
   return out;
 }
 
+// A job that never gave a unit gives all it runs at once: a preemptible job without SubGroups
+// not above its minimum (no surplus pod to give alone).
+bool GivesAllAtOnce(const SnapJob& job, GangLevel level) {
+  return !job.semi_preemptible && !job.has_sub_groups && level != GangLevel::kAbove;
+}
+
 }  // namespace
 
-// The levels are set before the queue, whose heap orders jobs by them.
+VictimList ListVictims(const Session& s, const std::vector<JobId>& jobs,
+                       const std::function<bool(JobId)>& wanted) {
+  VictimList list{{}, InitialLevels(s, jobs)};
+  if (!wanted) {
+    list.jobs = jobs;
+    return list;
+  }
+  std::vector<GangLevel>& levels = list.levels;
+  list.jobs.reserve(jobs.size());
+  size_t kept = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (GivesAllAtOnce(s.snap().jobs[jobs[i]], levels[i]) && !wanted(jobs[i])) continue;
+    list.jobs.push_back(jobs[i]);
+    levels[kept++] = levels[i];
+  }
+  levels.resize(kept);
+  return list;
+}
+
 VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
+    : VictimQueue(s, VictimList{jobs, InitialLevels(s, jobs)}) {}
+
+// The levels are set before the queue, whose heap orders jobs by them.
+VictimQueue::VictimQueue(const Session& s, const VictimList& list)
     : session_(s),
-      slot_(Slots(s, jobs)),
-      jobs_(jobs),
-      level_(InitialLevels(s, jobs)),
-      remaining_(jobs.size()),
-      queue_(s, jobs, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); }) {}
+      slot_(Slots(s, list.jobs)),
+      jobs_(list.jobs),
+      level_(list.levels),
+      remaining_(jobs_.size()),
+      held_(jobs_.size()),
+      queue_(
+          s, jobs_, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
+          [this](JobId j) { return Held(j); }) {}
+
+Resources VictimQueue::Held(JobId job) {
+  Holding& held = held_[slot_[job]];
+  if (!held.known) {
+    held.known = true;
+    for (PodId p : session_.snap().jobs[job].pods) {
+      const SnapPod& pod = session_.snap().pods[p];
+      if (IsAllocated(pod.status)) Add(held, pod, +1);
+    }
+  }
+  Resources r;
+  r.milli_cpu = held.milli_cpu;
+  r.memory = held.memory;
+  r.milli_gpu = held.milli_gpu;
+  return r;
+}
+
+void VictimQueue::Add(Holding& held, const SnapPod& pod, int sign) {
+  held.milli_cpu += sign * pod.request.milli_cpu;
+  held.memory += sign * pod.request.memory;
+  held.milli_gpu += sign * DemandedGpus(pod).milli_gpu;
+}
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
   const SnapJob& ja = session_.snap().jobs[a];
@@ -86,9 +139,7 @@ VictimJobPods& VictimQueue::Remaining(int slot) {
 }
 
 bool VictimQueue::WholeAtOnce(JobId job) const {
-  const SnapJob& j = session_.snap().jobs[job];
-  return !remaining_[slot_[job]] && !j.semi_preemptible && !j.has_sub_groups &&
-         level_[slot_[job]] != GangLevel::kAbove;
+  return !remaining_[slot_[job]] && GivesAllAtOnce(session_.snap().jobs[job], level_[slot_[job]]);
 }
 
 EvictionUnit VictimQueue::Next(const std::function<bool(JobId)>& wanted) {
@@ -111,6 +162,11 @@ void VictimQueue::Next(EvictionUnit& unit, const std::function<bool(JobId)>& wan
   const int slot = slot_[unit.job];
   VictimJobPods& pods = Remaining(slot);
   pods.TakeUnit(unit.pods);
+  Holding& held = held_[slot];  // known since the job was popped
+  for (PodId p : unit.pods) {
+    const SnapPod& pod = session_.snap().pods[p];
+    if (IsAllocated(pod.status)) Add(held, pod, -1);
+  }
   level_[slot] = pods.Level();
   unit.job_done = pods.Empty() || unit.pods.empty();
   if (!unit.job_done) queue_.Push(unit.job);  // the rest competes again
@@ -128,6 +184,22 @@ int64_t FreeOrReleasingGpus(const Session& s) {
     if (n.unusable_reason.empty()) free += n.idle.milli_gpu + n.releasing.milli_gpu;
   }
   return free;
+}
+
+bool EnoughGpusForTasks(const Session& s, const std::vector<PodId>& tasks) {
+  GpuAmount free, need;
+  for (const SnapNode& n : s.snap().nodes) {
+    if (!n.unusable_reason.empty()) continue;
+    const GpuAmount a = AvailableGpus(n);
+    free.milli_gpu += a.milli_gpu;
+    free.memory_mib += a.memory_mib;
+  }
+  for (PodId t : tasks) {
+    const GpuAmount d = DemandedGpus(s.snap().pods[t]);
+    need.milli_gpu += d.milli_gpu;
+    need.memory_mib += d.memory_mib;
+  }
+  return free.milli_gpu >= need.milli_gpu && free.memory_mib >= need.memory_mib;
 }
 
 namespace {
@@ -166,6 +238,12 @@ class Search {
     min_evicted_ = MinEvicted();
     MarkUsefulNodes();
     s_.StartSolution();
+    // A job giving all it runs at once with no pod on a useful node is passed over unlisted: it
+    // is no victim, and the victim order does not count it as gone. Both passes start from the
+    // same state: listed once.
+    std::function<bool(JobId)> wanted;
+    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
+    victims_ = ListVictims(s_, candidates, wanted);
     if (RunGenerator(candidates, /*node_local=*/true)) return result_;
     RunGenerator(candidates, /*node_local=*/false);
     return result_;
@@ -177,7 +255,7 @@ class Search {
   // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
   // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
-    VictimQueue victims(s_, candidates);
+    VictimQueue victims(s_, victims_);
     // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
@@ -192,13 +270,10 @@ class Search {
     int64_t acc_slots = base_slots_, acc_gpus = 0;
     int64_t gpu_tasks = 0;
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
-    // A job giving all it runs at once with no pod on a useful node is passed over unlisted.
-    std::function<bool(JobId)> wanted;
-    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
     EvictionUnit next;  // the unit being taken (its pod list's storage reused)
     while (!victims.Empty()) {
       if (OutOfBudget()) return false;
-      victims.Next(next, wanted);
+      victims.Next(next);
       if (next.dropped) continue;
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
         // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
@@ -284,10 +359,24 @@ class Search {
         }
       }
     }
+    // When useful nodes are few (a GPU preemptor on a mostly CPU cluster), from their pods
+    // rather than from every candidate's.
+    const auto useful = std::count(useful_.begin(), useful_.end(), true);
+    by_nodes_ = static_cast<size_t>(useful) * 4 < n;
+    if (!by_nodes_) return;
+    useful_job_.assign(s_.snap().jobs.size(), false);
+    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
+      if (!useful_[id]) continue;
+      for (PodId p : s_.snap().nodes[id].pods) {
+        const SnapPod& pod = s_.snap().pods[p];
+        if (pod.job != kNone && IsActiveAllocated(pod.status)) useful_job_[pod.job] = true;
+      }
+    }
   }
 
-  // OnUsefulNode of every active-allocated pod of the job.
+  // OnUsefulNode of some active-allocated pod of the job (as the search started).
   bool RunsOnUsefulNode(JobId job) const {
+    if (by_nodes_) return useful_job_[job];
     for (PodId p : s_.snap().jobs[job].pods) {
       const SnapPod& pod = s_.snap().pods[p];
       if (IsActiveAllocated(pod.status) && pod.node != kNone && useful_[pod.node]) return true;
@@ -663,6 +752,9 @@ class Search {
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
   std::vector<bool> useful_;
+  std::vector<bool> useful_job_;  // per job: RunsOnUsefulNode, when by_nodes_
+  bool by_nodes_ = false;
+  VictimList victims_;        // the candidates listed as the search starts (ListVictims)
   std::vector<bool> listed_;  // scratch of SimulatedJobs
   // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
   // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,

@@ -46,6 +46,9 @@ struct EvictionUnit {
 
 // GPUs free or being freed on usable nodes (milli-GPU).
 int64_t FreeOrReleasingGpus(const Session& session);
+// Whether the usable nodes' free or releasing GPUs, whole or in shared GPUs' free fractions, and
+// their GPU memory cover what the tasks ask (KAI's IsEnoughGPUsAllocatableForJob).
+bool EnoughGpusForTasks(const Session& session, const std::vector<PodId>& tasks);
 // Whole GPUs the tasks need for sure (shared-GPU tasks may fit in shared groups: 0).
 int64_t WholeGpuDemand(const Session& session, const std::vector<PodId>& tasks);
 
@@ -54,6 +57,17 @@ std::vector<PodId> EvictablePods(const Session& session, JobId job);
 // EvictablePods(session, job) is not empty, without building the list (it runs for every job for
 // every preemptor).
 bool HasEvictablePod(const Session& session, JobId job);
+
+// Victim jobs with their gang levels (JobGangLevel) as they stand now.
+struct VictimList {
+  std::vector<JobId> jobs;
+  std::vector<GangLevel> levels;  // one per job
+};
+// The jobs, leaving out those that would give all they run at once (VictimQueue::WholeAtOnce)
+// and that `wanted` says no to: those are no victims at all, nor counted as gone in the victim
+// queue order.
+VictimList ListVictims(const Session& session, const std::vector<JobId>& jobs,
+                       const std::function<bool(JobId)>& wanted);
 
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
 // last first). A job that still has pods after giving a unit goes back into the queue and is
@@ -64,6 +78,8 @@ bool HasEvictablePod(const Session& session, JobId job);
 class VictimQueue {
  public:
   VictimQueue(const Session& session, const std::vector<JobId>& jobs);
+  // Over a list ListVictims made (from the session's state as it is now).
+  VictimQueue(const Session& session, const VictimList& list);
   bool Empty() const { return queue_.Empty(); }
   // Takes the next unit. `wanted`, when given, is asked first about a job whose next unit is
   // every pod it runs (WholeAtOnce): when it says no, the job is dropped without listing its pods.
@@ -83,12 +99,25 @@ class VictimQueue {
   bool VictimFirst(JobId a, JobId b) const;
 
   VictimJobPods& Remaining(int slot);
+  // What the job still holds (allocated pods, KAI's AllocatedVector) for the victim queue order.
+  Resources Held(JobId job);
+  struct Holding;
+  // Adds (sign +1) or takes away (-1) the pod as KAI's victim queue order counts it (its request
+  // vector: cpu, memory, whole GPUs or fraction x devices; a gpu-memory pod asks no GPU there).
+  static void Add(Holding& held, const SnapPod& pod, int sign);
 
   const Session& session_;
   std::vector<int> slot_;  // per job id: its index in the per-candidate vectors (-1: none)
   std::vector<JobId> jobs_;
   std::vector<GangLevel> level_;  // per slot: the gang level on the pods the job still runs
   std::vector<std::optional<VictimJobPods>> remaining_;  // per slot: built when first taken
+  // Per slot: the job's allocated pods' cpu, memory and GPUs, summed when first asked (`known`),
+  // less those given.
+  struct Holding {
+    int64_t milli_cpu = 0, memory = 0, milli_gpu = 0;
+    bool known = false;
+  };
+  std::vector<Holding> held_;
   JobQueue queue_;
 };
 

@@ -16,7 +16,9 @@ class ConsolidationAction : public Action {
     DisruptiveSpec spec;
     spec.action = "consolidation";
     spec.rule = "every moved pod has a new node";
-    spec.not_eligible = "not enough free or releasing GPUs in the cluster for the job";
+    spec.not_eligible =
+        "not enough free or releasing GPUs (whole or shared GPUs' free fractions) in the cluster "
+        "for the job";
     spec.solver.action = "consolidation";
     spec.solver.all_victims_replaced = true;
     spec.solver.skip_useless_victims = false;
@@ -24,7 +26,7 @@ class ConsolidationAction : public Action {
     spec.queue_options.skip_non_preemptible = true;
     spec.queue_options.skip_within_preemption_delay = true;
     spec.eligible = [](const Session& ss, JobId job) {
-      return FreeOrReleasingGpus(ss) >= WholeGpuDemand(ss, TasksToAllocate(ss, job));
+      return EnoughGpusForTasks(ss, TasksToAllocate(ss, job, /*real=*/false));
     };
     spec.candidate = [](const Session&, JobId, JobId) { return true; };
     RunDisruptive(s, spec);

@@ -134,6 +134,9 @@ struct OrderSide {
   const OrderLimits& limits;
   Amounts allocated;
   Amounts request;
+  // Victim order only: the victims counted as gone in the dominant share with the request
+  // (KAI's calculateDominantResourceShareWithJob); every other rule reads the allocation as is.
+  Amounts victims{};
 
   bool OverFairShare() const {
     for (size_t i = 0; i < 3; ++i) {
@@ -157,7 +160,7 @@ struct OrderSide {
   double DominantShare(bool with_request) const {
     double share = 0;
     for (size_t i = 0; i < 3; ++i) {
-      const int64_t used = allocated[i] + (with_request ? request[i] : 0);
+      const int64_t used = allocated[i] + (with_request ? request[i] - victims[i] : 0);
       const int64_t d = limits.denominator[i];
       const double s =
           d == 0 ? KaiUnits(i, used) * 1000 : static_cast<double>(used) / static_cast<double>(d);
@@ -216,6 +219,10 @@ class ProportionPlugin : public Plugin {
                       const Resources& r = NextStepRequest(ss, j);
                       return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
                     });
+    s.AddVictimQueueOrder([this](const Session& ss, QueueId qa, const Resources& va, QueueId qb,
+                                 const Resources& vb) {
+      return CompareQueues(VictimSide(ss, qa, va), VictimSide(ss, qb, vb));
+    });
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
       auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
@@ -224,6 +231,7 @@ class ProportionPlugin : public Plugin {
       }
       return reason;
     });
+    s.AddPredicate(CheckCapacityOnNode);
     RegisterReclaimHooks(s, multiplier_, priority_in_quota_);
     s.AddAllocateHandler([](Session& ss, PodId p) { Account(ss, p, +1); });
     s.AddDeallocateHandler([](Session& ss, PodId p) { Account(ss, p, -1); });
@@ -252,6 +260,12 @@ class ProportionPlugin : public Plugin {
                      AmountsOf(NextStepRequest(s, j))};
   }
 
+  // In victim mode KAI's queue order has no pending job: the request is empty.
+  OrderSide VictimSide(const Session& s, QueueId q, const Resources& victims) {
+    const SnapQueue& queue = s.snap().queues[q];
+    return OrderSide{queue, limits_[q], AmountsOf(queue.allocated), Amounts{}, AmountsOf(victims)};
+  }
+
   static void Account(Session& s, PodId p, int sign) {
     const SnapPod& pod = s.snap().pods[p];
     if (pod.job == kNone) return;
@@ -267,6 +281,33 @@ class ProportionPlugin : public Plugin {
         if (charged) q.allocated_non_preemptible -= r;
       }
     });
+  }
+
+  // KAI's IsTaskAllocationOnNodeOverCapacity: a gpu-memory pod charges its queue memory over
+  // the memory of a device of the node it is tried on (ceil to 0.01 GPU, times its devices), not
+  // the largest device memory the job-level check assumes, so it may fit the limit or the
+  // non-preemptible quota on one node and not on another. Any other pod's request is the same on
+  // every node, and the job-level check (every task of the job, before any is placed) has passed
+  // it already.
+  static NodeVerdict CheckCapacityOnNode(const Session& s, PodId p, NodeId n) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (pod.share.kind != GpuShareKind::kMemory || pod.job == kNone) return {};
+    const SnapJob& job = s.snap().jobs[pod.job];
+    Resources request;
+    request.milli_cpu = pod.request.milli_cpu;
+    request.memory = pod.request.memory;
+    request.milli_gpu = SharedPortionOn(s.snap().nodes[n], pod.share) * pod.share.devices;
+    const bool charged = !ProtectedTasks(s.snap(), job, {p}).empty();
+    const auto reason =
+        CheckQueueCapacity(s.snap(), job.queue, request, charged ? request : Resources{});
+    if (!reason) return {};
+    const bool limit = reason->kind == ReasonKind::kOverLimit;
+    return {limit ? FitCode::kOverQueueLimit : FitCode::kNonPreemptibleOverQuota,
+            {},
+            "queue " + reason->queue + ": " +
+                FormatResourceAmount(reason->resource, reason->requested) + " " + reason->resource +
+                " asked on the node, " + (limit ? "limit" : "quota") + " leaves " +
+                FormatResourceAmount(reason->resource, reason->available)};
   }
 
   double k_value_;
