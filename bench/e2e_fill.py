@@ -186,11 +186,18 @@ def fill(server, args) -> dict:
         deadline = time.monotonic() + 600
         # The scheduler's own count of BindRequests the server acknowledged (listing thousands of
         # BindRequests in a loop would load the server that is being measured).
+        trace = []
         while bind_requests_written(port) < args.pods:
+            if args.trace:
+                trace.append((round(time.monotonic() - first, 2), metric(port, "kai_informer_events_total"),
+                              bind_requests_written(port)))
             if time.monotonic() > deadline or sched.poll() is not None:
                 raise RuntimeError("the fill did not finish; see /tmp/kai-fill.log")
             time.sleep(0.05)
         fill_secs = time.monotonic() - first
+        if args.trace:
+            for row in trace[::20]:
+                print(*row, file=sys.stderr)
         on_server = count_bind_requests(client, "fill")
         if on_server != args.pods:
             raise RuntimeError(f"{on_server} BindRequests on the server, {args.pods} expected")
@@ -250,6 +257,7 @@ def main() -> int:
     ap.add_argument("--kai", default=str(REPO / "build" / "kai"))
     ap.add_argument("--scale-nodes", type=int, default=0)
     ap.add_argument("--scale-pods", type=int, default=0)
+    ap.add_argument("--trace", action="store_true", help="print (s, watch events, binds) samples")
     args = ap.parse_args()
     kube_server.require_apiserver()
     server = kube_server.Server.start()

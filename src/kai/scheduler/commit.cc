@@ -464,6 +464,7 @@ CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
   for (const auto& g : d.pod_groups) work.push_back([&, this] { UpdatePodGroup(g, now, run); });
   for (const auto& n : d.nominations) work.push_back([&, this] { Nominate(n, run); });
   for (const auto& b : d.stale_bind_requests) work.push_back([&, this] { DeleteStale(b, run); });
+  events_.Pause();
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < work.size();) work[i]();
@@ -474,6 +475,7 @@ CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   if (threads > 0) worker();
   for (auto& t : pool) t.join();
+  events_.Resume();
   // Forget pods and PodGroups this cycle did not mention (bound, gone, or no longer pending).
   std::set<std::string> pods, groups;
   for (const auto& p : d.pending) pods.insert(p.pod.uid);

@@ -28,6 +28,17 @@ void EventRecorder::Record(std::string ns, std::string body) {
   cv_.notify_one();
 }
 
+void EventRecorder::Pause() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = true;
+}
+
+void EventRecorder::Resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = false;
+  cv_.notify_all();
+}
+
 bool EventRecorder::Flush(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   return idle_.wait_for(lock, timeout, [&] { return queue_.empty() && in_flight_ == 0; });
@@ -41,7 +52,7 @@ EventStats EventRecorder::stats() const {
 void EventRecorder::Work() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    cv_.wait(lock, [&] { return stop_ || (!queue_.empty() && !paused_); });
     if (queue_.empty()) return;  // stopping, nothing left
     auto [ns, body] = std::move(queue_.front());
     queue_.pop_front();

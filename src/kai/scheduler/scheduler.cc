@@ -157,7 +157,25 @@ class Loop {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return;
     ServerHooks hooks;
     hooks.ready = [this] { return informer_ && informer_->Synced(); };
-    hooks.metrics = [this] { return metrics_.Render(); };
+    hooks.metrics = [this] {
+      const informer::InformerStats st = informer_->stats();
+      const EventStats ev = committer_ ? committer_->event_stats() : EventStats{};
+      std::string out = metrics_.Render();
+      for (const auto& [name, v] : std::initializer_list<std::pair<const char*, int64_t>>{
+               {"informer_lists_total", st.lists},
+               {"informer_relists_gone_total", st.relists_gone},
+               {"informer_watches_total", st.watches},
+               {"informer_watch_errors_total", st.watch_errors},
+               {"informer_events_total", st.events},
+               {"informer_decode_errors_total", st.decode_errors},
+               {"events_sent_total", ev.sent},
+               {"events_dropped_total", ev.dropped},
+               {"events_failed_total", ev.failed}}) {
+        out += "# TYPE kai_" + std::string(name) + " counter\nkai_" + name + " " +
+               std::to_string(v) + "\n";
+      }
+      return out;
+    };
     hooks.snapshot = [this] {
       std::lock_guard<std::mutex> lock(world_mu_);
       return DumpWorld(world_);
