@@ -886,10 +886,12 @@ std::string ObjectMeta::Ref() const {
   return ns.empty() ? kind + " " + name : kind + " " + ns + "/" + name;
 }
 
-std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
-                                            ClusterState& state) {
+namespace {
+
+// Every top-level value of a parsed stream, as one document each.
+std::vector<std::string> DecodeParsed(const Result<doc::Document>& parsed,
+                                      const std::string& source, ClusterState& state) {
   std::vector<std::string> errors;
-  auto parsed = doc::ParseYaml(text);
   if (!parsed.ok()) {
     errors.push_back(source + ": " + parsed.error().message);
     return errors;
@@ -899,16 +901,16 @@ std::vector<std::string> DecodeManifestText(std::string_view text, const std::st
   return errors;
 }
 
+}  // namespace
+
+std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
+                                            ClusterState& state) {
+  return DecodeParsed(doc::ParseYaml(text), source, state);
+}
+
 std::vector<std::string> DecodeJsonText(std::string_view text, const std::string& source,
                                         ClusterState& state) {
-  std::vector<std::string> errors;
-  auto parsed = doc::ParseJson(text);
-  if (!parsed.ok()) {
-    errors.push_back(source + ": " + parsed.error().message);
-    return errors;
-  }
-  for (const doc::Node& root : parsed->Roots()) DecodeDocument(root, source, 0, state, errors);
-  return errors;
+  return DecodeParsed(doc::ParseJson(text), source, state);
 }
 
 std::vector<std::string> DecodeObject(const doc::Node& object, std::string_view api_version,
