@@ -830,7 +830,10 @@ class FakeApiCommit : public FakeApi {
     scheduler::CommitOptions o;
     o.max_in_flight = max_in_flight;
     scheduler::Committer c(client ? *client : *client_, informer_.get(), o);
-    return c.Commit(d, 1735732800);
+    const scheduler::CommitResult r = c.Commit(d, 1735732800);
+    // Events go out in the background and a destroyed Committer drops what is queued.
+    EXPECT_TRUE(c.FlushEvents(std::chrono::seconds(10)));
+    return r;
   }
 
   // The server's BindRequests, "name pod=... node=..." each.

@@ -185,6 +185,10 @@ class Loop {
   }
 
   void Shutdown() {
+    // Queued events get a few seconds to go out; the rest are dropped (and counted).
+    if (committer_ && !committer_->FlushEvents(std::chrono::seconds(5))) {
+      Log("stopping with events unwritten");
+    }
     if (servers_) servers_->Stop();
     if (leader_) leader_->Stop();
     if (informer_) informer_->Stop();
