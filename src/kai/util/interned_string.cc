@@ -37,7 +37,7 @@ Pool& GlobalPool() {
 
 }  // namespace
 
-constinit const InternedString::Entry InternedString::kEmpty;
+KAI_EMPTY_ENTRY_CONSTINIT const InternedString::Entry InternedString::kEmpty;
 
 const InternedString::Entry* InternedString::Intern(std::string_view s) {
   if (s.empty()) return EmptyEntry();

@@ -36,6 +36,16 @@
 #include <string_view>
 #include <utility>
 
+// The empty string's entry is constant-initialised, so that InternedStrings of other
+// translation units' static objects can point at it before dynamic initialisation. clang 14 (the
+// fuzz build) cannot constant-initialise a libstdc++ 12 std::string; there it is initialised
+// dynamically, which only its address matters for before main (its text is read later).
+#if defined(__clang__) && __clang_major__ < 15
+#define KAI_EMPTY_ENTRY_CONSTINIT
+#else
+#define KAI_EMPTY_ENTRY_CONSTINIT constinit
+#endif
+
 namespace kai {
 
 class InternedString {
@@ -137,7 +147,7 @@ class InternedString {
   }
   static void Release(const Entry* e);
 
-  static constinit const Entry kEmpty;
+  static KAI_EMPTY_ENTRY_CONSTINIT const Entry kEmpty;
   const Entry* e_;
 };
 
