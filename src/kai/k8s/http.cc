@@ -15,48 +15,6 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-// Idle easy handles keep their connections alive between requests; one per concurrent caller.
-struct HandlePool {
-  std::mutex mu;
-  std::vector<CURL*> idle;
-  CURL* Take() {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!idle.empty()) {
-        CURL* h = idle.back();
-        idle.pop_back();
-        curl_easy_reset(h);  // keeps the live connection
-        return h;
-      }
-    }
-    return curl_easy_init();
-  }
-  void Give(CURL* h) {
-    std::lock_guard<std::mutex> lock(mu);
-    idle.push_back(h);
-  }
-  ~HandlePool() {
-    for (CURL* h : idle) curl_easy_cleanup(h);
-  }
-};
-
-std::mutex g_pools_mu;
-std::vector<std::pair<const HttpClient*, std::unique_ptr<HandlePool>>> g_pools;
-
-HandlePool& PoolOf(const HttpClient* c) {
-  std::lock_guard<std::mutex> lock(g_pools_mu);
-  for (auto& [owner, pool] : g_pools) {
-    if (owner == c) return *pool;
-  }
-  g_pools.emplace_back(c, std::make_unique<HandlePool>());
-  return *g_pools.back().second;
-}
-
-void DropPool(const HttpClient* c) {
-  std::lock_guard<std::mutex> lock(g_pools_mu);
-  std::erase_if(g_pools, [c](const auto& p) { return p.first == c; });
-}
-
 struct Transfer {
   HttpResponse* response;
   const LineSink* sink = nullptr;
@@ -159,23 +117,39 @@ void SetTls(CURL* h, const ClusterConfig& c) {
 
 }  // namespace
 
-struct HttpClientTokens {
-  static const TokenSource& Of(const ClusterConfig& c) {
-    static std::mutex mu;
-    static std::vector<std::pair<std::string, std::unique_ptr<TokenSource>>> sources;
-    std::lock_guard<std::mutex> lock(mu);
-    const std::string key = c.token + "\n" + c.token_file;
-    for (auto& [k, s] : sources) {
-      if (k == key) return *s;
+// Idle easy handles keep their connections alive between requests; one per concurrent caller.
+struct CurlHandlePool {
+  std::mutex mu;
+  std::vector<CURL*> idle;
+  CURL* Take() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!idle.empty()) {
+        CURL* h = idle.back();
+        idle.pop_back();
+        curl_easy_reset(h);  // keeps the live connection
+        return h;
+      }
     }
-    sources.emplace_back(key, std::make_unique<TokenSource>(c));
-    return *sources.back().second;
+    return curl_easy_init();
+  }
+  void Give(CURL* h) {
+    std::lock_guard<std::mutex> lock(mu);
+    idle.push_back(h);
+  }
+  ~CurlHandlePool() {
+    for (CURL* h : idle) curl_easy_cleanup(h);
   }
 };
 
-HttpClient::HttpClient(ClusterConfig config) : config_(std::move(config)) { GlobalInit(); }
+HttpClient::HttpClient(ClusterConfig config)
+    : config_(std::move(config)),
+      tokens_(std::make_unique<TokenSource>(config_)),
+      pool_(std::make_unique<CurlHandlePool>()) {
+  GlobalInit();
+}
 
-HttpClient::~HttpClient() { DropPool(this); }
+HttpClient::~HttpClient() = default;
 
 namespace {
 
@@ -207,10 +181,9 @@ CURLcode PerformStoppable(CURL* h, const std::atomic<bool>& stop) {
   return rc;
 }
 
-HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t,
-                     std::chrono::milliseconds idle_timeout) {
-  const ClusterConfig& c = client.config();
-  HandlePool& pool = PoolOf(&client);
+// Runs one request on one of the client's pooled handles.
+HttpResponse Perform(const ClusterConfig& c, CurlHandlePool& pool, const TokenSource& tokens,
+                     const HttpRequest& r, Transfer& t, std::chrono::milliseconds idle_timeout) {
   CURL* h = pool.Take();
   HttpResponse& resp = *t.response;
   if (!h) {
@@ -219,7 +192,7 @@ HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t
   }
   t.handle = h;
   const std::string url = c.server + r.path;
-  curl_slist* headers = Headers(HttpClientTokens::Of(c), r);
+  curl_slist* headers = Headers(tokens, r);
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -273,7 +246,7 @@ HttpResponse Perform(const HttpClient& client, const HttpRequest& r, Transfer& t
 HttpResponse HttpClient::Do(const HttpRequest& request) const {
   HttpResponse resp;
   Transfer t{&resp};
-  return Perform(*this, request, t, std::chrono::milliseconds(0));
+  return Perform(config_, *pool_, *tokens_, request, t, std::chrono::milliseconds(0));
 }
 
 HttpResponse HttpClient::Stream(const HttpRequest& request, const LineSink& sink,
@@ -281,7 +254,7 @@ HttpResponse HttpClient::Stream(const HttpRequest& request, const LineSink& sink
                                 std::chrono::milliseconds idle_timeout) const {
   HttpResponse resp;
   Transfer t{&resp, &sink, &stop};
-  return Perform(*this, request, t, idle_timeout);
+  return Perform(config_, *pool_, *tokens_, request, t, idle_timeout);
 }
 
 }  // namespace kai::k8s

@@ -32,6 +32,8 @@ struct HttpResponse {
 // Called with each complete line of a streamed body; return false to stop the stream.
 using LineSink = std::function<bool(std::string_view line)>;
 
+struct CurlHandlePool;  // http.cc
+
 class HttpClient {
  public:
   explicit HttpClient(ClusterConfig config);
@@ -52,6 +54,8 @@ class HttpClient {
 
  private:
   ClusterConfig config_;
+  std::unique_ptr<TokenSource> tokens_;
+  std::unique_ptr<CurlHandlePool> pool_;  // idle handles, each keeping its connection alive
 };
 
 }  // namespace kai::k8s
