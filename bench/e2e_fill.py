@@ -8,10 +8,14 @@
    queue, and --nodes Nodes with --gpus GPUs each.
 2. Baseline: creates --pods PodGroups and --pods pods (one GPU each) that no scheduler owns
    (schedulerName: none), with --writers parallel kept-alive connections, and times it: the
-   server's own create rate for exactly the objects of the fill. They are deleted again.
+   server's own create rate for exactly the objects of the fill. Then the writers create the
+   --pods BindRequests a fill writes, timed too: pods + BindRequests are every write the fill
+   needs after its first pod. They are deleted again.
 3. Fill: starts `kai scheduler` (--schedule-period --period), creates the same objects for
    kai-scheduler, and times from the first pod created to the last BindRequest on the server.
 4. Prints pods/s for both, their ratio, and the scheduler's peak RSS and CPU.
+With --backlog: the pods are created first and the scheduler started after, so that its bind
+write rate is measured alone (from ready to the last BindRequest).
 With --scale-nodes/--scale-pods (e.g. 4000 and 140000): instead, lists a cluster of that size
 (running pods bound to nodes, created directly) and reports the scheduler's RSS and CPU per
 cycle over 20 cycles.
@@ -143,6 +147,7 @@ def start_scheduler(server, args, extra: list[str]) -> tuple[subprocess.Popen, i
     port = 19000 + os.getpid() % 1000
     env = dict(os.environ, KUBECONFIG=server.kubeconfig)
     p = subprocess.Popen([args.kai, "scheduler", "--schedule-period", args.period,
+                          "--max-in-flight", str(args.max_in_flight),
                           "--metrics-bind-address", f"127.0.0.1:{port}",
                           "--health-probe-bind-address", f"127.0.0.1:{port}", *extra],
                          env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/kai-fill.log", "w"))
@@ -174,10 +179,26 @@ def cycles(port: int) -> int:
     return int(m.group(1)) if m else 0
 
 
+def bind_request(ns: str, pod_name: str, node_name: str) -> dict:
+    return {"apiVersion": "scheduling.run.ai/v1alpha2", "kind": "BindRequest",
+            "metadata": {"name": pod_name, "namespace": ns, "labels": {"selected-node": node_name}},
+            "spec": {"podName": pod_name, "selectedNode": node_name,
+                     "receivedResourceType": "Regular", "receivedGPU": {"count": 1, "portion": "1.00"}}}
+
+
+def create_bind_requests(server, args, ns: str) -> float:
+    """The BindRequests a fill writes, created by the writers themselves; returns the seconds."""
+    brs = [bind_request(ns, f"job-{i:05d}-0", f"node-{i % args.nodes:05d}") for i in range(args.pods)]
+    return parallel(server.kubeconfig, args.writers, brs, lambda c, b: c.post(
+        f"/apis/scheduling.run.ai/v1alpha2/namespaces/{ns}/bindrequests", b))
+
+
 def fill(server, args) -> dict:
     create_world(server, args)
     base_secs, _ = create_jobs(server, args, "baseline", "none")
+    base_br_secs = create_bind_requests(server, args, "baseline")
     client = sl.Client(server.kubeconfig)
+    client.delete("/apis/scheduling.run.ai/v1alpha2/namespaces/baseline/bindrequests")
     client.delete("/api/v1/namespaces/baseline/pods")
     client.delete("/apis/scheduling.run.ai/v2alpha2/namespaces/baseline/podgroups")
     sched, port = start_scheduler(server, args, [])
@@ -207,8 +228,34 @@ def fill(server, args) -> dict:
         sched.wait(timeout=30)
     return {"baseline_create_s": round(base_secs, 2),
             "baseline_pods_per_s": round(args.pods / base_secs, 1),
+            "baseline_bind_requests_s": round(base_br_secs, 2),
+            "baseline_pods_and_bind_requests_s": round(base_secs + base_br_secs, 2),
             "fill_s": round(fill_secs, 2), "fill_pods_per_s": round(args.pods / fill_secs, 1),
             "ratio_fill_to_create_time": round(fill_secs / base_secs, 2),
+            "ratio_fill_to_pods_and_bind_requests": round(fill_secs / (base_secs + base_br_secs), 2),
+            "scheduler_peak_rss_mib": round(rss, 1), "scheduler_cpu_s": round(cpu, 2)}
+
+
+def backlog(server, args) -> dict:
+    """The pods created first, the scheduler started after: its bind write rate alone."""
+    create_world(server, args)
+    create_s, _ = create_jobs(server, args, "fill", "kai-scheduler")
+    t0 = time.monotonic()
+    sched, port = start_scheduler(server, args, [])
+    try:
+        ready = time.monotonic()
+        while bind_requests_written(port) < args.pods:
+            if time.monotonic() - t0 > 600 or sched.poll() is not None:
+                raise RuntimeError("the binds did not finish; see /tmp/kai-fill.log")
+            time.sleep(0.02)
+        done = time.monotonic()
+        rss, cpu = proc_stats(sched.pid)
+    finally:
+        sched.terminate()
+        sched.wait(timeout=30)
+    return {"pods_create_s": round(create_s, 2), "pods_per_s_created": round(args.pods / create_s, 1),
+            "ready_to_last_bind_s": round(done - ready, 2),
+            "binds_per_s": round(args.pods / (done - ready), 1),
             "scheduler_peak_rss_mib": round(rss, 1), "scheduler_cpu_s": round(cpu, 2)}
 
 
@@ -254,15 +301,21 @@ def main() -> int:
     ap.add_argument("--pods", type=int, default=4000)
     ap.add_argument("--writers", type=int, default=8)
     ap.add_argument("--period", default="1s")
+    ap.add_argument("--max-in-flight", type=int, default=32, help="the scheduler's concurrent writes")
     ap.add_argument("--kai", default=str(REPO / "build" / "kai"))
     ap.add_argument("--scale-nodes", type=int, default=0)
     ap.add_argument("--scale-pods", type=int, default=0)
     ap.add_argument("--trace", action="store_true", help="print (s, watch events, binds) samples")
+    ap.add_argument("--backlog", action="store_true",
+                    help="create the pods first, then start the scheduler: its bind rate alone")
     args = ap.parse_args()
     kube_server.require_apiserver()
     server = kube_server.Server.start()
     try:
-        result = scale(server, args) if args.scale_nodes else fill(server, args)
+        if args.scale_nodes:
+            result = scale(server, args)
+        else:
+            result = backlog(server, args) if args.backlog else fill(server, args)
     finally:
         server.stop()
     print(json.dumps(result, indent=2))

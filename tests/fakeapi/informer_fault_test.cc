@@ -494,9 +494,14 @@ std::string ListRule(const std::string& path, const std::string& action, int tim
   return rule + R"("times":)" + std::to_string(times) + R"(,"action":)" + action + "}";
 }
 
-std::string PostRule(const std::string& path, const std::string& action, int times) {
-  return R"({"method":"POST","path":)" + Quote(path + "$") + R"(,"times":)" +
+std::string MethodRule(const std::string& method, const std::string& path,
+                       const std::string& action, int times) {
+  return R"({"method":)" + Quote(method) + R"(,"path":)" + Quote(path + "$") + R"(,"times":)" +
          std::to_string(times) + R"(,"action":)" + action + "}";
+}
+
+std::string PostRule(const std::string& path, const std::string& action, int times) {
+  return MethodRule("POST", path, action, times);
 }
 
 // ---- the informer, fault by fault ----
@@ -832,7 +837,7 @@ class FakeApiCommit : public FakeApi {
     scheduler::Committer c(client ? *client : *client_, informer_.get(), o);
     const scheduler::CommitResult r = c.Commit(d, 1735732800);
     // Events go out in the background and a destroyed Committer drops what is queued.
-    EXPECT_TRUE(c.FlushEvents(std::chrono::seconds(10)));
+    EXPECT_TRUE(c.FlushBackground(std::chrono::seconds(10)));
     return r;
   }
 
@@ -987,6 +992,117 @@ TEST_F(FakeApiCommit, ConcurrentBindsOnAFlakyServerCreateEachRequestExactlyOnce)
   EXPECT_EQ(r.failed, 0) << (r.errors.empty() ? "" : r.errors[0]);
   EXPECT_EQ(ServerBindRequests(), Expected(12, "n2"));
   EXPECT_GE(Requests("POST", kBindRequests).size(), 12u + 6u) << "every fault answered, retried";
+}
+
+// ---- status writes: off the cycle's path, retried on the next cycle, never repeated ----
+
+class FakeApiStatus : public FakeApiCommit {
+ protected:
+  void SetUp() override {
+    FakeApiCommit::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    server_.Ops({Op("create", PodGroupJson("pg1", "team-a"))});
+    committer_ =
+        std::make_unique<scheduler::Committer>(*client_, nullptr, scheduler::CommitOptions{});
+  }
+  void TearDown() override {
+    committer_.reset();
+    FakeApiCommit::TearDown();
+  }
+
+  // One cycle's commit, waiting for its background writes.
+  scheduler::CommitResult Cycle(const scheduler::Decisions& d) {
+    const scheduler::CommitResult r = committer_->Commit(d, 1735732800);
+    EXPECT_TRUE(committer_->FlushBackground(std::chrono::seconds(10)));
+    return r;
+  }
+
+  static scheduler::Decisions Pending(const std::string& message) {
+    scheduler::Decisions d;
+    d.pending.push_back(
+        {{"default", "p1", "uid-p1"}, {"default", "pg1", "uid-pg1"}, message, true});
+    return d;
+  }
+
+  std::string PodScheduledMessage(const std::string& pod) {
+    const rapidjson::Document pods = server_.Objects(res::kPod);
+    for (const auto& p : pods["items"].GetArray()) {
+      if (StrAt(p, {"metadata", "name"}) != pod || !p["status"].HasMember("conditions")) continue;
+      for (const auto& c : p["status"]["conditions"].GetArray()) {
+        if (StrAt(c, {"type"}) == "PodScheduled") return StrAt(c, {"message"});
+      }
+    }
+    return "";
+  }
+
+  std::string PodGroupAnnotation(const std::string& key) {
+    const rapidjson::Document pgs = server_.Objects(res::kPodGroup);
+    for (const auto& g : pgs["items"].GetArray()) {
+      const auto& meta = g["metadata"];
+      if (StrAt(g, {"metadata", "name"}) != "pg1" || !meta.HasMember("annotations")) continue;
+      if (meta["annotations"].HasMember(key.c_str())) {
+        return meta["annotations"][key.c_str()].GetString();
+      }
+    }
+    return "";
+  }
+
+  std::unique_ptr<scheduler::Committer> committer_;
+};
+
+const std::string kP1Status = "/api/v1/namespaces/default/pods/p1/status";
+
+TEST_F(FakeApiStatus, AnUnchangedPendingMessageIsWrittenOnce) {
+  Cycle(Pending("0/2 nodes are available"));
+  Cycle(Pending("0/2 nodes are available"));
+  EXPECT_EQ(Requests("PATCH", kP1Status).size(), 1u);
+  EXPECT_EQ(PodScheduledMessage("p1"), "0/2 nodes are available");
+  Cycle(Pending("0/3 nodes are available"));
+  EXPECT_EQ(Requests("PATCH", kP1Status).size(), 2u) << "a new message is written";
+  EXPECT_EQ(PodScheduledMessage("p1"), "0/3 nodes are available");
+}
+
+TEST_F(FakeApiStatus, AConditionRefusedOnEveryAttemptIsWrittenAgainNextCycle) {
+  server_.AddFault(MethodRule("PATCH", kP1Status, R"({"status":503})", 4));  // max_attempts
+  const auto first = Cycle(Pending("0/2 nodes are available"));
+  EXPECT_EQ(first.failed, 0) << "a status write does not fail the cycle's binds";
+  EXPECT_EQ(committer_->background_stats().failed, 1);
+  EXPECT_EQ(PodScheduledMessage("p1"), "");
+  Cycle(Pending("0/2 nodes are available"));
+  EXPECT_EQ(PodScheduledMessage("p1"), "0/2 nodes are available");
+  EXPECT_EQ(Requests("PATCH", kP1Status).size(), 5u);
+}
+
+TEST_F(FakeApiStatus, StatusWritesWaitForTheCyclesBinds) {
+  // The bind's create is slow; the pending pod's condition goes out only after it answered.
+  server_.AddFault(PostRule(kBindRequests, R"({"delay_ms":400})", 1));
+  scheduler::Decisions d = Pending("0/2 nodes are available");
+  d.binds.push_back({{"default", "p2", "uid-p2"}, "n1", {}, "Regular", 0, "0.00"});
+  const auto r = Cycle(d);
+  EXPECT_EQ(r.binds, 1);
+  const auto log = server_.Log();
+  size_t bind_at = log.size(), patch_at = log.size();
+  for (size_t i = 0; i < log.size(); ++i) {
+    if (log[i].method == "POST" && log[i].path == kBindRequests) bind_at = std::min(bind_at, i);
+    if (log[i].method == "PATCH" && log[i].path == kP1Status) patch_at = std::min(patch_at, i);
+  }
+  ASSERT_LT(patch_at, log.size());
+  EXPECT_LT(bind_at, patch_at);
+}
+
+TEST_F(FakeApiStatus, ATimerIsPatchedInTheBackgroundAndAThrottledPatchRetried) {
+  server_.AddFault(MethodRule("PATCH",
+                              "/apis/scheduling.run.ai/v2alpha2/namespaces/default/podgroups/pg1",
+                              R"({"status":429,"retry_after":1})", 1));
+  scheduler::Decisions d;
+  scheduler::PodGroupDecision g;
+  g.pod_group = {"default", "pg1", "uid-pg1"};
+  g.annotations = {{"kai.scheduler/last-start-timestamp", "2025-01-01T12:00:00Z"}};
+  d.pod_groups.push_back(g);
+  const auto r = Cycle(d);
+  EXPECT_EQ(r.background, 1);
+  EXPECT_EQ(PodGroupAnnotation("kai.scheduler/last-start-timestamp"), "2025-01-01T12:00:00Z");
+  EXPECT_EQ(committer_->background_stats().sent, 1);
 }
 
 }  // namespace

@@ -250,7 +250,7 @@ int RunCheckUpdate(const CheckUpdateArgs& a) {
 
 struct SchedulerArgs {
   kai::scheduler::SchedulerOptions o;
-  std::string period, now, lease_duration, renew_deadline, retry_period;
+  std::string period, now, lease_duration, renew_deadline, retry_period, status_deferral;
 };
 
 CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
@@ -270,6 +270,9 @@ CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
       ->check(CLI::IsMember({"table", "yaml", "json"}));
   c->add_option("--now", a.now, "a fixed clock for every cycle, RFC 3339 (tests)");
   c->add_option("--max-in-flight", o.max_in_flight, "concurrent API writes (default 32)");
+  c->add_option("--status-write-deferral", a.status_deferral,
+                "how long status writes and events may wait behind a burst of binds "
+                "(default 10s; 0s: only while a cycle's writes run)");
   c->add_flag("--update-pod-eviction-condition", o.update_pod_eviction_condition,
               "set the DisruptionTarget condition before deleting an evicted pod");
   c->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
@@ -316,6 +319,12 @@ int RunSchedulerCommand(SchedulerArgs& a) {
     return Fail(*e);
   }
   if (auto e = ParseDurationFlag("--leader-elect-retry-period", a.retry_period, o.retry_period)) {
+    return Fail(*e);
+  }
+  if (a.status_deferral == "0" || a.status_deferral == "0s") {
+    o.status_write_deferral = std::chrono::milliseconds(0);
+  } else if (auto e = ParseDurationFlag("--status-write-deferral", a.status_deferral,
+                                        o.status_write_deferral)) {
     return Fail(*e);
   }
   if (o.renew_deadline >= o.lease_duration) {

@@ -18,6 +18,10 @@ namespace {
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 namespace res = k8s::resources;
 
+constexpr size_t kEventCapacity = 20000;  // queued events beyond it are dropped and counted
+
+std::string PodKey(const ObjectRef& pod) { return "pod/" + pod.uid; }
+
 void Str(JsonWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
@@ -129,9 +133,53 @@ struct Committer::Run {
 
 Committer::Committer(const k8s::ApiClient& client, informer::Informer* informer,
                      CommitOptions options)
-    : client_(client), informer_(informer), options_(std::move(options)), events_(client) {}
+    : client_(client),
+      informer_(informer),
+      options_(std::move(options)),
+      background_(kEventCapacity, std::max(1, options_.background_writers)) {}
 
-bool Committer::FlushEvents(std::chrono::milliseconds timeout) { return events_.Flush(timeout); }
+bool Committer::FlushBackground(std::chrono::milliseconds timeout) {
+  background_.Resume();
+  return background_.Flush(timeout);
+}
+
+void Committer::Abandon() {
+  background_.Clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  pod_messages_.clear();
+  group_messages_.clear();
+}
+
+// After a cycle that bound or evicted, the background writes wait for the next cycle too: in a
+// burst (a fill, a large gang) the binds keep the server's write rate and the statuses follow.
+// A burst longer than `background_deferral` lets them run between commits again until a cycle
+// without binds, so under sustained load they are never starved.
+void Committer::ResumeBackground(const CommitResult& r) {
+  const auto t = std::chrono::steady_clock::now();
+  const bool burst = r.binds + r.evictions > 0;
+  if (burst && !deferral_spent_) {
+    if (!deferred_since_) deferred_since_ = t;
+    if (t - *deferred_since_ < options_.background_deferral) return;  // stays paused
+    deferral_spent_ = true;
+  }
+  if (!burst) deferral_spent_ = false;
+  deferred_since_.reset();
+  background_.Resume();
+}
+
+void Committer::LogFailure(const std::string& what) const {
+  if (options_.log) options_.log(what);
+}
+
+void Committer::Forget(std::map<std::string, std::string>& memory, const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  memory.erase(key);
+}
+
+void Committer::Background(std::string key, std::function<bool()> write, Run& run) {
+  background_.Put(std::move(key), std::move(write));
+  run.Count(&CommitResult::background);
+}
 
 bool Committer::Changed(std::map<std::string, std::string>& memory, const std::string& key,
                         const std::string& value) {
@@ -148,10 +196,9 @@ size_t Committer::Remembered() const {
   return pod_messages_.size() + group_messages_.size();
 }
 
-bool Committer::Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
+void Committer::Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
                       std::string_view type, std::string_view reason, const std::string& message,
-                      const std::map<std::string, std::string>& annotations, UnixSeconds now,
-                      Run& run) {
+                      const std::map<std::string, std::string>& annotations, UnixSeconds now) {
   const uint64_t seq = ++event_seq_;
   const std::string body = Json([&](JsonWriter& w) {
     w.StartObject();
@@ -193,9 +240,8 @@ bool Committer::Event(const ObjectRef& obj, std::string_view api_version, std::s
     w.Int(1);
     w.EndObject();
   });
-  events_.Record(obj.ns.empty() ? "default" : obj.ns, body);
-  run.Count(&CommitResult::events);
-  return true;
+  const std::string path = k8s::CollectionPath(res::kEvent, obj.ns.empty() ? "default" : obj.ns);
+  background_.Put("", [this, path, body] { return client_.Create(path, body).ok(); });
 }
 
 void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
@@ -224,7 +270,7 @@ void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
     run.Fail(err);
     const std::string msg =
         "Failed to bind pod " + b.pod.ns + "/" + b.pod.name + " to node " + b.node + ". " + err;
-    Event(b.pod, "v1", "Pod", "Warning", "FailedBinding", msg, {}, now, run);
+    Event(b.pod, "v1", "Pod", "Warning", "FailedBinding", msg, {}, now);
     client_.Patch(k8s::ObjectPath(res::kPod, b.pod.ns, b.pod.name, "status"),
                   PodConditionPatch("PodScheduled", "False", "BindingError", msg, now),
                   k8s::PatchType::kStrategicMerge);
@@ -234,15 +280,13 @@ void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
     informer_->Assume(res::kBindRequest, created->Roots()[0]);
   }
   run.Count(&CommitResult::binds);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    pod_messages_.erase(b.pod.uid);
-  }
+  background_.Cancel(PodKey(b.pod));  // an Unschedulable mark still queued is no longer true
+  Forget(pod_messages_, b.pod.uid);
   const std::string pool = options_.node_pool_value.empty() ? "default" : options_.node_pool_value;
   Event(b.pod, "v1", "Pod", "Normal", "Scheduled",
         "Successfully assigned pod " + b.pod.ns + "/" + b.pod.name + " to node " + b.node +
             " at node-pool " + pool,
-        {}, now, run);
+        {}, now);
 }
 
 void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
@@ -255,7 +299,7 @@ void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
       ann["kai.scheduler/evictor-pod-group-namespace"] = e.preemptor.ns;
     }
     Event(e.pod_group, res::kPodGroup.api_version, "PodGroup", "Normal", "Evict", e.message, ann,
-          now, run);
+          now);
   }
   const std::string path = k8s::ObjectPath(res::kPod, e.pod.ns, e.pod.name);
   if (options_.update_pod_eviction_condition) {
@@ -293,21 +337,18 @@ void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
   }
 }
 
-void Committer::MarkPending(const PendingPodDecision& p, UnixSeconds now, Run& run) {
-  if (!Changed(pod_messages_, p.pod.uid, p.message)) return;
-  Event(p.pod, "v1", "Pod", "Warning", "Unschedulable", p.message, {}, now, run);
-  if (!p.mark_unschedulable) return;
+// Runs in the background: the pod's Unschedulable event and PodScheduled condition.
+bool Committer::MarkPending(const PendingPodDecision& p, UnixSeconds now) {
+  Event(p.pod, "v1", "Pod", "Warning", "Unschedulable", p.message, {}, now);
+  if (!p.mark_unschedulable) return true;
   const std::string path = k8s::ObjectPath(res::kPod, p.pod.ns, p.pod.name, "status");
   const k8s::HttpResponse r = client_.Patch(
       path, PodConditionPatch("PodScheduled", "False", "Unschedulable", p.message, now),
       k8s::PatchType::kStrategicMerge);
-  if (!r.ok() && r.status != 404) {
-    run.Fail(k8s::Describe({"PATCH", path}, r));
-    std::lock_guard<std::mutex> lock(mu_);
-    pod_messages_.erase(p.pod.uid);  // try again next cycle
-    return;
-  }
-  run.Count(&CommitResult::status_writes);
+  if (r.ok() || r.status == 404) return true;
+  LogFailure(k8s::Describe({"PATCH", path}, r));
+  Forget(pod_messages_, p.pod.uid);  // try again next cycle
+  return false;
 }
 
 namespace {
@@ -382,42 +423,74 @@ std::string AnnotationsPatch(const std::vector<std::pair<std::string, std::strin
 
 }  // namespace
 
-void Committer::UpdatePodGroup(const PodGroupDecision& g, UnixSeconds now, Run& run) {
+// Runs in the background: one timer annotation of a PodGroup (merge patch; "" removes it). The
+// answer is assumed, so the next cycles read the timer even before the watch echoes it.
+bool Committer::PatchTimers(const PodGroupDecision& g) {
   const std::string path = k8s::ObjectPath(res::kPodGroup, g.pod_group.ns, g.pod_group.name);
-  if (!g.annotations.empty()) {
-    const k8s::HttpResponse r =
-        client_.Patch(path, AnnotationsPatch(g.annotations), k8s::PatchType::kMerge);
-    if (!r.ok()) run.Fail(k8s::Describe({"PATCH", path}, r));
+  const k8s::HttpResponse r =
+      client_.Patch(path, AnnotationsPatch(g.annotations), k8s::PatchType::kMerge);
+  if (r.status == 404) return true;  // gone
+  if (!r.ok()) {
+    LogFailure(k8s::Describe({"PATCH", path}, r));
+    return false;
   }
-  const std::string state = g.unschedulable ? "U:" + *g.unschedulable : "clear";
-  if (!g.unschedulable && !g.clear_conditions) return;
-  if (!Changed(group_messages_, g.pod_group.uid, state)) return;
+  if (auto after = ParseBody(r); after && informer_) {
+    informer_->Assume(res::kPodGroup, after->Roots()[0]);
+  }
+  return true;
+}
+
+// Runs in the background: the PodGroup's Unschedulable event and its schedulingConditions for
+// this node pool (read first: the transition id counts on), or their removal.
+bool Committer::PatchConditions(const PodGroupDecision& g, UnixSeconds now) {
   if (g.unschedulable) {
     Event(g.pod_group, res::kPodGroup.api_version, "PodGroup", "Normal", "Unschedulable",
-          *g.unschedulable, {}, now, run);
+          *g.unschedulable, {}, now);
   }
-  // Read the PodGroup for its current conditions (the transition id counts on), then patch.
+  const std::string path = k8s::ObjectPath(res::kPodGroup, g.pod_group.ns, g.pod_group.name);
   const k8s::HttpResponse cur = client_.Get(path);
   auto pg = ParseBody(cur);
   if (!pg) {
-    if (cur.status != 404) run.Fail(k8s::Describe({"GET", path}, cur));
-    std::lock_guard<std::mutex> lock(mu_);
-    group_messages_.erase(g.pod_group.uid);
-    return;
+    if (cur.status == 404) return true;
+    LogFailure(k8s::Describe({"GET", path}, cur));
+    Forget(group_messages_, g.pod_group.uid);
+    return false;
   }
   const doc::Node root = pg->Roots()[0];
-  if (!g.unschedulable && root["status"]["schedulingConditions"].size() == 0) return;
+  if (!g.unschedulable && root["status"]["schedulingConditions"].size() == 0) return true;
   const std::string pool = options_.node_pool_value.empty() ? "default" : options_.node_pool_value;
   const k8s::HttpResponse r =
       client_.Patch(path + "/status", SchedulingConditionsBody(root, g.unschedulable, pool, now),
                     k8s::PatchType::kMerge);
   if (!r.ok()) {
-    run.Fail(k8s::Describe({"PATCH", path + "/status"}, r));
-    std::lock_guard<std::mutex> lock(mu_);
-    group_messages_.erase(g.pod_group.uid);
-    return;
+    if (r.status == 404) return true;
+    LogFailure(k8s::Describe({"PATCH", path + "/status"}, r));
+    Forget(group_messages_, g.pod_group.uid);
+    return false;
   }
-  run.Count(&CommitResult::status_writes);
+  if (auto after = ParseBody(r); after && informer_) {
+    informer_->Assume(res::kPodGroup, after->Roots()[0]);
+  }
+  return true;
+}
+
+// Queues a PodGroup's writes: each changed timer under its own key (a later value of the same
+// timer replaces a queued one; different timers never replace each other), the conditions under
+// one key when their message changed.
+void Committer::QueuePodGroup(const PodGroupDecision& g, UnixSeconds now, Run& run) {
+  for (const auto& ann : g.annotations) {
+    PodGroupDecision one;
+    one.pod_group = g.pod_group;
+    one.annotations = {ann};
+    Background(
+        "pg-timer/" + g.pod_group.uid + "/" + ann.first,
+        [this, one = std::move(one)] { return PatchTimers(one); }, run);
+  }
+  if (!g.unschedulable && !g.clear_conditions) return;
+  const std::string state = g.unschedulable ? "U:" + *g.unschedulable : "clear";
+  if (!Changed(group_messages_, g.pod_group.uid, state)) return;
+  Background(
+      "pg-conditions/" + g.pod_group.uid, [this, g, now] { return PatchConditions(g, now); }, run);
 }
 
 void Committer::Nominate(const NominateDecision& n, Run& run) {
@@ -442,7 +515,7 @@ void Committer::Nominate(const NominateDecision& n, Run& run) {
   }
   if (auto after = ParseBody(r); after && informer_)
     informer_->Assume(res::kPod, after->Roots()[0]);
-  run.Count(&CommitResult::status_writes);
+  run.Count(&CommitResult::nominations);
 }
 
 void Committer::DeleteStale(const ObjectRef& b, Run& run) {
@@ -460,11 +533,9 @@ CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
   std::vector<std::function<void()>> work;
   for (const auto& b : d.binds) work.push_back([&, this] { Bind(b, now, run); });
   for (const auto& e : d.evictions) work.push_back([&, this] { Evict(e, now, run); });
-  for (const auto& p : d.pending) work.push_back([&, this] { MarkPending(p, now, run); });
-  for (const auto& g : d.pod_groups) work.push_back([&, this] { UpdatePodGroup(g, now, run); });
   for (const auto& n : d.nominations) work.push_back([&, this] { Nominate(n, run); });
   for (const auto& b : d.stale_bind_requests) work.push_back([&, this] { DeleteStale(b, run); });
-  events_.Pause();
+  background_.Pause();
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < work.size();) work[i]();
@@ -475,7 +546,13 @@ CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   if (threads > 0) worker();
   for (auto& t : pool) t.join();
-  events_.Resume();
+  for (const auto& p : d.pending) {
+    if (!Changed(pod_messages_, p.pod.uid, p.message)) continue;
+    Background(
+        PodKey(p.pod), [this, p, now] { return MarkPending(p, now); }, run);
+  }
+  for (const auto& g : d.pod_groups) QueuePodGroup(g, now, run);
+  ResumeBackground(run.result);
   // Forget pods and PodGroups this cycle did not mention (bound, gone, or no longer pending).
   std::set<std::string> pods, groups;
   for (const auto& p : d.pending) pods.insert(p.pod.uid);

@@ -4,19 +4,28 @@
 // the PodScheduled condition for pending pods, the PodGroups' scheduling conditions and timer
 // annotations, the pipelined pods' nominations, the stale BindRequests' deletion.
 //
-// Writes run concurrently, at most `max_in_flight` at once, and Commit returns when the server
-// has answered all of them. Each write is idempotent or guarded: a BindRequest is named after its
-// pod, so a retried create answers 409 and is checked against the pod and node it asked for,
-// never creating a second one. A failed write leaves a state the next cycle corrects.
+// The writes that change what runs where (binds, evictions, nominations, stale BindRequests) run
+// concurrently, at most `max_in_flight` at once, and Commit returns when the server has answered
+// all of them. The status writes (pending pods' conditions, PodGroups' timers and conditions)
+// and the events go to a background queue (background.h) that waits while those run (and, in a
+// burst of binds, a while longer), as KAI's status updater writes them off the cycle; the
+// PodGroups' timers count in the next cycle at once (Scheduler assumes them), and their answers are
+// assumed like the binds.
+//
+// Each write is idempotent or guarded: a BindRequest is named after its pod, so a retried create
+// answers 409 and is checked against the pod and node it asked for, never creating a second
+// one. A failed write leaves a state the next cycle corrects.
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "kai/informer/informer.h"
 #include "kai/k8s/api_client.h"
+#include "kai/scheduler/background.h"
 #include "kai/scheduler/decisions.h"
-#include "kai/scheduler/events.h"
 
 namespace kai::scheduler {
 
@@ -25,13 +34,16 @@ struct CommitOptions {
   std::string node_pool_key = "kai.scheduler/node-pool";
   std::string node_pool_value;  // the shard's partitionLabelValue ("" = the default pool)
   int max_in_flight = 32;
+  int background_writers = 8;  // the background queue's concurrent writes
+  // How long status writes and events may wait behind a burst of binds (commit.cc).
+  std::chrono::milliseconds background_deferral{10000};
   bool update_pod_eviction_condition = false;  // DisruptionTarget condition before a delete
   std::function<void(const std::string&)> log;
 };
 
 struct CommitResult {
-  int binds = 0, evictions = 0, status_writes = 0, failed = 0;
-  int events = 0;                   // queued (events.h writes them in the background)
+  int binds = 0, evictions = 0, nominations = 0, failed = 0;
+  int background = 0;               // status writes and events queued for the background
   std::vector<std::string> errors;  // each names the call and the object
 };
 
@@ -40,9 +52,12 @@ class Committer {
   Committer(const k8s::ApiClient& client, informer::Informer* informer, CommitOptions options);
 
   CommitResult Commit(const Decisions& d, UnixSeconds now);
-  // Events go out in the background (events.h); this waits for them (--once).
-  bool FlushEvents(std::chrono::milliseconds timeout);
-  EventStats event_stats() const { return events_.stats(); }
+  // Status writes and events go out in the background; this waits for them (--once, shutdown).
+  bool FlushBackground(std::chrono::milliseconds timeout);
+  WriteStats background_stats() const { return background_.stats(); }
+  // No longer the leader: queued status writes and events are dropped and what was written is
+  // forgotten, so that a leader again writes every status anew.
+  void Abandon();
 
   // Entries remembered for pods and PodGroups (what was last written, so that an unchanged
   // message is not written again); pruned each cycle to the objects the cycle mentioned.
@@ -52,13 +67,19 @@ class Committer {
   struct Run;
   void Bind(const BindDecision& b, UnixSeconds now, Run& run);
   void Evict(const EvictDecision& e, UnixSeconds now, Run& run);
-  void MarkPending(const PendingPodDecision& p, UnixSeconds now, Run& run);
-  void UpdatePodGroup(const PodGroupDecision& g, UnixSeconds now, Run& run);
+  void Background(std::string key, std::function<bool()> write, Run& run);
+  bool MarkPending(const PendingPodDecision& p, UnixSeconds now);
+  void QueuePodGroup(const PodGroupDecision& g, UnixSeconds now, Run& run);
+  bool PatchTimers(const PodGroupDecision& g);
+  bool PatchConditions(const PodGroupDecision& g, UnixSeconds now);
+  void Forget(std::map<std::string, std::string>& memory, const std::string& key);
+  void LogFailure(const std::string& what) const;
+  void ResumeBackground(const CommitResult& r);
   void Nominate(const NominateDecision& n, Run& run);
   void DeleteStale(const ObjectRef& b, Run& run);
-  bool Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
+  void Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
              std::string_view type, std::string_view reason, const std::string& message,
-             const std::map<std::string, std::string>& annotations, UnixSeconds now, Run& run);
+             const std::map<std::string, std::string>& annotations, UnixSeconds now);
   bool Changed(std::map<std::string, std::string>& memory, const std::string& key,
                const std::string& value);
 
@@ -69,7 +90,9 @@ class Committer {
   std::map<std::string, std::string> pod_messages_;    // pod uid -> last Unschedulable message
   std::map<std::string, std::string> group_messages_;  // PodGroup uid -> last condition message
   std::atomic<uint64_t> event_seq_{0};
-  EventRecorder events_;
+  std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // Commit's thread only
+  bool deferral_spent_ = false;
+  BackgroundWriter background_;  // last member: its workers stop before the rest goes
 };
 
 }  // namespace kai::scheduler

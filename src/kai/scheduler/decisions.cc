@@ -1,6 +1,7 @@
 #include "kai/scheduler/decisions.h"
 
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "kai/k8s/keys.h"
@@ -83,12 +84,25 @@ void TimerAnnotation(std::string_view key, const std::optional<UnixSeconds>& bef
   d.annotations.emplace_back(std::string(key), after ? FormatRfc3339(*after) : "");
 }
 
-void AddPodGroupDecisions(const Session& s, Decisions& out) {
+// Where the job's PodGroup is in the world (size() when it is not one of the world's).
+size_t WorldIndex(const SnapJob& job, const ClusterState& world) {
+  const auto& v = world.pod_groups;
+  std::less<const PodGroupObject*> before;
+  if (v.empty() || before(job.obj, v.data()) || !before(job.obj, v.data() + v.size())) {
+    return v.size();
+  }
+  return static_cast<size_t>(job.obj - v.data());
+}
+
+void AddPodGroupDecisions(const Session& s, const ClusterState& world, Decisions& out) {
   const Snapshot& snap = s.snap();
   for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
     const SnapJob& job = snap.jobs[j];
     PodGroupDecision d;
     d.pod_group = RefOf(job);
+    d.world_index = WorldIndex(job, world);
+    d.last_start = job.last_start;
+    d.stale_since = job.stale_since;
     TimerAnnotation(keys::kLastStartTimestamp, job.obj->last_start, job.last_start, d);
     TimerAnnotation(keys::kStaleTimestamp, job.obj->stale_since, job.stale_since, d);
     if (s.PendingPods(j) > 0) {
@@ -129,7 +143,8 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
                            const ClusterState& world) {
   Decisions out;
   const Snapshot& snap = s.snap();
-  std::map<JobId, int> gang;
+  std::map<JobId, int> gang;        // pods evicted per job
+  std::vector<JobId> evicted_jobs;  // by eviction
   for (PodId p = 0; p < static_cast<PodId>(snap.pods.size()); ++p) {
     const SnapPod& pod = snap.pods[p];
     const PodStatus before = initial[p];
@@ -147,6 +162,7 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
         e.pod_group = RefOf(snap.jobs[pod.job]);
         ++gang[pod.job];
       }
+      evicted_jobs.push_back(pod.job);
       e.message = s.EvictionReason(p);
       ParseEvictionReason(e.message, e);
       out.evictions.push_back(std::move(e));
@@ -162,14 +178,11 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       out.pending.push_back(std::move(d));
     }
   }
-  for (auto& e : out.evictions) {
-    for (const auto& [j, n] : gang) {
-      if (snap.jobs[j].name == e.pod_group.name && snap.jobs[j].ns == e.pod_group.ns) {
-        e.gang_size = n;
-      }
-    }
+  for (size_t i = 0; i < out.evictions.size(); ++i) {
+    auto it = gang.find(evicted_jobs[i]);
+    if (it != gang.end()) out.evictions[i].gang_size = it->second;
   }
-  AddPodGroupDecisions(s, out);
+  AddPodGroupDecisions(s, world, out);
   AddStaleBindRequests(snap, world, out);
   return out;
 }

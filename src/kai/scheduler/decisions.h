@@ -45,6 +45,10 @@ struct PodGroupDecision {
   ObjectRef pod_group;
   // Timer annotations (RFC 3339) that changed this cycle; "" removes one.
   std::vector<std::pair<std::string, std::string>> annotations;
+  // The timers after the cycle and the PodGroup's index in the world the cycle read, so that the
+  // scheduler counts the new timers at once (the writes go out in the background).
+  std::optional<UnixSeconds> last_start, stale_since;
+  size_t world_index = 0;
   // The PodGroup has pending pods: an Unschedulable condition with this message, else cleared.
   std::optional<std::string> unschedulable;
   bool clear_conditions = false;

@@ -109,7 +109,9 @@ class Loop {
     co.node_pool_key = o_.node_pool_key;
     co.node_pool_value = pool_;
     co.max_in_flight = o_.max_in_flight;
+    co.background_deferral = o_.status_write_deferral;
     co.update_pod_eviction_condition = o_.update_pod_eviction_condition;
+    co.log = [this](const std::string& l) { Log(l); };
     committer_ = std::make_unique<Committer>(client_, informer_.get(), co);
     world_.scheduler_name = o_.scheduler_name;
     StartLeaderElection();
@@ -159,7 +161,7 @@ class Loop {
     hooks.ready = [this] { return informer_ && informer_->Synced(); };
     hooks.metrics = [this] {
       const informer::InformerStats st = informer_->stats();
-      const EventStats ev = committer_ ? committer_->event_stats() : EventStats{};
+      const WriteStats bg = committer_ ? committer_->background_stats() : WriteStats{};
       std::string out = metrics_.Render();
       for (const auto& [name, v] : std::initializer_list<std::pair<const char*, int64_t>>{
                {"informer_lists_total", st.lists},
@@ -168,9 +170,10 @@ class Loop {
                {"informer_watch_errors_total", st.watch_errors},
                {"informer_events_total", st.events},
                {"informer_decode_errors_total", st.decode_errors},
-               {"events_sent_total", ev.sent},
-               {"events_dropped_total", ev.dropped},
-               {"events_failed_total", ev.failed}}) {
+               {"background_writes_sent_total", bg.sent},
+               {"background_writes_dropped_total", bg.dropped},
+               {"background_writes_failed_total", bg.failed},
+               {"background_writes_replaced_total", bg.replaced}}) {
         out += "# TYPE kai_" + std::string(name) + " counter\nkai_" + name + " " +
                std::to_string(v) + "\n";
       }
@@ -185,9 +188,10 @@ class Loop {
   }
 
   void Shutdown() {
-    // Queued events get a few seconds to go out; the rest are dropped (and counted).
-    if (committer_ && !committer_->FlushEvents(std::chrono::seconds(5))) {
-      Log("stopping with events unwritten");
+    // Queued status writes and events get a few seconds to go out; the rest are dropped (and
+    // counted): a restarted scheduler writes the statuses again from what it reads.
+    if (committer_ && Leading() && !committer_->FlushBackground(std::chrono::seconds(5))) {
+      Log("stopping with status writes or events unwritten");
     }
     if (servers_) servers_->Stop();
     if (leader_) leader_->Stop();
@@ -263,6 +267,7 @@ class Loop {
     const auto decided = std::chrono::steady_clock::now();
     if (!o_.dry_run && Leading()) {
       const CommitResult r = committer_->Commit(d, now);
+      AssumeTimers(d);
       if (!d.binds.empty() || !d.evictions.empty()) {
         using ms = std::chrono::duration<double, std::milli>;
         Log("cycle " + std::to_string(cycle) + ": " + std::to_string(r.binds) + " binds, " +
@@ -275,18 +280,34 @@ class Loop {
       }
       for (const auto& e : r.errors) Log(e);
       metrics_.ObserveCommit(d, r);
-      metrics_.KeepPodGroups([this](const std::string& ns, const std::string& name) {
-        for (const auto& pg : world_.pod_groups) {
-          if (pg.meta.ns == ns && pg.meta.name == name) return true;
-        }
-        return false;
-      });
+      metrics_.KeepPodGroups(world_.pod_groups);
+    } else if (committer_) {
+      committer_->Abandon();  // a standby (or a leader that lost its lease) writes nothing
     }
-    if (o_.once && !committer_->FlushEvents(std::chrono::seconds(30))) {
-      Log("events still unwritten after 30 s");
+    if (o_.once && !committer_->FlushBackground(std::chrono::seconds(30))) {
+      Log("status writes or events still unwritten after 30 s");
     }
     if (report) Print(*report, now, o_.output, out_);
     return true;
+  }
+
+  // The PodGroups' new timers count from the next cycle on, as `kai simulate` carries them, while
+  // their writes are still queued (the written object is assumed when the server answers).
+  void AssumeTimers(const Decisions& d) {
+    std::lock_guard<std::mutex> lock(world_mu_);
+    for (const PodGroupDecision& g : d.pod_groups) {
+      if (g.annotations.empty() || g.world_index >= world_.pod_groups.size()) continue;
+      PodGroupObject& pg = world_.pod_groups[g.world_index];
+      pg.last_start = g.last_start;
+      pg.stale_since = g.stale_since;
+      for (const auto& [key, value] : g.annotations) {
+        if (value.empty()) {
+          pg.meta.annotations.erase(key);
+        } else {
+          pg.meta.annotations.insert_or_assign(InternedString(key), value);
+        }
+      }
+    }
   }
 
   void Sleep(std::chrono::steady_clock::duration d) {

@@ -23,6 +23,7 @@ struct SchedulerOptions {
   std::string output = "table";    // table | json | yaml (with --once / --dry-run)
   std::optional<UnixSeconds> now;  // a fixed clock (tests); else the wall clock each cycle
   int max_in_flight = 32;
+  std::chrono::milliseconds status_write_deferral{10000};  // CommitOptions::background_deferral
   bool update_pod_eviction_condition = false;
   std::chrono::milliseconds sync_timeout{60000};
   // Leader election on a coordination.k8s.io/v1 Lease.

@@ -1,5 +1,7 @@
 #include "kai/scheduler/server.h"
 
+#include <set>
+
 #include <httplib.h>
 
 #include <array>
@@ -46,10 +48,16 @@ void SchedulerMetrics::ObserveQueues(const Snapshot& snap) {
   }
 }
 
-void SchedulerMetrics::KeepPodGroups(
-    const std::function<bool(const std::string& ns, const std::string& name)>& exists) {
+void SchedulerMetrics::KeepPodGroups(const std::vector<PodGroupObject>& pod_groups) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::erase_if(evicted_pods_, [&](const auto& kv) { return !exists(kv.first[1], kv.first[0]); });
+  if (evicted_pods_.empty()) return;
+  // One pass over the world and one over the series (uids are unique).
+  std::set<std::string_view> series_uids, live;
+  for (const auto& [k, n] : evicted_pods_) series_uids.insert(k[2]);
+  for (const PodGroupObject& pg : pod_groups) {
+    if (series_uids.count(pg.meta.uid)) live.insert(pg.meta.uid);
+  }
+  std::erase_if(evicted_pods_, [&](const auto& kv) { return !live.count(kv.first[2]); });
 }
 
 namespace {

@@ -23,7 +23,7 @@ class SchedulerMetrics {
   void ObserveCommit(const Decisions& d, const CommitResult& r);
   void ObserveQueues(const Snapshot& snap);
   // Drops evicted-pods series of PodGroups that no longer exist (bounded memory).
-  void KeepPodGroups(const std::function<bool(const std::string& ns, const std::string& name)>&);
+  void KeepPodGroups(const std::vector<PodGroupObject>& pod_groups);
   std::string Render() const;
 
  private:
