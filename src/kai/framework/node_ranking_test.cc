@@ -16,7 +16,7 @@
 #include "kai/framework/statement.h"
 #include "kai/k8s/keys.h"
 #include "kai/k8s/testing.h"
-#include "kai/plugins/scores.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai {
 namespace {
@@ -98,7 +98,7 @@ std::vector<Ranked> Expected(Session& s, PodId pod) {
   s.ScoreNodes(pod, scores);
   std::vector<RankedNode> nodes;
   for (NodeId n : s.AllNodes()) {
-    if (!plugins::FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[n])) continue;
+    if (!FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[n])) continue;
     if (scores[n] == -std::numeric_limits<double>::infinity()) continue;
     nodes.push_back({scores[n], s.snap().node_name_rank[n], n});
   }

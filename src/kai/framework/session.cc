@@ -7,6 +7,7 @@
 #include <chrono>
 #include <numeric>
 
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
 
 namespace kai {
@@ -159,6 +160,13 @@ double Session::ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group)
   double score = 0;
   for (const auto& f : gpu_order_) score += f(*this, pod, node, group);
   return score;
+}
+
+std::optional<GpuChoice> Session::ChooseSharedGpus(PodId pod, NodeId node_id,
+                                                   bool pipeline_only) const {
+  const SnapNode& node = snap_.nodes[node_id];
+  return kai::ChooseSharedGpus(snap_.pods[pod], node, pipeline_only,
+                               [&](const GpuGroup* group) { return ScoreGpu(pod, node, group); });
 }
 
 void Session::ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const {

@@ -11,6 +11,7 @@
 #include "kai/explain/reasons.h"
 #include "kai/framework/config.h"
 #include "kai/framework/plugin.h"
+#include "kai/snapshot/fit.h"
 #include "kai/snapshot/snapshot.h"
 
 namespace kai {
@@ -239,6 +240,8 @@ class Session {
   // candidates as before, so each score read is the same.
   void ScoreNodes(PodId pod, std::span<double> out) const;
   double ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const;
+  // The node's GPUs for a shared-GPU pod (snapshot/fit.h), offered in the GPU order's sum.
+  std::optional<GpuChoice> ChooseSharedGpus(PodId pod, NodeId node, bool pipeline_only) const;
   void ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const;
   // Appends every scorer's key for the pod (ScoreKeyFn); false when some scorer's scores for it
   // cannot be cached.
