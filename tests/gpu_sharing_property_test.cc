@@ -43,6 +43,7 @@
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
 #include "kai/framework/statement.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/sim/simulator.h"
 #include "kai/snapshot/fit.h"
 
@@ -104,6 +105,7 @@ ClusterState RandomWorld(uint64_t seed, std::vector<NodeSpec>& specs) {
     total += spec.devices;
     n.meta.labels["nvidia.com/gpu.count"] = std::to_string(spec.devices);
     n.meta.labels["nvidia.com/gpu.memory"] = std::to_string(spec.memory);
+    ReadTypedLabels(n);
     n.allocatable.milli_gpu = spec.devices * kMilliPerUnit;
     n.allocatable.milli_cpu = 64000;
     n.allocatable.memory = int64_t{256} << 30;

@@ -16,6 +16,7 @@
 #include "kai/framework/statement.h"
 #include "kai/k8s/keys.h"
 #include "kai/k8s/testing.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/snapshot/fit.h"
 
 namespace kai {
@@ -38,6 +39,7 @@ ClusterState World(uint64_t seed) {
     const int gpus = uniform(0, 8);
     n.meta.labels = {{std::string(keys::kNodeGpuCount), std::to_string(gpus)},
                      {std::string(keys::kNodeGpuMemory), "100"}};
+    ReadTypedLabels(n);
     n.allocatable = {.milli_cpu = uniform(4, 32) * kMilliPerUnit,
                      .memory = int64_t{64} << 30,
                      .milli_gpu = gpus * kMilliPerUnit,

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "kai/k8s/keys.h"
+#include "kai/model/defaults.h"
 
 namespace kai {
 namespace {
@@ -228,8 +228,8 @@ GpuAmount DemandedGpus(const SnapPod& pod) {
 }
 
 int64_t MigProfileGpus(std::string_view name) {
-  if (!name.starts_with(keys::kMigResourcePrefix)) return 0;
-  name.remove_prefix(keys::kMigResourcePrefix.size());
+  if (!name.starts_with(kMigResourcePrefix)) return 0;
+  name.remove_prefix(kMigResourcePrefix.size());
   int64_t gpus = 0;
   const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), gpus);
   const std::string_view rest(end, static_cast<size_t>(name.data() + name.size() - end));
@@ -321,7 +321,7 @@ void RemovePodFromNode(SnapNode& node, const SnapPod& pod, PodStatus status) {
 bool IsCpuOnly(const SnapPod& pod) {
   if (pod.request.milli_gpu > 0 || pod.share.IsShared()) return false;
   for (const auto& [id, amount] : pod.request.scalars) {
-    if (ResourceName(id).starts_with(keys::kMigResourcePrefix)) return false;
+    if (ResourceName(id).starts_with(kMigResourcePrefix)) return false;
   }
   return true;
 }
@@ -329,7 +329,7 @@ bool IsCpuOnly(const SnapPod& pod) {
 bool IsGpuNode(const SnapNode& node) {
   if (node.allocatable.milli_gpu > 0) return true;
   for (const auto& [id, amount] : node.allocatable.scalars) {
-    if (ResourceName(id).starts_with(keys::kMigResourcePrefix)) return true;
+    if (ResourceName(id).starts_with(kMigResourcePrefix)) return true;
   }
   return false;
 }

@@ -1,12 +1,9 @@
 #include "kai/snapshot/snapshot.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <unordered_map>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/keys.h"
 #include "kai/snapshot/derive.h"
 #include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
@@ -39,7 +36,7 @@ PodStatus DerivePodStatus(const PodObject& p, bool has_bind_request, UnixSeconds
   if (p.phase == "Succeeded") return PodStatus::kSucceeded;
   if (p.phase == "Failed") return PodStatus::kFailed;
   if (p.meta.deletion) {
-    if (p.phase == "Running" && now - *p.meta.deletion >= keys::kStuckInReleasingSeconds) {
+    if (p.phase == "Running" && now - *p.meta.deletion >= kStuckInReleasingSeconds) {
       return PodStatus::kStuckInReleasing;
     }
     return PodStatus::kReleasing;
@@ -52,55 +49,26 @@ PodStatus DerivePodStatus(const PodObject& p, bool has_bind_request, UnixSeconds
 }
 
 void FillTaskOrderKeys(const PodObject& p, SnapPod& sp) {
-  if (auto it = p.meta.labels.find(keys::kTaskPriorityLabel); it != p.meta.labels.end()) {
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-    if (ec == std::errc() && ptr == it->second.data() + it->second.size()) {
-      sp.task_priority = v;
-    } else {
-      sp.task_priority_invalid = true;
-    }
-  }
-  auto role = p.meta.labels.find(keys::kKubeflowJobRole);
-  if (role != p.meta.labels.end() && (role->second == "master" || role->second == "launcher")) {
-    sp.role_rank = 0;
-  } else if (auto ray = p.meta.labels.find(keys::kRayNodeType);
-             ray != p.meta.labels.end() && ray->second == "head") {
-    sp.role_rank = 1;
-  }
+  sp.task_priority = p.task_priority;
+  sp.task_priority_invalid = p.task_priority_invalid;
+  sp.role_rank = p.role_rank;
 }
 
-std::optional<int64_t> IntLabel(const Labels& labels, std::string_view key) {
-  auto it = labels.find(key);
-  if (it == labels.end()) return std::nullopt;
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (ec != std::errc() || p != it->second.data() + it->second.size()) return std::nullopt;
-  return v;
-}
-
-// GPU memory, device count and MIG mode of a node (KAI's node_info: the memory label is in MiB
-// unless it is too large to be, then in bytes; floored to a multiple of 100 MiB).
+// GPU memory, device count and MIG mode of a node (read from its labels when it was decoded).
 void FillGpuInfo(const NodeObject& n, SnapNode& sn) {
-  if (auto mib = NodeGpuMemoryMib(n)) {
-    sn.gpu_memory_mib = *mib;
+  if (n.gpu_memory_mib) {
+    sn.gpu_memory_mib = *n.gpu_memory_mib;
     sn.gpu_memory_synced = true;
   }
-  sn.gpu_devices = IntLabel(n.meta.labels, keys::kNodeGpuCount)
-                       .value_or(n.allocatable.milli_gpu / kMilliPerUnit);
-  if (auto it = n.meta.labels.find(keys::kMigEnabledLabel); it != n.meta.labels.end()) {
-    sn.mig_enabled = it->second == "true" || it->second == "True" || it->second == "1";
+  sn.gpu_devices = n.gpu_count.value_or(n.allocatable.milli_gpu / kMilliPerUnit);
+  if (n.mig_enabled) {
+    sn.mig_enabled = *n.mig_enabled;
   } else {
     for (const auto& [id, amount] : n.allocatable.scalars) {
-      if (amount > 0 && ResourceName(id).starts_with(keys::kMigResourcePrefix))
-        sn.mig_enabled = true;
+      if (amount > 0 && ResourceName(id).starts_with(kMigResourcePrefix)) sn.mig_enabled = true;
     }
   }
-  if (auto it = n.meta.labels.find(keys::kMigStrategyLabel);
-      sn.mig_enabled && it != n.meta.labels.end()) {
-    if (it->second == "single") sn.mig_strategy = MigStrategy::kSingle;
-    if (it->second == "mixed") sn.mig_strategy = MigStrategy::kMixed;
-  }
+  if (sn.mig_enabled) sn.mig_strategy = n.mig_strategy;
 }
 
 GpuShare ShareOf(const PodObject& p) {
@@ -120,13 +88,9 @@ GpuShare ShareOf(const PodObject& p) {
 // A MIG request written as an annotation (KAI's legacy MIG pods): counted on its node, never
 // scheduled.
 void ApplyLegacyMig(const PodObject& p, SnapPod& sp) {
-  for (const auto& [k, v] : p.meta.annotations) {
-    if (!k.starts_with(keys::kMigResourcePrefix)) continue;
-    int64_t count = 0;
-    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), count);
-    if (ec != std::errc() || ptr != v.data() + v.size()) continue;
+  for (const auto& [resource, count] : p.legacy_mig) {
     sp.legacy_mig = true;
-    sp.request.SetScalar(InternResource(k), count);
+    sp.request.SetScalar(InternResource(resource), count);
   }
 }
 
@@ -143,7 +107,7 @@ void BuildQueues(const ClusterState& state, Snapshot& snap) {
     SnapQueue sq;
     sq.obj = &q;
     sq.name = q.meta.name;
-    sq.priority = q.priority.value_or(keys::kDefaultQueuePriority);
+    sq.priority = q.priority.value_or(kDefaultQueuePriority);
     sq.gpu = {q.gpu.quota, q.gpu.limit, q.gpu.weight_milli};
     sq.cpu = {q.cpu.quota, q.cpu.limit, q.cpu.weight_milli};
     sq.memory = {q.memory.quota, q.memory.limit, q.memory.weight_milli};
@@ -170,7 +134,7 @@ int JobPriority(const ClusterState& state, const PodGroupObject& pg) {
     if (pc.meta.name == pg.priority_class_name) return pc.value;
     if (pc.global_default) global = &pc;
   }
-  return global ? global->value : keys::kDefaultJobPriority;
+  return global ? global->value : kDefaultJobPriority;
 }
 
 SnapSubGroup FromSpec(const SubGroupSpec& spec, SubGroupIndex parent) {
@@ -198,7 +162,7 @@ void BuildSubGroupTree(const PodGroupObject& pg, SnapJob& j) {
     root.member_count = 1;
     j.sub_groups.push_back(std::move(root));
     SnapSubGroup flat;
-    flat.name = keys::kDefaultSubGroup;
+    flat.name = kDefaultSubGroup;
     flat.parent = kRootSubGroup;
     flat.pod_set = true;
     flat.min_member = pg.min_member.value_or(1);
@@ -237,7 +201,7 @@ void BuildSubGroupTree(const PodGroupObject& pg, SnapJob& j) {
 
 // The PodSet a pod joins, or kNone when its PodGroup has no PodSet of that name.
 SubGroupIndex PodSetOf(const PodObject& p, const SnapJob& job) {
-  const std::string_view name = p.sub_group.empty() ? keys::kDefaultSubGroup : p.sub_group.view();
+  const std::string_view name = p.sub_group.empty() ? kDefaultSubGroup : p.sub_group.view();
   for (size_t i = 1; i < job.sub_groups.size(); ++i) {
     const SnapSubGroup& sg = job.sub_groups[i];
     if (sg.pod_set && sg.name == name) return static_cast<SubGroupIndex>(i);
@@ -298,7 +262,7 @@ SnapJob DeriveJob(const ClusterState& state, const Snapshot& snap, const PodGrou
     j.preemptible = false;
     j.semi_preemptible = true;
   } else {
-    j.preemptible = j.priority < keys::kNonPreemptiblePriority;
+    j.preemptible = j.priority < kNonPreemptiblePriority;
   }
   j.min_member = pg.min_member.value_or(1);
   j.creation = pg.meta.creation.value_or(0);
@@ -344,9 +308,7 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
   ApplyLegacyMig(p, sp);
   sp.accepted_milli_gpu = RequestedMilliGpu(sp);
   sp.kai_scheduled = p.scheduler_name == ctx.scheduler_name;
-  if (auto app = p.meta.labels.find("app"); app != p.meta.labels.end()) {
-    sp.kai_utility = app->second == keys::kReservationAppLabel;
-  }
+  sp.kai_utility = p.reservation;
   sp.status = DerivePodStatus(p, bind != binds.end(), ctx.now);
   std::string_view node_name = p.node_name;
   if (sp.status == PodStatus::kBinding) {

@@ -69,8 +69,6 @@ struct GpuGroup {
   bool marked_releasing = false;  // counted as one releasing whole GPU on the node
 };
 
-enum class MigStrategy : uint8_t { kNone, kSingle, kMixed };
-
 struct SnapNode {
   const NodeObject* obj = nullptr;
   std::string_view name;
