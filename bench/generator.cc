@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "kai/k8s/keys.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/resource/quantity.h"
 
 namespace kai::bench {
@@ -310,6 +311,7 @@ ClusterState Generate(const ClusterShape& shape) {
     AddTopologyLabels(shape, i, n.meta.labels);
     n.allocatable = node_alloc;
     n.capacity = node_cap;
+    ReadTypedLabels(n);
     st.nodes.push_back(std::move(n));
   }
 

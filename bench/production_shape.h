@@ -37,6 +37,7 @@
 
 #include "generator.h"
 #include "kai/k8s/keys.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/model/cluster.h"
 
 namespace kai::bench {
@@ -192,6 +193,7 @@ inline void AddProductionNodes(ClusterState& st, const ProductionShape& s) {
       n.allocatable = Res(128'000, 512 * kGi, 0, 110);
     }
     n.capacity = n.allocatable;
+    ReadTypedLabels(n);
     st.nodes.push_back(std::move(n));
   }
 }

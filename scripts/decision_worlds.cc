@@ -11,6 +11,7 @@
 
 #include "generator.h"
 #include "kai/k8s/keys.h"
+#include "kai/k8s/typed_labels.h"
 
 namespace kai::bench {
 namespace {
@@ -36,6 +37,7 @@ void Mutate(std::mt19937_64& rng, ClusterState& st, UnixSeconds now) {
     n.allocatable.milli_gpu = int64_t{gpus} * kMilliPerUnit;
     n.capacity.milli_gpu = n.allocatable.milli_gpu;
     n.meta.labels[std::string(keys::kNodeGpuCount)] = std::to_string(gpus);
+    ReadTypedLabels(n);
     n.allocatable.milli_cpu = int64_t{Uniform(rng, 4, 40)} * kMilliPerUnit;
     free_gpu.push_back(n.allocatable.milli_gpu);
   }

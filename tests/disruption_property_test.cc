@@ -67,6 +67,7 @@
 #include "kai/framework/session.h"
 #include "kai/framework/statement.h"
 #include "kai/k8s/keys.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/sim/simulator.h"
 #include "kai/snapshot/snapshot.h"
 
@@ -148,6 +149,7 @@ ClusterState RandomWorld(uint64_t seed) {
     n.allocatable.pods = 110;
     n.capacity = n.allocatable;
     free.push_back(n.allocatable);
+    ReadTypedLabels(n);
     st.nodes.push_back(std::move(n));
   }
 

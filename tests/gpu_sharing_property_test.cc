@@ -43,9 +43,9 @@
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
 #include "kai/framework/statement.h"
-#include "kai/plugins/gpu_sharing.h"
-#include "kai/plugins/scores.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/sim/simulator.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai {
 namespace {
@@ -105,6 +105,7 @@ ClusterState RandomWorld(uint64_t seed, std::vector<NodeSpec>& specs) {
     total += spec.devices;
     n.meta.labels["nvidia.com/gpu.count"] = std::to_string(spec.devices);
     n.meta.labels["nvidia.com/gpu.memory"] = std::to_string(spec.memory);
+    ReadTypedLabels(n);
     n.allocatable.milli_gpu = spec.devices * kMilliPerUnit;
     n.allocatable.milli_cpu = 64000;
     n.allocatable.memory = int64_t{256} << 30;
@@ -375,7 +376,7 @@ bool RandomSharedOperation(std::mt19937_64& rng, Session& s, Statement& stmt) {
     case PodStatus::kPending:
     case PodStatus::kReleasing: {
       const bool pipeline = p.status == PodStatus::kReleasing || Chance(rng, 0.5);
-      auto choice = plugins::ChooseSharedGpus(s, pod, node, pipeline);
+      auto choice = s.ChooseSharedGpus(pod, node, pipeline);
       if (!choice) return false;
       if (pipeline || choice->releasing) {
         stmt.Pipeline(pod, node, std::move(choice->groups));
@@ -409,9 +410,9 @@ bool RandomOperation(std::mt19937_64& rng, Session& s, Statement& stmt) {
   const SnapNode& n = s.snap().nodes[node];
   switch (p.status) {
     case PodStatus::kPending:
-      if (!Chance(rng, 0.5) && plugins::FitsIdle(p, n)) {
+      if (!Chance(rng, 0.5) && FitsIdle(p, n)) {
         stmt.Allocate(pod, node);
-      } else if (plugins::FitsIdleOrReleasing(p, n)) {
+      } else if (FitsIdleOrReleasing(p, n)) {
         stmt.Pipeline(pod, node);
       } else {
         return false;

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "kai/framework/session.h"
-#include "kai/plugins/scores.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai {
 namespace {
@@ -128,7 +128,7 @@ void NodeRanking::Rebuild(Entry& e, PodId pod) {
   const SnapPod& p = s_.snap().pods[pod];
   nodes_.clear();
   for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
-    if (plugins::FitsIdleOrReleasing(p, s_.snap().nodes[id])) nodes_.push_back(id);
+    if (FitsIdleOrReleasing(p, s_.snap().nodes[id])) nodes_.push_back(id);
   }
   Rescore(e, pod, nodes_);
 }
@@ -142,7 +142,7 @@ void NodeRanking::Update(Entry& e, PodId pod, std::span<const NodeId> changes) {
     if (seen_[id]) continue;
     seen_[id] = 1;
     Remove(e, id);
-    if (plugins::FitsIdleOrReleasing(p, s_.snap().nodes[id])) nodes_.push_back(id);
+    if (FitsIdleOrReleasing(p, s_.snap().nodes[id])) nodes_.push_back(id);
   }
   for (NodeId id : changes) seen_[id] = 0;
   Rescore(e, pod, nodes_);

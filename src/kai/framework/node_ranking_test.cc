@@ -16,7 +16,8 @@
 #include "kai/framework/statement.h"
 #include "kai/k8s/keys.h"
 #include "kai/k8s/testing.h"
-#include "kai/plugins/scores.h"
+#include "kai/k8s/typed_labels.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai {
 namespace {
@@ -38,6 +39,7 @@ ClusterState World(uint64_t seed) {
     const int gpus = uniform(0, 8);
     n.meta.labels = {{std::string(keys::kNodeGpuCount), std::to_string(gpus)},
                      {std::string(keys::kNodeGpuMemory), "100"}};
+    ReadTypedLabels(n);
     n.allocatable = {.milli_cpu = uniform(4, 32) * kMilliPerUnit,
                      .memory = int64_t{64} << 30,
                      .milli_gpu = gpus * kMilliPerUnit,
@@ -98,7 +100,7 @@ std::vector<Ranked> Expected(Session& s, PodId pod) {
   s.ScoreNodes(pod, scores);
   std::vector<RankedNode> nodes;
   for (NodeId n : s.AllNodes()) {
-    if (!plugins::FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[n])) continue;
+    if (!FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[n])) continue;
     if (scores[n] == -std::numeric_limits<double>::infinity()) continue;
     nodes.push_back({scores[n], s.snap().node_name_rank[n], n});
   }

@@ -1,159 +1,25 @@
 #pragma once
-// A scheduling session: one snapshot, the plugins' hooks, and the decisions taken on it.
-#include <array>
+// A scheduling session: one snapshot, the plugins' hooks, and the decisions taken on it. The
+// hooks and their combine rules are SessionHooks (framework/hooks.h); the snapshot as decisions
+// change it, with the change tracking, is SessionState (framework/session_state.h). A Session is
+// both, and moves pods between them: MovePod changes the state and fires the events.
+#include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
-#include "kai/explain/reasons.h"
 #include "kai/framework/config.h"
+#include "kai/framework/hooks.h"
 #include "kai/framework/plugin.h"
+#include "kai/framework/session_state.h"
 #include "kai/snapshot/snapshot.h"
 
 namespace kai {
 
 class NodeRanking;
 
-// Hook types. Each states how several registrations combine.
-// Order hooks return <0 when the first argument goes first, >0 when the second does, 0 for no
-// opinion; the first non-zero answer in registration order decides (KAI's session_plugins.go).
-using JobOrderFn = std::function<int(const Session&, JobId, JobId)>;
-// A job order stated as a key: the job with the smaller key goes first. The key reads only the
-// job (its spec and its pods), so it changes only with Session::JobVersion().
-using JobOrderKeyFn = std::function<int64_t(const Session&, JobId)>;
-// Every registered job order's key, in registration order, then the creation time: two jobs
-// compare as their JobSortKeys, then by UID (Session::JobBefore's order).
-struct JobSortKey {
-  static constexpr size_t kOrders = 4;
-  std::array<int64_t, kOrders> order{};
-  UnixSeconds creation = 0;
-};
-using TaskOrderFn = std::function<int(const Session&, PodId, PodId)>;
-// A member of a SubGroupSet as the SubGroup order sees it: satisfied members (pods of a PodSet)
-// against the number it needs. The caller supplies the counts, so that the eviction order can be
-// asked about what a victim job would still run.
-struct SubGroupStanding {
-  SubGroupIndex index = kNone;
-  int satisfied = 0;
-  int needed = 0;
-};
-// Compares two members of one SubGroupSet of a job.
-using SubGroupOrderFn =
-    std::function<int(const Session&, JobId, const SubGroupStanding&, const SubGroupStanding&)>;
-// Compares two queues, each with the job that would be scheduled next from it.
-using QueueOrderFn = std::function<int(const Session&, QueueId, JobId, QueueId, JobId)>;
-// What a queue order reads of the jobs it is given, for callers that reuse its answers: the order
-// of (qa, ja) and (qb, jb) depends on ja and jb only through their keys (e.g. their next-step
-// requests), and on the rest of the session only through the state of qa's and qb's subtrees
-// (their jobs' pods and accounting), which changes with Session::QueueVersion() of qa and qb.
-using QueueJobKey = std::array<int64_t, 3>;
-// Compares two queues as victim queues (reclaim's victim order), each with the resources (cpu,
-// memory, gpu) of the victims taken from it so far and of the job it would give next: KAI's queue
-// order in victim mode, which sees no pending job and counts those victims as gone.
-using VictimQueueOrderFn = std::function<int(const Session&, QueueId, const Resources& victims_a,
-                                             QueueId, const Resources& victims_b)>;
-using QueueJobKeyFn = std::function<QueueJobKey(const Session&, JobId)>;
-// Node scores are summed over all scorers; higher is better. Scores are doubles, as in KAI, so
-// that ties between equal formulas resolve the same way. A scorer adds its score of every
-// candidate node (CandidateNodes()) to out[node] in one call; a score of -infinity drops the node
-// from the candidates (KAI drops a node whose scoring fails).
-using NodeScoresFn = std::function<void(const Session&, PodId, std::span<double> out)>;
-// What a scorer's scores for a pod depend on, for caching them across the tasks of a session
-// (NodeRanking): returns false unless the score of every node is a function of that node's own
-// state (its accounting, as NodeChanges() reports, and its static properties), of the pod's
-// request and GPU share (always part of the key), and of what the function appends to `key` (an
-// opaque byte string; e.g. a normalisation range, a nominated node). A scorer registered without
-// one is never cached.
-using ScoreKeyFn = std::function<bool(const Session&, PodId, std::string& key)>;
-// Scores one GPU of a node for a shared-GPU pod: an existing shared group, or (group == nullptr)
-// a whole free GPU that would become a new group. Scores of all registrations are summed; higher
-// GPUs are offered first (KAI's GpuOrderFn).
-using GpuOrderFn = std::function<double(const Session&, PodId, const SnapNode&, const GpuGroup*)>;
-// Called once per task before its nodes are scored (e.g. to compute min/max over nodes).
-using PreScoreFn = std::function<void(const Session&, PodId)>;
-// All predicates must pass; the first failure is reported.
-using PredicateFn = std::function<NodeVerdict(const Session&, PodId, NodeId)>;
-// What placing some tasks of a job charges its queue: all of it against the limit, the protected
-// part (all of a non-preemptible job, the floor pods of a semi-preemptible one, nothing of a
-// preemptible one) against non-preemptible quota.
-struct JobRequest {
-  Resources all;
-  Resources protected_part;
-};
-// Queue capacity of a whole job (limit, non-preemptible quota): the first registered decides.
-using JobCapacityFn =
-    std::function<std::optional<Reason>(const Session&, JobId, const JobRequest& request)>;
-// Allocation and deallocation events: every handler sees every event; they cannot fail.
-using PodEventFn = std::function<void(Session&, PodId)>;
-
-// A candidate solution of a disruptive action: the preemptor job (its tasks placed in the
-// simulation) and the victim pods evicted for it (statuses as left by the simulation: Releasing
-// when evicted for good, Pipelined when re-placed elsewhere).
-struct Scenario {
-  JobId preemptor = kNone;
-  Resources preemptor_request;  // the tasks being placed now
-  const std::vector<PodId>* victims = nullptr;
-  // The part of preemptor_request charged to non-preemptible quota (semi-preemptible preemptors;
-  // a non-preemptible preemptor's whole request is).
-  Resources preemptor_protected;
-  // Set by a search whose scenarios only grow by appending victims: the victims of the previous
-  // scenario so marked since the solution started (Session::StartSolution) are a prefix of these,
-  // so a precheck may keep what it read of them.
-  bool extends_previous = false;
-};
-// Victim filters and scenario validators: all must agree (AND).
-using VictimFilterFn = std::function<bool(const Session&, JobId preemptor, JobId victim)>;
-using ScenarioValidatorFn = std::function<bool(const Session&, const Scenario&)>;
-// A necessary condition checked before a scenario is simulated: false only when the validators
-// would reject every outcome in which the victims left without a new place (evicted) request at
-// least `min_evicted` in total. All registered must agree (AND).
-using ScenarioPrecheckFn =
-    std::function<bool(const Session&, const Scenario&, const Resources& min_evicted)>;
-// Whether a job's queue may reclaim at all: the first registered decides.
-using CanReclaimFn = std::function<bool(const Session&, JobId)>;
-// Called when a disruptive action starts solving for one job (e.g. to freeze queue state).
-using SolutionStartFn = std::function<void(Session&)>;
-
-// Tasks of one job placed together: the whole job (sub_group 0, its root) or one SubGroup.
-struct TaskGroup {
-  JobId job = kNone;
-  int32_t sub_group = 0;
-  std::span<const PodId> tasks;
-};
-using NodeSet = std::vector<NodeId>;
-// The node sets a task group may be placed on, in the order to try them, and why sets were
-// ruled out (for the job's pending reasons). A set is a view: of a set a hook built (kept in
-// `built`), or of the nodes the hook was given when it passes them on unchanged (no copy).
-struct NodeSubsets {
-  std::vector<std::span<const NodeId>> sets;
-  std::vector<NodeSet> built;  // the storage of the sets hooks built (moving it keeps the views)
-  std::vector<Reason> reasons;
-  // Appends a set the hook built.
-  void Add(NodeSet set) {
-    built.push_back(std::move(set));
-    sets.emplace_back(built.back());
-  }
-};
-// Splits `nodes` into the sets a task group may use (e.g. topology domains), appending them to
-// out.sets in the order to try them (out.Add for a set it builds, `nodes` itself to keep them
-// all); appending none means the group cannot be placed on `nodes`.
-// Registrations chain: each splits every set the previous ones produced (KAI's SubsetNodesFn);
-// with none registered the group gets `nodes` itself.
-using SubsetNodesFn = std::function<void(Session&, const TaskGroup&, std::span<const NodeId> nodes,
-                                         NodeSubsets& out)>;
-// Called when an attempt to place a job's tasks starts: every handler, in registration order.
-using JobAttemptFn = std::function<void(Session&, JobId)>;
-
-enum class DisruptionKind : uint8_t { kReclaim, kPreempt };
-
-struct SessionCounters {
-  int binds = 0, evictions = 0, pipelines = 0;
-};
-
-class Session {
+class Session : public SessionHooks, public SessionState {
  public:
   Session(Snapshot snapshot, SchedulerConfig config);
   ~Session();
@@ -164,10 +30,7 @@ class Session {
   Result<bool> OpenPlugins();
   void Close();
 
-  Snapshot& snap() { return snap_; }
-  const Snapshot& snap() const { return snap_; }
   const SchedulerConfig& config() const { return config_; }
-  UnixSeconds now() const { return snap_.now; }
   // Monotonic milliseconds for the disruptive search's time bound (spec.args
   // max-search-time-per-job); read only when that bound is set. Injected: tests install a fake,
   // the default reads std::chrono::steady_clock.
@@ -175,196 +38,20 @@ class Session {
   void SetMonotonicClock(MonotonicClock clock) { clock_ = std::move(clock); }
   int64_t MonotonicMillis() const;
 
-  void AddJobOrder(JobOrderFn f) {
-    job_order_.push_back(std::move(f));
-    job_order_keys_.emplace_back();
-  }
-  void AddJobOrderKey(JobOrderKeyFn key);
-  void AddTaskOrder(TaskOrderFn f) { task_order_.push_back(std::move(f)); }
-  void AddSubGroupOrder(SubGroupOrderFn f) { sub_group_order_.push_back(std::move(f)); }
-  // `key`, when given, states what the order reads of the jobs (QueueJobKeyFn).
-  void AddQueueOrder(QueueOrderFn f, QueueJobKeyFn key = {}) {
-    queue_order_.push_back(std::move(f));
-    queue_job_keys_.push_back(std::move(key));
-  }
-  void AddVictimQueueOrder(VictimQueueOrderFn f) { victim_queue_order_.push_back(std::move(f)); }
-  void AddNodeScores(NodeScoresFn f, ScoreKeyFn key = {}) {
-    node_scores_.push_back(std::move(f));
-    score_keys_.push_back(std::move(key));
-  }
-  void AddPreScore(PreScoreFn f) { pre_score_.push_back(std::move(f)); }
-  void AddGpuOrder(GpuOrderFn f) { gpu_order_.push_back(std::move(f)); }
-  void AddPredicate(PredicateFn f) { predicates_.push_back(std::move(f)); }
-  void SetJobCapacity(JobCapacityFn f) {
-    if (!job_capacity_) job_capacity_ = std::move(f);
-  }
-  void AddVictimFilter(DisruptionKind k, VictimFilterFn f) {
-    victim_filters_[static_cast<int>(k)].push_back(std::move(f));
-  }
-  void AddScenarioValidator(DisruptionKind k, ScenarioValidatorFn f) {
-    validators_[static_cast<int>(k)].push_back(std::move(f));
-  }
-  void AddScenarioPrecheck(DisruptionKind k, ScenarioPrecheckFn f) {
-    prechecks_[static_cast<int>(k)].push_back(std::move(f));
-  }
-  void SetCanReclaim(CanReclaimFn f) {
-    if (!can_reclaim_) can_reclaim_ = std::move(f);
-  }
-  void AddSolutionStart(SolutionStartFn f) { on_solution_start_.push_back(std::move(f)); }
-  void AddSubsetNodes(SubsetNodesFn f) { subset_nodes_.push_back(std::move(f)); }
-  void AddJobAttempt(JobAttemptFn f) { on_job_attempt_.push_back(std::move(f)); }
-  void AddAllocateHandler(PodEventFn f) { on_allocate_.push_back(std::move(f)); }
-  void AddDeallocateHandler(PodEventFn f) { on_deallocate_.push_back(std::move(f)); }
-
-  // Combined hooks. The orders are total: the final tie-breakers are creation time, then UID.
-  bool JobBefore(JobId a, JobId b) const;
-  // The job's JobSortKey, when every registered job order gives a key (at most
-  // JobSortKey::kOrders of them); valid while JobVersion(job) is unchanged.
-  std::optional<JobSortKey> SortKeyOf(JobId job) const;
-  bool TaskBefore(PodId a, PodId b) const;
-  // Members of one SubGroupSet; the final tie-breaker is the SubGroup name (unique in a job).
-  bool SubGroupBefore(JobId job, const SubGroupStanding& a, const SubGroupStanding& b) const;
-  bool QueueBefore(QueueId qa, JobId ja, QueueId qb, JobId jb) const;
-  // The job's key for QueueBefore: two jobs with equal keys (read at the same StateVersion()) are
-  // interchangeable there. The job's own id when a registered queue order gives no key or more
-  // than one does; all zero when none is registered.
-  QueueJobKey QueueOrderKey(JobId job) const;
-  // The victim queue order (VictimQueueOrderFn): true when qa comes before qb; ties by creation
-  // time, then name.
-  bool VictimQueueBefore(QueueId qa, const Resources& victims_a, QueueId qb,
-                         const Resources& victims_b) const;
-  void PrepareScores(PodId pod) const;
-  // Scores the candidate nodes into out[node]. With `scored`, the caller reads only those nodes'
-  // scores (some of the candidates): scorers may score just ScoredNodes(), but normalise over all
-  // candidates as before, so each score read is the same.
-  void ScoreNodes(PodId pod, std::span<double> out) const;
-  double ScoreGpu(PodId pod, const SnapNode& node, const GpuGroup* group) const;
-  void ScoreNodes(PodId pod, std::span<double> out, std::span<const NodeId> scored) const;
-  // Appends every scorer's key for the pod (ScoreKeyFn); false when some scorer's scores for it
-  // cannot be cached.
-  bool NodeScoreKey(PodId pod, std::string& key) const;
   // The candidate nodes of pods ranked best first, kept up to date across tasks.
   NodeRanking& ranking() { return *ranking_; }
-  NodeVerdict CheckPredicates(PodId pod, NodeId node) const;
-  // Checks placing `tasks` (pending pods of `job`, in placement order) against queue capacity.
-  std::optional<Reason> CheckJobCapacity(JobId job, const std::vector<PodId>& tasks) const;
-  bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
-  bool ScenarioValid(DisruptionKind k, const Scenario& scenario) const;
-  bool ScenarioPossible(DisruptionKind k, const Scenario& scenario,
-                        const Resources& min_evicted) const;
-  bool CanReclaim(JobId job) const { return !can_reclaim_ || can_reclaim_(*this, job); }
-  void StartSolution() {
-    for (auto& f : on_solution_start_) f(*this);
-  }
-  void StartJobAttempt(JobId job) {
-    for (auto& f : on_job_attempt_) f(*this, job);
-  }
-  NodeSubsets SubsetNodes(const TaskGroup& group, std::span<const NodeId> nodes);
-
-  // Every node id, in id order.
-  std::span<const NodeId> AllNodes() const { return all_nodes_; }
-  // The node set the task being placed may use (all nodes unless a SubsetNodes hook narrowed
-  // it). Scorers only need to score these; binpack normalises over them (KAI scores the node
-  // set it is given).
-  std::span<const NodeId> CandidateNodes() const { return candidates_; }
-  void SetCandidateNodes(std::span<const NodeId> nodes) { candidates_ = nodes; }
-  // The nodes whose scores the ScoreNodes call in progress must produce.
-  std::span<const NodeId> ScoredNodes() const { return scored_; }
 
   // Moves a pod to a status and node, keeping node accounting and firing events; `groups`, when
   // given, become the pod's shared GPU groups on the new node, and receive its previous ones
   // (exchanged, not copied). Used by Statement; anything else should go through a Statement.
   void MovePod(PodId pod, PodStatus status, NodeId node,
                std::vector<std::string>* groups = nullptr);
-  // Changes with every MovePod: state derived from pod placement can be cached against it.
-  uint64_t PlacementVersion() const { return placement_version_; }
-  // Changes whenever a pod of the job moves or a Statement commits one of its pods: state derived
-  // from the job's pods (its next tasks) can be cached against it. Unique across sessions.
-  uint64_t JobVersion(JobId job) const { return job_versions_[job]; }
-  // The job's pods in status Pending now (kept by MovePod; every action's job queue asks).
-  int32_t PendingPods(JobId job) const { return pending_pods_[job]; }
-  void JobChanged(JobId job);
-  // Changes whenever a pod moves or a job changes (JobChanged): state that the order hooks read
-  // (queue accounting, jobs' next tasks) is the same while it stays the same.
-  uint64_t StateVersion() const { return state_version_; }
-  // Changes whenever a job of the queue's subtree changes (JobChanged): the queue's accounting
-  // and its jobs' next tasks are the same while it stays the same. Unique within the session.
-  uint64_t QueueVersion(QueueId queue) const { return queue_versions_[queue]; }
-  // Changes whenever a pod leaves a node (evicted, moved back, rolled back): while it stays the
-  // same, free room (idle + releasing) on every node can only have shrunk. Unique across
-  // sessions.
-  uint64_t RoomVersion() const { return room_version_; }
-  // For code that gives room back other than by MovePod (Statement restoring GPU state).
-  void RoomMayHaveGrown();
-  // Every change of a node's accounting (idle, releasing, used, GPU groups) in this session, in
-  // order, one entry per change (a node may repeat): state derived from node accounting stays
-  // current by re-reading the nodes of the entries added since it last looked.
-  std::span<const NodeId> NodeChanges() const { return node_changes_; }
-  // For code that changes node accounting other than by MovePod (Statement restoring GPU state).
-  void NodeChanged(NodeId node) { node_changes_.push_back(node); }
-  // Every pod MovePod moved in this session, in order (a pod may repeat).
-  std::span<const PodId> MovedPods() const { return moved_pods_; }
-  // Gives the snapshot back, e.g. to the SnapshotCache it was lent from (which derives the moved
-  // pods and changed nodes again). Only destruction may follow.
-  Snapshot TakeSnapshot() { return std::move(snap_); }
-
-  // Outcomes, for output and explanations.
-  SessionCounters& counters() { return counters_; }
-  const SessionCounters& counters() const { return counters_; }
-  void SetJobReasons(JobId job, std::vector<Reason> reasons);
-  const std::vector<Reason>& JobReasons(JobId job) const;
-  // Why a pod was evicted (action, beneficiary, rule), for explanations.
-  void SetEvictionReason(PodId pod, std::string why);
-  const std::string& EvictionReason(PodId pod) const;
-
-  // Requested resources of a set of pods (a shared-GPU pod's GPU as its queue request), and of a
-  // job's pending pods.
-  Resources SumRequests(const std::vector<PodId>& pods) const;
-  // The same for queue capacity checks (a gpu-memory pod over the largest device memory).
-  Resources SumCapacityRequests(const std::vector<PodId>& pods) const;
 
  private:
-  Snapshot snap_;
-  std::vector<PodId> moved_pods_;
   SchedulerConfig config_;
   MonotonicClock clock_;
   std::vector<std::unique_ptr<Plugin>> plugins_;
-  std::vector<JobOrderFn> job_order_;
-  std::vector<JobOrderKeyFn> job_order_keys_;  // one per job_order_ entry (may be empty)
-  std::vector<TaskOrderFn> task_order_;
-  std::vector<SubGroupOrderFn> sub_group_order_;
-  std::vector<QueueOrderFn> queue_order_;
-  std::vector<QueueJobKeyFn> queue_job_keys_;  // one per queue_order_ entry (may be empty)
-  std::vector<VictimQueueOrderFn> victim_queue_order_;
-  std::vector<NodeScoresFn> node_scores_;
-  std::vector<ScoreKeyFn> score_keys_;  // one per node_scores_ entry (may be empty)
-  std::vector<PreScoreFn> pre_score_;
-  std::vector<GpuOrderFn> gpu_order_;
-  std::vector<PredicateFn> predicates_;
-  JobCapacityFn job_capacity_;
-  std::vector<VictimFilterFn> victim_filters_[2];
-  std::vector<ScenarioValidatorFn> validators_[2];
-  std::vector<ScenarioPrecheckFn> prechecks_[2];
-  CanReclaimFn can_reclaim_;
-  std::vector<SolutionStartFn> on_solution_start_;
-  std::vector<SubsetNodesFn> subset_nodes_;
-  std::vector<JobAttemptFn> on_job_attempt_;
-  std::vector<NodeId> all_nodes_;
-  std::span<const NodeId> candidates_;
-  mutable std::span<const NodeId> scored_;  // set for the duration of one ScoreNodes call
-  std::vector<PodEventFn> on_allocate_;
-  std::vector<PodEventFn> on_deallocate_;
-  SessionCounters counters_;
-  uint64_t placement_version_ = 0;
-  uint64_t room_version_ = 0;
-  uint64_t state_version_ = 0;
-  std::vector<uint64_t> job_versions_;
-  std::vector<int32_t> pending_pods_;  // per job
-  std::vector<uint64_t> queue_versions_;
-  std::vector<NodeId> node_changes_;
   std::unique_ptr<NodeRanking> ranking_;
-  std::vector<std::vector<Reason>> job_reasons_;
-  std::vector<std::string> eviction_reasons_;
 };
 
 }  // namespace kai

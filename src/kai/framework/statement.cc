@@ -1,4 +1,5 @@
 #include "kai/framework/statement.h"
+#include "kai/snapshot/gpu_accounting.h"
 
 #include <algorithm>
 

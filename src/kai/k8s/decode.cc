@@ -10,6 +10,7 @@
 #include "kai/k8s/doc.h"
 
 #include "kai/k8s/keys.h"
+#include "kai/k8s/typed_labels.h"
 #include "kai/resource/quantity.h"
 
 namespace kai {
@@ -498,6 +499,7 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   }
   DecodeGpuSharing(pod, ctx);
   DecodeGpuGroups(pod);
+  ReadTypedLabels(pod);
   state.pods.push_back(std::move(pod));
 }
 
@@ -543,6 +545,7 @@ void DecodeNode(const doc::Node& doc, const std::string& source, ObjectContext& 
         alloc.IsDefined() ? ResourceList(alloc, "status.allocatable", ctx) : node.capacity;
     DecodeNodeConditions(status["conditions"], node, ctx);
   }
+  ReadTypedLabels(node);
   state.nodes.push_back(std::move(node));
 }
 

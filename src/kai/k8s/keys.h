@@ -2,14 +2,15 @@
 // Every label, annotation and well-known name that kai reads or writes, in one place.
 #include <string_view>
 
+#include "kai/model/defaults.h"
+
 namespace kai::keys {
 
 inline constexpr std::string_view kSchedulerName = "kai-scheduler";
 inline constexpr std::string_view kQueueLabel = "kai.scheduler/queue";
 inline constexpr std::string_view kPodGroupAnnotation = "pod-group-name";
 inline constexpr std::string_view kSubGroupLabel = "kai.scheduler/subgroup-name";
-// The PodSet of a PodGroup without spec.subGroups (KAI podgroup_info.DefaultSubGroup).
-inline constexpr std::string_view kDefaultSubGroup = "default";
+using ::kai::kDefaultSubGroup;
 inline constexpr std::string_view kTaskPriorityLabel = "kai.scheduler/task-priority";
 inline constexpr std::string_view kGpuFraction = "gpu-fraction";
 inline constexpr std::string_view kGpuMemory = "gpu-memory";
@@ -38,12 +39,12 @@ inline constexpr std::string_view kTopologyPreferredAnnotation =
 inline constexpr std::string_view kReservationAppLabel = "kai-resource-reservation";
 
 inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
-inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
+using ::kai::kMigResourcePrefix;
 
-// KAI's defaults (kai-semantics.md §1.2, §1.3, §1.6).
-inline constexpr int kDefaultQueuePriority = 100;
-inline constexpr int kDefaultJobPriority = 50;
-inline constexpr int kNonPreemptiblePriority = 100;
-inline constexpr int64_t kStuckInReleasingSeconds = 120;
+// KAI's defaults (model/defaults.h).
+using ::kai::kDefaultJobPriority;
+using ::kai::kDefaultQueuePriority;
+using ::kai::kNonPreemptiblePriority;
+using ::kai::kStuckInReleasingSeconds;
 
 }  // namespace kai::keys

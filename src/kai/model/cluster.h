@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kai/model/defaults.h"
 #include "kai/model/labels.h"
 #include "kai/resource/resources.h"
 #include "kai/util/compact_vector.h"
@@ -80,6 +81,9 @@ struct WeightedPodAffinityTerm {
   friend bool operator==(const WeightedPodAffinityTerm&, const WeightedPodAffinityTerm&) = default;
 };
 
+// How a node with MIG serves GPU requests (its nvidia.com/mig.strategy label).
+enum class MigStrategy : uint8_t { kNone, kSingle, kMixed };
+
 struct NodeObject {
   ObjectMeta meta;
   Resources allocatable;
@@ -88,6 +92,13 @@ struct NodeObject {
   bool unschedulable = false;
   bool ready = true;
   CompactVector<std::string> bad_conditions;  // e.g. MemoryPressure, NotReady
+  // Read from the labels (k8s/typed_labels.h): nvidia.com/gpu.memory (per device, MiB floored to
+  // a multiple of 100), nvidia.com/gpu.count, node-role.kubernetes.io/mig-enabled and
+  // nvidia.com/mig.strategy.
+  std::optional<int64_t> gpu_memory_mib;
+  std::optional<int64_t> gpu_count;
+  std::optional<bool> mig_enabled;
+  MigStrategy mig_strategy = MigStrategy::kNone;
   friend bool operator==(const NodeObject&, const NodeObject&) = default;
 };
 
@@ -120,6 +131,13 @@ struct PodObject {
   CompactVector<std::string> gpu_groups;  // from runai-gpu-group labels
   std::string pod_group;                  // pod-group-name annotation
   InternedString sub_group;               // kai.scheduler/subgroup-name label ("" = default)
+  // Read from the labels and annotations (k8s/typed_labels.h):
+  std::optional<int64_t> task_priority;  // kai.scheduler/task-priority, when an integer
+  bool task_priority_invalid = false;    // that label is set but not an integer
+  int8_t role_rank = 2;                  // 0: kubeflow master/launcher, 1: ray head, 2: others
+  bool reservation = false;              // app=kai-resource-reservation (the binder's pods)
+  // MIG instances asked by annotation (KAI's legacy MIG pods), in annotation order.
+  CompactVector<std::pair<std::string, int64_t>> legacy_mig;
   friend bool operator==(const PodObject&, const PodObject&) = default;
 };
 

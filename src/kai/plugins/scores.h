@@ -38,31 +38,4 @@ void AddScoreWhere(const Snapshot& snap, std::span<const NodeId> nodes, PodId po
   }
 }
 
-// Fits on the node's idle resources alone (best-effort pods always fit).
-bool FitsIdle(const SnapPod& pod, const SnapNode& node);
-// Fits on idle plus releasing resources; a shared-GPU pod also needs devices for its portion.
-bool FitsIdleOrReleasingFull(const SnapPod& pod, const SnapNode& node, Shortage* shortage);
-inline bool FitsIdleOrReleasing(const SnapPod& pod, const SnapNode& node,
-                                Shortage* shortage = nullptr) {
-  const Resources& r = pod.request;
-  if (shortage || !r.scalars.empty() || pod.share.IsShared()) {
-    return FitsIdleOrReleasingFull(pod, node, shortage);
-  }
-  // The common case inline: core resources only, no shortage wanted. idle + releasing saturates
-  // as Resources' sums do.
-  auto over = [](int64_t need, int64_t idle, int64_t releasing) {
-    int64_t have;
-    if (__builtin_add_overflow(idle, releasing, &have))
-      have = releasing > 0 ? INT64_MAX : INT64_MIN;
-    return need > 0 && need > have;
-  };
-  const Resources& i = node.idle;
-  const Resources& l = node.releasing;
-  return !over(r.milli_gpu, i.milli_gpu, l.milli_gpu) &&
-         !over(r.milli_cpu, i.milli_cpu, l.milli_cpu) && !over(r.memory, i.memory, l.memory) &&
-         (node.allocatable.pods == 0 || !over(r.pods, i.pods, l.pods));
-}
-// Live shared GPU groups on the node with room for the pod's portion, counted up to `cap`.
-int64_t CountFittingGroups(const SnapNode& node, const SnapPod& pod, int64_t cap);
-
 }  // namespace kai::plugins

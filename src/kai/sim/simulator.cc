@@ -6,6 +6,7 @@
 
 #include "kai/framework/plugin.h"
 #include "kai/k8s/keys.h"
+#include "kai/snapshot/gpu_accounting.h"
 
 namespace kai::sim {
 namespace {

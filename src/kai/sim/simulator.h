@@ -16,6 +16,7 @@
 #include "kai/framework/session.h"
 #include "kai/model/cluster.h"
 #include "kai/snapshot/cache.h"
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/usage/usage_store.h"
 
 namespace kai::sim {

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "kai/snapshot/derive.h"
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
 
 namespace kai {

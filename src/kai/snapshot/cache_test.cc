@@ -12,6 +12,7 @@
 #include "kai/k8s/keys.h"
 #include "kai/k8s/testing.h"
 #include "kai/snapshot/compare.h"
+#include "kai/snapshot/gpu_accounting.h"
 
 namespace kai {
 namespace {

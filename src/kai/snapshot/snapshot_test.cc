@@ -7,6 +7,7 @@
 
 #include "kai/k8s/decode.h"
 #include "kai/k8s/testing.h"
+#include "kai/snapshot/gpu_accounting.h"
 
 namespace kai {
 namespace {

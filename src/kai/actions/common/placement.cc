@@ -5,14 +5,13 @@
 
 #include "kai/framework/job_tasks.h"
 #include "kai/framework/node_ranking.h"
-#include "kai/plugins/gpu_sharing.h"
-#include "kai/plugins/scores.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai::actions {
 
 NodeVerdict CheckNode(const Session& s, PodId pod, NodeId node) {
   NodeVerdict v;
-  if (!plugins::FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[node], &v.shortage)) {
+  if (!FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[node], &v.shortage)) {
     v.code = v.shortage.is_core && v.shortage.core == CoreResource::kPods
                  ? FitCode::kTooManyPods
                  : FitCode::kInsufficientResources;
@@ -34,7 +33,7 @@ struct Cand {
 bool AnyNodeHasRoom(const Session& s, PodId pod, std::span<const NodeId> nodes) {
   const SnapPod& p = s.snap().pods[pod];
   for (NodeId n : nodes) {
-    if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[n])) return true;
+    if (FitsIdleOrReleasing(p, s.snap().nodes[n])) return true;
   }
   return false;
 }
@@ -46,7 +45,7 @@ namespace {
 bool PlaceOnNode(Session& s, Statement& stmt, PodId pod, NodeId node, bool pipeline_only) {
   const SnapPod& p = s.snap().pods[pod];
   if (p.share.IsShared()) {
-    auto choice = plugins::ChooseSharedGpus(s, pod, node, pipeline_only);
+    auto choice = s.ChooseSharedGpus(pod, node, pipeline_only);
     if (!choice) return false;
     if (pipeline_only || choice->releasing) {
       stmt.Pipeline(pod, node, std::move(choice->groups));
@@ -55,7 +54,7 @@ bool PlaceOnNode(Session& s, Statement& stmt, PodId pod, NodeId node, bool pipel
     }
     return true;
   }
-  if (!pipeline_only && plugins::FitsIdle(p, s.snap().nodes[node])) {
+  if (!pipeline_only && FitsIdle(p, s.snap().nodes[node])) {
     stmt.Allocate(pod, node);
   } else {
     stmt.Pipeline(pod, node);
@@ -80,7 +79,7 @@ void CollectRoomy(const Session& s, const SnapPod& p, std::span<const NodeId> ca
   if (all && last.version == s.RoomVersion() && last.request == p.request) from = last.nodes;
   out.clear();
   for (NodeId id : from) {
-    if (plugins::FitsIdleOrReleasing(p, s.snap().nodes[id])) out.push_back(id);
+    if (FitsIdleOrReleasing(p, s.snap().nodes[id])) out.push_back(id);
   }
   if (all) {
     last.version = s.RoomVersion();

@@ -11,6 +11,7 @@
 #include "kai/actions/common/placement.h"
 #include "kai/framework/job_tasks.h"
 #include "kai/framework/subgroups.h"
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::actions {

@@ -7,6 +7,7 @@
 #include "kai/framework/session.h"
 #include "kai/plugins/builtin.h"
 #include "kai/plugins/scores.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai::plugins {
 namespace {
@@ -29,18 +30,6 @@ class GpuOrderPlugin : public Plugin {
  private:
   bool pack_;
 };
-
-// Memory a pod would take on a shared GPU for the purpose of this score: KAI scores every pod,
-// so a whole-GPU pod asks a full device (never fits a live group) and a pod without GPUs asks
-// nothing (fits any live group).
-int64_t ScoreMemory(const SnapNode& node, const SnapPod& pod) {
-  if (pod.share.IsShared()) return SharedMemoryOn(node, pod.share);
-  return pod.request.milli_gpu > 0 ? node.gpu_memory_mib : 0;
-}
-
-bool CanJoinSharedGpu(const SnapPod& pod, const SnapNode& node) {
-  return AnyGroupFits(node, ScoreMemory(node, pod));
-}
 
 class GpuSharingOrderPlugin : public Plugin {
  public:

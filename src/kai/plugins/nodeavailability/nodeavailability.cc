@@ -2,6 +2,7 @@
 #include "kai/framework/session.h"
 #include "kai/plugins/builtin.h"
 #include "kai/plugins/scores.h"
+#include "kai/snapshot/fit.h"
 
 namespace kai::plugins {
 namespace {

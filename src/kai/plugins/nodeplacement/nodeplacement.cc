@@ -13,6 +13,7 @@
 #include "kai/framework/session.h"
 #include "kai/plugins/builtin.h"
 #include "kai/plugins/scores.h"
+#include "kai/snapshot/gpu_accounting.h"
 
 namespace kai::plugins {
 namespace {

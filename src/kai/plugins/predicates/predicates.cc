@@ -6,8 +6,8 @@
 #include "kai/framework/session.h"
 #include "kai/k8s/keys.h"
 #include "kai/plugins/builtin.h"
-#include "kai/plugins/gpu_sharing.h"
 #include "kai/plugins/podaffinity/podaffinity.h"
+#include "kai/snapshot/gpu_accounting.h"
 
 namespace kai::plugins {
 namespace {
@@ -60,8 +60,8 @@ bool ReservationSlotMissing(const Session& s, PodId pod, NodeId node_id) {
   const SnapNode& node = s.snap().nodes[node_id];
   if (node.allocatable.pods == 0) return false;
   if (node.idle.pods + node.releasing.pods >= 2) return false;
-  auto choice = ChooseSharedGpus(s, pod, node_id, /*pipeline_only=*/false);
-  if (!choice || choice->releasing) choice = ChooseSharedGpus(s, pod, node_id, true);
+  auto choice = s.ChooseSharedGpus(pod, node_id, /*pipeline_only=*/false);
+  if (!choice || choice->releasing) choice = s.ChooseSharedGpus(pod, node_id, true);
   return !choice || choice->new_group;
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/snapshot.h"
 #include "kai/testing/allocate_once.h"
 

@@ -7,6 +7,7 @@
 
 #include "kai/framework/job_tasks.h"
 #include "kai/plugins/builtin.h"
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::plugins::proportion {

@@ -19,6 +19,7 @@
 
 #include "kai/framework/job_tasks.h"
 #include "kai/plugins/proportion/proportion.h"
+#include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
 
 namespace kai::plugins::proportion {

@@ -1,4 +1,4 @@
-#include "kai/plugins/gpu_sharing.h"
+#include "kai/snapshot/fit.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "kai/framework/config.h"
+#include "kai/framework/session.h"
 #include "kai/k8s/decode.h"
 
-namespace kai::plugins {
+namespace kai {
 namespace {
 
 constexpr UnixSeconds kNow = 1735732800;  // 2025-01-01T12:00:00Z
@@ -61,7 +62,10 @@ std::vector<std::string> Chosen(const std::string& devices) {
   for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
     if (s.snap().pods[p].name == "pending") pending = p;
   }
-  const auto choice = ChooseSharedGpus(s, pending, s.snap().node_by_name.at("n1"), false);
+  const SnapNode& node = s.snap().nodes[s.snap().node_by_name.at("n1")];
+  const auto choice = ChooseSharedGpus(s.snap().pods[pending], node, false, [&](const GpuGroup* g) {
+    return s.ScoreGpu(pending, node, g);
+  });
   EXPECT_TRUE(choice.has_value());
   if (!choice) return {};
   EXPECT_TRUE(choice->new_group);
@@ -76,4 +80,4 @@ TEST(NewGpuGroupName, FirstNumberNoGroupInUseHas) {
 }
 
 }  // namespace
-}  // namespace kai::plugins
+}  // namespace kai
