@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "kai/k8s/doc.h"
 
@@ -926,53 +923,7 @@ std::vector<std::string> DecodeObject(const doc::Node& object, std::string_view 
   return errors;
 }
 
-namespace {
-
-std::vector<std::string> ExpandPaths(const std::vector<std::string>& paths,
-                                     std::vector<std::string>& errors) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> files;
-  for (const std::string& p : paths) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      fs::recursive_directory_iterator it(p, ec), end;
-      for (; !ec && it != end; it.increment(ec)) {
-        const auto ext = it->path().extension();
-        std::error_code fec;
-        if (it->is_regular_file(fec) && (ext == ".yaml" || ext == ".yml")) {
-          found.push_back(it->path());
-        }
-      }
-      if (ec) errors.push_back(p + ": cannot read directory: " + ec.message());
-      std::sort(found.begin(), found.end());
-      if (found.empty()) errors.push_back(p + ": directory holds no .yaml or .yml file");
-      files.insert(files.end(), found.begin(), found.end());
-    } else if (fs::is_regular_file(p, ec)) {
-      files.push_back(p);
-    } else {
-      errors.push_back(p + ": no such file or directory");
-    }
-  }
-  return files;
-}
-
-}  // namespace
-
-Result<ClusterState> LoadManifests(const std::vector<std::string>& paths) {
-  ClusterState state;
-  std::vector<std::string> errors;
-  for (const std::string& file : ExpandPaths(paths, errors)) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      errors.push_back(file + ": cannot read");
-      continue;
-    }
-    std::stringstream buf;
-    buf << in.rdbuf();
-    auto errs = DecodeManifestText(buf.str(), file, state);
-    errors.insert(errors.end(), errs.begin(), errs.end());
-  }
+Result<ClusterState> CheckDecoded(ClusterState state, std::vector<std::string> errors) {
   if (errors.empty()) errors = ValidateCluster(state);
   if (errors.empty()) {
     for (auto& w : QuotaWarnings(state)) state.warnings.push_back(std::move(w));

@@ -11,8 +11,6 @@
 //  - kai only, for preempt: a scenario may not grow the preemptor's queue above its fair share
 //    while another queue's pending job may reclaim (docs/deviations.md).
 #include <algorithm>
-#include <cstdlib>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -201,11 +199,11 @@ class Validator {
     reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
     request_ = AmountsOf(sc_.preemptor_request);
     if (!TakeFromVictims()) {
-      if (std::getenv("KAI_DEBUG")) std::cerr << "  validator: strategy rejected\n";
+      Trace("  validator: strategy rejected");
       return false;
     }
     const bool ok = ReclaimersWithinBounds();
-    if (!ok && std::getenv("KAI_DEBUG")) std::cerr << "  validator: saturation rejected\n";
+    if (!ok) Trace("  validator: saturation rejected");
     return ok;
   }
 
@@ -239,6 +237,9 @@ class Validator {
 
  private:
   Amounts Allocated(QueueId q) const { return st_.frozen.allocated[q]; }
+  void Trace(std::string_view line) const {
+    if (s_.config().trace) s_.config().trace->Line(line);
+  }
 
   // Eviction units of the scenario per victim leaf queue (ascending): in each PodSet of a victim
   // job, the victims beyond the PodSet's minimum alone, the job's other victims (its core) as one.
