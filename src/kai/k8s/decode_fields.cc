@@ -13,11 +13,11 @@ std::optional<int64_t> ResourceAmount(std::string_view name, const std::string& 
                                       std::string_view path, ObjectContext& ctx) {
   const bool milli = name == "cpu" || name == keys::kGpuResource;
   auto r = ParseQuantity(text, milli ? 3 : 0);
-  if (auto* err = std::get_if<QuantityError>(&r)) {
-    ctx.Fail(path, err->message);
+  if (!r.ok()) {
+    ctx.Fail(path, r.error().message);
     return std::nullopt;
   }
-  const int64_t v = std::get<int64_t>(r);
+  const int64_t v = r.value();
   if (v < 0) {
     ctx.Fail(path, "negative quantity \"" + text + "\"");
     return std::nullopt;

@@ -182,9 +182,8 @@ Resources PodRequest(const doc::Node& spec, ObjectContext& ctx) {
 using AnnotationParser = std::optional<int64_t> (*)(std::string_view text);
 
 std::optional<int64_t> MilliUnits(std::string_view text) {
-  auto r = ParseQuantity(text, 3);
-  const auto* v = std::get_if<int64_t>(&r);
-  return v ? std::optional<int64_t>(*v) : std::nullopt;
+  const Result<int64_t> r = ParseQuantity(text, 3);
+  return r.ok() ? std::optional<int64_t>(r.value()) : std::nullopt;
 }
 
 // A GPU-sharing annotation's value when the pod has it: parsed, positive and below `below` (when

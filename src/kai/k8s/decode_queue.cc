@@ -11,16 +11,13 @@ std::optional<int64_t> QueueAmount(const doc::Node& n, std::string_view key, int
   auto s = Str(n, key, path, ctx);
   if (!s) return std::nullopt;
   auto r = ParseQuantity(*s, 0);
-  if (const auto* v = std::get_if<int64_t>(&r);
-      v && *v == -1 && s->find('.') == std::string::npos) {
-    return -1;
-  }
+  if (r.ok() && r.value() == -1 && s->find('.') == std::string::npos) return -1;
   r = ParseQuantity(*s, scale);
-  if (auto* err = std::get_if<QuantityError>(&r)) {
-    ctx.Fail(Join(path, key), err->message);
+  if (!r.ok()) {
+    ctx.Fail(Join(path, key), r.error().message);
     return std::nullopt;
   }
-  const int64_t v = std::get<int64_t>(r);
+  const int64_t v = r.value();
   if (v < 0) {
     ctx.Fail(Join(path, key), "must be -1 (unlimited) or a non-negative number, got " + *s);
     return std::nullopt;

@@ -89,10 +89,8 @@ Interval ReadInterval(const YAML::Node& n, const std::string& where) {
   for (const auto& [key, scale] : fields) {
     if (!n[key]) continue;
     auto q = ParseQuantity(n[key].as<std::string>(), scale);
-    if (auto* err = std::get_if<QuantityError>(&q)) {
-      throw FileError{Field(where, key) + ": " + err->message};
-    }
-    const int64_t v = std::get<int64_t>(q);
+    if (!q.ok()) throw FileError{Field(where, key) + ": " + q.error().message};
+    const int64_t v = q.value();
     if (v < 0) throw FileError{Field(where, key) + ": must not be negative"};
     const std::string k = key;
     if (k == "gpu") in.amount.milli_gpu = v;
