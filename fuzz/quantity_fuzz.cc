@@ -38,9 +38,9 @@ struct Outcome {
 };
 
 Outcome Run(std::string_view text, int scale) {
-  const kai::QuantityResult<int64_t> result = kai::ParseQuantity(text, scale);
-  if (const auto* value = std::get_if<int64_t>(&result)) return {true, *value, ""};
-  return {false, 0, std::get<kai::QuantityError>(result).message};
+  const kai::Result<int64_t> result = kai::ParseQuantity(text, scale);
+  if (result.ok()) return {true, result.value(), ""};
+  return {false, 0, result.error().message};
 }
 
 bool IsRangeError(const Outcome& o) {

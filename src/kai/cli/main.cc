@@ -14,12 +14,15 @@
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
+#include "kai/io/manifest_files.h"
+#include "kai/io/usage_file.h"
 #include "kai/k8s/decode.h"
 #include "kai/resource/quantity.h"
 #include "kai/scheduler/scheduler.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
 #include "kai/util/time.h"
+#include "kai/util/trace.h"
 
 namespace {
 
@@ -51,6 +54,17 @@ std::vector<std::string> SplitCommas(const std::string& s) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
+}
+
+// KAI_DEBUG=1 traces the disruptive actions' search on stderr (libkai writes through the sink).
+class StderrTrace final : public kai::TraceSink {
+ public:
+  void Line(std::string_view line) override { std::cerr << line << "\n"; }
+};
+
+kai::TraceSink* DebugTrace() {
+  static StderrTrace sink;
+  return std::getenv("KAI_DEBUG") != nullptr ? &sink : nullptr;
 }
 
 int Fail(const std::string& message) {
@@ -106,6 +120,7 @@ int RunSimulate(const SimulateArgs& a) {
     config = kai::WithActions(std::move(config.value()), SplitCommas(a.actions));
     if (!config.ok()) return Fail(config.error().message);
   }
+  config->trace = DebugTrace();
   auto cycles = kai::sim::Simulate(std::move(world.value()), config.value(), options);
   if (!cycles.ok()) return Fail(cycles.error().message);
   if (a.output == "json") {
@@ -335,6 +350,7 @@ int RunSchedulerCommand(SchedulerArgs& a) {
     if (!ParseNow(a.now, now)) return Fail("--now: expected an RFC 3339 time, got " + a.now);
     o.now = now;
   }
+  o.trace = DebugTrace();
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGINT, OnSignal);
   return kai::scheduler::RunScheduler(o, std::cout, std::cerr);

@@ -8,6 +8,7 @@
 
 #include "kai/model/cluster.h"
 #include "kai/util/result.h"
+#include "kai/util/trace.h"
 
 namespace kai {
 
@@ -40,6 +41,9 @@ struct SchedulerConfig {
   // that decisions never depend on machine speed.
   int64_t max_search_millis_per_job = 0;
   bool full_hierarchy_fairness = true;
+  // Diagnostics of the disruptive actions' search (KAI_DEBUG in the kai command); not owned, and
+  // null for no trace. Never changes a decision.
+  TraceSink* trace = nullptr;
 
   const PluginConfig* Plugin(std::string_view name) const;
 };

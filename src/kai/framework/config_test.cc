@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kai/framework/config.h"
+#include "kai/io/manifest_files.h"
 #include "kai/k8s/decode.h"
 #include "kai/sim/simulator.h"
 #include "kai/util/time.h"

@@ -42,7 +42,8 @@ struct ActionInfo {
   std::function<std::unique_ptr<Action>()> make;
 };
 
-// The static registry: every plugin and action kai knows.
+// The static registry: every plugin and action kai knows. Declared here, defined above the
+// plugins and actions by src/kai/builtin/registry.cc (the framework includes neither).
 const std::vector<PluginInfo>& AllPlugins();
 const std::vector<ActionInfo>& AllActions();
 const PluginInfo* FindPlugin(std::string_view name);

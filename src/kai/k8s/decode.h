@@ -27,8 +27,10 @@ std::vector<std::string> DecodeObject(const doc::Node& object, std::string_view 
                                       std::string_view kind, const std::string& source,
                                       ClusterState& state);
 
-// Reads files, or every *.yaml / *.yml file of a directory (sorted by name), decodes and validates.
-Result<ClusterState> LoadManifests(const std::vector<std::string>& paths);
+// Ends a load of decoded manifests (the front ends read the files: io/manifest_files.h): with
+// no decode error in `errors`, the cross-object checks (ValidateCluster) and, with none failing,
+// the quota warnings; every error of either, one per line, in the error.
+Result<ClusterState> CheckDecoded(ClusterState state, std::vector<std::string> errors);
 
 // Cross-object checks: duplicate names, pods naming a missing PodGroup or queue, PodGroups naming a
 // missing queue, queue parents that do not exist or form a cycle.

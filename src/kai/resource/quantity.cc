@@ -93,8 +93,8 @@ std::string Escape(std::string_view text) {
   return out;
 }
 
-QuantityError MakeError(std::string_view text, std::string_view detail) {
-  return QuantityError{"invalid quantity \"" + Escape(text) + "\": " + std::string(detail)};
+Error MakeError(std::string_view text, std::string_view detail) {
+  return Error{"invalid quantity \"" + Escape(text) + "\": " + std::string(detail)};
 }
 
 std::string Unexpected(const Cursor& cursor) {
@@ -225,7 +225,7 @@ std::optional<int64_t> CeilToInt64(const Magnitude& m, bool negative) {
 
 }  // namespace
 
-QuantityResult<int64_t> ParseQuantity(std::string_view text, int scale_exp10) {
+Result<int64_t> ParseQuantity(std::string_view text, int scale_exp10) {
   if (scale_exp10 < kMinQuantityScale || scale_exp10 > kMaxQuantityScale) {
     return MakeError(text, "scale " + std::to_string(scale_exp10) + " outside [-18, 18]");
   }

@@ -17,8 +17,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 // The parsed value, or nullopt on error.
 std::optional<int64_t> Value(std::string_view text, int scale = 0) {
-  const QuantityResult<int64_t> result = ParseQuantity(text, scale);
-  if (const auto* value = std::get_if<int64_t>(&result)) return *value;
+  const Result<int64_t> result = ParseQuantity(text, scale);
+  if (result.ok()) return result.value();
   return std::nullopt;
 }
 
@@ -26,8 +26,8 @@ int64_t Milli(std::string_view text) { return Value(text, 3).value_or(-424242); 
 
 // The error message, or "" when parsing succeeded.
 std::string ErrorOf(std::string_view text, int scale = 0) {
-  const QuantityResult<int64_t> result = ParseQuantity(text, scale);
-  if (const auto* error = std::get_if<QuantityError>(&result)) return error->message;
+  const Result<int64_t> result = ParseQuantity(text, scale);
+  if (!result.ok()) return result.error().message;
   return "";
 }
 

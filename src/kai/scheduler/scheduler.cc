@@ -221,6 +221,7 @@ class Loop {
         Sleep(std::chrono::milliseconds(1000));
         continue;
       }
+      config->trace = o_.trace;
       const UnixSeconds now = o_.now.value_or(WallClock());
       auto outcome = OneCycle(*config, now, cycle);
       if (!outcome.ok()) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kai/util/time.h"
+#include "kai/util/trace.h"
 
 namespace kai::scheduler {
 
@@ -37,7 +38,8 @@ struct SchedulerOptions {
   // Checks every cycle that the incremental snapshot equals a full build of the same world; a
   // difference is logged (naming the first differing fields) and the snapshot rebuilt.
   bool verify_snapshot_cache = false;
-  int max_cycles = 0;  // stop after this many cycles (0 = run until stopped; tests)
+  int max_cycles = 0;          // stop after this many cycles (0 = run until stopped; tests)
+  TraceSink* trace = nullptr;  // the cycles' diagnostic trace (KAI_DEBUG); not owned, optional
 };
 
 // Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kai/framework/config.h"
+#include "kai/io/manifest_files.h"
 #include "kai/k8s/decode.h"
 #include "kai/util/time.h"
 

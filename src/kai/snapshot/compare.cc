@@ -217,6 +217,44 @@ void CompareMap(Diff& d, const char* what, const std::unordered_map<K, V>& want,
   }
 }
 
+// The fields of every struct compared above, named in declaration order. A structured binding
+// must name exactly its struct's fields, so a field added to one of these structs stops this
+// file from compiling ("only N names provided for structured binding") until it is named here
+// AND compared above: the incremental snapshot's check (--verify-snapshot-cache) never skips a
+// field silently.
+[[maybe_unused]] void EveryFieldIsCompared(const Snapshot& s, const SnapNode& n, const GpuGroup& gg,
+                                           const SnapPod& p, const GpuShare& gs, const SnapJob& j,
+                                           const SnapSubGroup& sg, const SnapQueue& q,
+                                           const QueueQuota& qq) {
+  [[maybe_unused]] const auto& [now, nodes, pods, jobs, queues, root_queues, node_by_name,
+                                queue_by_name, node_name_rank, topologies, fair_share_capacity] = s;
+  [[maybe_unused]] const auto& [n_obj, n_name, n_allocatable, n_idle, n_releasing, n_used,
+                                n_gpu_memory_mib, n_gpu_memory_synced, n_gpu_devices, n_mig_enabled,
+                                n_mig_strategy, n_legacy_mig_pods, n_gpu_groups, n_max_group_room,
+                                n_unusable_reason, n_pods] = n;
+  [[maybe_unused]] const auto& [gg_name, gg_used, gg_releasing, gg_allocated, gg_has_allocated,
+                                gg_marked_releasing] = gg;
+  [[maybe_unused]] const auto& [p_obj, p_ns, p_name, p_uid, p_job, p_node, p_nominated,
+                                p_selects_nodes, p_requires_pod_affinity, p_prefers_pod_affinity,
+                                p_status, p_request, p_task_priority, p_task_priority_invalid,
+                                p_role_rank, p_creation, p_gpu_groups, p_share, p_legacy_mig,
+                                p_accepted_milli_gpu, p_memory_request_milli_gpu,
+                                p_memory_capacity_milli_gpu, p_kai_scheduled, p_virtually_evicted,
+                                p_kai_utility, p_sub_group, p_in_floor] = p;
+  [[maybe_unused]] const auto& [gs_kind, gs_portion_milli, gs_memory_mib, gs_devices] = gs;
+  [[maybe_unused]] const auto& [j_obj, j_ns, j_name, j_uid, j_queue, j_priority, j_preemptible,
+                                j_semi_preemptible, j_min_member, j_creation, j_pods, j_sub_groups,
+                                j_invalid_sub_group_pods, j_last_start, j_stale_since,
+                                j_active_allocated, j_has_sub_groups] = j;
+  [[maybe_unused]] const auto& [sg_name, sg_parent, sg_first_member, sg_member_count, sg_pod_set,
+                                sg_min_member, sg_min_sub_group, sg_topology, sg_set_pods,
+                                sg_active_allocated, sg_floor_pods] = sg;
+  [[maybe_unused]] const auto& [q_obj, q_name, q_parent, q_children, q_priority, q_gpu, q_cpu,
+                                q_memory, q_creation, q_fair_share, q_allocated,
+                                q_allocated_non_preemptible, q_requested, q_usage] = q;
+  [[maybe_unused]] const auto& [qq_quota, qq_limit, qq_weight_milli] = qq;
+}
+
 }  // namespace
 
 std::string SnapshotDifference(const Snapshot& want, const Snapshot& got, int limit) {

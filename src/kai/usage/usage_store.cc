@@ -89,10 +89,8 @@ Interval ReadInterval(const YAML::Node& n, const std::string& where) {
   for (const auto& [key, scale] : fields) {
     if (!n[key]) continue;
     auto q = ParseQuantity(n[key].as<std::string>(), scale);
-    if (auto* err = std::get_if<QuantityError>(&q)) {
-      throw FileError{Field(where, key) + ": " + err->message};
-    }
-    const int64_t v = std::get<int64_t>(q);
+    if (!q.ok()) throw FileError{Field(where, key) + ": " + q.error().message};
+    const int64_t v = q.value();
     if (v < 0) throw FileError{Field(where, key) + ": must not be negative"};
     const std::string k = key;
     if (k == "gpu") in.amount.milli_gpu = v;
@@ -104,34 +102,35 @@ Interval ReadInterval(const YAML::Node& n, const std::string& where) {
 
 }  // namespace
 
-Result<UsageStore> LoadUsageFile(const std::string& path) {
+Result<UsageStore> ParseUsage(const std::string& text, const std::string& source) {
   try {
-    const YAML::Node doc = YAML::LoadFile(path);
+    const YAML::Node doc = YAML::Load(text);
     UsageStore store;
     UsageParams params;
     if (const YAML::Node p = doc["usageParams"]) {
       if (p["halfLifePeriod"])
-        params.half_life_seconds = ReadDuration(p, "halfLifePeriod", path + ": usageParams");
+        params.half_life_seconds = ReadDuration(p, "halfLifePeriod", source + ": usageParams");
       if (p["windowSize"])
-        params.window_seconds = ReadDuration(p, "windowSize", path + ": usageParams");
+        params.window_seconds = ReadDuration(p, "windowSize", source + ": usageParams");
     }
     store.set_params(params);
     const YAML::Node cap = doc["capacity"];
     for (size_t i = 0; cap && i < cap.size(); ++i) {
-      store.RecordCapacity(ReadInterval(cap[i], path + ": capacity[" + std::to_string(i) + "]"));
+      store.RecordCapacity(ReadInterval(cap[i], source + ": capacity[" + std::to_string(i) + "]"));
     }
     const YAML::Node alloc = doc["allocations"];
     for (size_t i = 0; alloc && i < alloc.size(); ++i) {
-      const std::string where = path + ": allocations[" + std::to_string(i) + "]";
+      const std::string where = source + ": allocations[" + std::to_string(i) + "]";
       if (!alloc[i]["queue"]) throw FileError{Field(where, "queue") + ": missing"};
       store.RecordAllocation(alloc[i]["queue"].as<std::string>(), ReadInterval(alloc[i], where));
     }
-    if (!cap || cap.size() == 0) throw FileError{path + ": capacity: at least one interval needed"};
+    if (!cap || cap.size() == 0)
+      throw FileError{source + ": capacity: at least one interval needed"};
     return store;
   } catch (const FileError& e) {
     return Error{e.message};
   } catch (const YAML::Exception& e) {
-    return Error{path + ": " + e.what()};
+    return Error{source + ": " + e.what()};
   }
 }
 

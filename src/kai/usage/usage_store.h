@@ -50,10 +50,11 @@ class UsageStore {
 // weighted by 0.5 ^ ((now - t) / half_life). In seconds.
 double DecayedSeconds(UnixSeconds start, int64_t duration, UnixSeconds now, const UsageParams& p);
 
-// Reads a usage file:
+// Parses a usage history (the text of a usage file; `source` names it in errors):
 //   usageParams: {halfLifePeriod: 12h, windowSize: 168h}
 //   capacity:    [{start: RFC3339, duration: 10h, gpu: "10", cpu: "100", memory: 1Ti}]
 //   allocations: [{queue: team-a, start: RFC3339, duration: 2h, gpu: "4"}]
-Result<UsageStore> LoadUsageFile(const std::string& path);
+// The front ends read the file (io/usage_file.h).
+Result<UsageStore> ParseUsage(const std::string& text, const std::string& source);
 
 }  // namespace kai::usage

@@ -1,4 +1,5 @@
 #include "kai/usage/usage_store.h"
+#include "kai/io/usage_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,8 @@
 #pragma once
 // Operational errors travel as values (DESIGN.md rule 2): exceptions only at the process edge.
+// Result<T> is the one error type of libkai's fallible calls (a value, or an Error with a
+// human-readable message). Not yet converted: the decoders' error lists (k8s/decode.h returns
+// every error of a document as std::vector<std::string>, joined by CheckDecoded).
 #include <string>
 #include <utility>
 #include <variant>

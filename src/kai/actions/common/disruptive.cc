@@ -1,8 +1,6 @@
 #include "kai/actions/common/disruptive.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <iostream>
 
 #include "kai/resource/quantity.h"
 #include "kai/snapshot/semi_preemptible.h"
@@ -73,16 +71,17 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
-    static const bool debug = std::getenv("KAI_DEBUG") != nullptr;
+    TraceSink* const trace = s.config().trace;
     if (!spec.eligible(s, job)) {
-      if (debug) std::cerr << spec.action << ": " << s.snap().jobs[job].name << " not eligible\n";
+      if (trace)
+        trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " not eligible");
       Explain(s, job, spec.action + " not attempted: " + spec.not_eligible);
       continue;
     }
     const std::vector<JobId> candidates = Candidates(s, pool, job, spec);
-    if (debug) {
-      std::cerr << spec.action << ": " << s.snap().jobs[job].name << " candidates "
-                << candidates.size() << "\n";
+    if (trace) {
+      trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " candidates " +
+                  std::to_string(candidates.size()));
     }
     if (candidates.empty()) {
       Explain(s, job, spec.action + ": no workload qualifies as a victim (" + spec.rule + ")");
@@ -94,9 +93,10 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
     solver.max_millis = s.config().max_search_millis_per_job;
     SolveResult result = SolveJob(s, stmt, job, candidates, solver);
-    if (debug) {
-      std::cerr << "  solved=" << result.solved << " tried=" << result.scenarios_tried
-                << " pruned=" << result.scenarios_pruned << "\n";
+    if (trace) {
+      trace->Line("  solved=" + std::to_string(result.solved ? 1 : 0) +
+                  " tried=" + std::to_string(result.scenarios_tried) +
+                  " pruned=" + std::to_string(result.scenarios_pruned));
     }
     if (!result.solved) {
       const std::string victims = std::to_string(candidates.size()) +

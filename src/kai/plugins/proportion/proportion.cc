@@ -140,19 +140,19 @@ struct OrderSide {
   Amounts victims{};
 
   bool OverFairShare() const {
-    for (size_t i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < kNumQueueResources; ++i) {
       if (!(limits.fair[i] < allocated[i])) return false;
     }
     return true;
   }
   bool WithinDeserved() const {
-    for (size_t i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < kNumQueueResources; ++i) {
       if (limits.deserved[i] >= 0 && allocated[i] + request[i] > limits.deserved[i]) return false;
     }
     return true;
   }
   bool UsesZeroShare() const {
-    for (size_t i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < kNumQueueResources; ++i) {
       if (limits.share[i] == 0 && allocated[i] + request[i] > 0) return true;
     }
     return false;
@@ -160,7 +160,7 @@ struct OrderSide {
   // The largest used / allocatable share over the resources, with or without the request.
   double DominantShare(bool with_request) const {
     double share = 0;
-    for (size_t i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < kNumQueueResources; ++i) {
       const int64_t used = allocated[i] + (with_request ? request[i] - victims[i] : 0);
       const int64_t d = limits.denominator[i];
       const double s =
@@ -174,7 +174,7 @@ struct OrderSide {
 // -1: a's allocatable share is <= b's everywhere and < somewhere; +1 the reverse; else 0.
 int CompareAllocatableShares(const OrderLimits& a, const OrderLimits& b) {
   bool a_le = true, a_lt = false, b_le = true, b_lt = false;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kNumQueueResources; ++i) {
     const int64_t x = a.share[i], y = b.share[i];
     a_le &= x <= y;
     a_lt |= x < y;
@@ -318,34 +318,32 @@ class ProportionPlugin : public Plugin {
   std::vector<OrderLimits> limits_;   // per queue
 };
 
-std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
+// The first queue resource for which `request` would take `used` above the queue's `cap` (its
+// limit or its quota; a negative cap is none): a reason of `kind` with what the cap leaves.
+std::optional<Reason> OverCap(const SnapQueue& q, const Resources& request, const Resources& used,
+                              int64_t QueueQuota::*cap, ReasonKind kind) {
   for (CoreResource r : kQueueResources) {
-    const int64_t limit = q.Quota(r).limit;
+    const int64_t bound = q.Quota(r).*cap;
     const int64_t need = request.Get(r);
-    if (limit >= 0 && need != 0 && limit < q.allocated.Get(r) + need) {
-      return Reason{.kind = ReasonKind::kOverLimit,
+    if (bound >= 0 && need != 0 && bound < used.Get(r) + need) {
+      return Reason{.kind = kind,
                     .resource = std::string(CoreResourceName(r)),
                     .queue = std::string(q.name),
                     .requested = need,
-                    .available = std::max<int64_t>(0, limit - q.allocated.Get(r))};
+                    .available = std::max<int64_t>(0, bound - used.Get(r))};
     }
   }
   return std::nullopt;
 }
 
+std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
+  return OverCap(q, request, q.allocated, &QueueQuota::limit, ReasonKind::kOverLimit);
+}
+
+// Non-preemptible pods may not take a queue above its quota.
 std::optional<Reason> OverNonPreemptibleQuota(const SnapQueue& q, const Resources& request) {
-  for (CoreResource r : kQueueResources) {
-    const int64_t quota = q.Quota(r).quota;
-    const int64_t need = request.Get(r);
-    if (quota >= 0 && need != 0 && quota < q.allocated_non_preemptible.Get(r) + need) {
-      return Reason{.kind = ReasonKind::kNonPreemptibleOverQuota,
-                    .resource = std::string(CoreResourceName(r)),
-                    .queue = std::string(q.name),
-                    .requested = need,
-                    .available = std::max<int64_t>(0, quota - q.allocated_non_preemptible.Get(r))};
-    }
-  }
-  return std::nullopt;
+  return OverCap(q, request, q.allocated_non_preemptible, &QueueQuota::quota,
+                 ReasonKind::kNonPreemptibleOverQuota);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ inline constexpr std::array<CoreResource, 3> kQueueResources = {
     CoreResource::kCpu, CoreResource::kMemory, CoreResource::kGpu};
 
 // One amount per kQueueResources entry (cpu, memory, gpu), and a Resources' amounts in that order.
-using Amounts = std::array<int64_t, kQueueResources.size()>;
+inline constexpr size_t kNumQueueResources = kQueueResources.size();
+using Amounts = std::array<int64_t, kNumQueueResources>;
 inline Amounts AmountsOf(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
 
 // Allocatable resources of usable nodes less what pods of other schedulers hold on them.

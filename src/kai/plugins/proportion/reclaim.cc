@@ -11,8 +11,6 @@
 //  - kai only, for preempt: a scenario may not grow the preemptor's queue above its fair share
 //    while another queue's pending job may reclaim (docs/deviations.md).
 #include <algorithm>
-#include <cstdlib>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -31,7 +29,7 @@ using Involved = uint8_t;
 // The resources an amount takes some of.
 Involved InvolvedIn(const Amounts& a) {
   Involved out = 0;
-  for (int r = 0; r < 3; ++r) {
+  for (size_t r = 0; r < kNumQueueResources; ++r) {
     if (a[r] > 0) out |= static_cast<Involved>(1u << r);
   }
   return out;
@@ -82,7 +80,7 @@ struct VictimSummary {
       }
       Amounts& job = per_job[pod.job];
       const Amounts a = AmountsOf(pod.request);
-      for (size_t r = 0; r < 3; ++r) {
+      for (size_t r = 0; r < kNumQueueResources; ++r) {
         job[r] += a[r];
         largest[r] = std::max(largest[r], job[r]);
       }
@@ -145,7 +143,7 @@ std::pair<QueueId, QueueId> Leveled(const Snapshot& snap, QueueId reclaimer, Que
 int64_t Deserved(const SnapQueue& q, size_t i) { return q.Quota(kQueueResources[i]).quota; }
 
 bool AllocatedPlusWithinDeserved(const SnapQueue& q, const Amounts& allocated, const Amounts& req) {
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kNumQueueResources; ++i) {
     const int64_t d = Deserved(q, i);
     if (d >= 0 && allocated[i] + req[i] > d) return false;
   }
@@ -154,7 +152,7 @@ bool AllocatedPlusWithinDeserved(const SnapQueue& q, const Amounts& allocated, c
 
 // remaining > allocatable share in at least one resource.
 bool AboveAllocatableShare(const SnapQueue& q, const Amounts& remaining) {
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kNumQueueResources; ++i) {
     const int64_t share = AllocatableShare(q, kQueueResources[i]);
     if (share >= 0 && remaining[i] > share) return true;
   }
@@ -162,7 +160,7 @@ bool AboveAllocatableShare(const SnapQueue& q, const Amounts& remaining) {
 }
 
 bool AboveDeserved(const SnapQueue& q, const Amounts& remaining) {
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kNumQueueResources; ++i) {
     const int64_t d = Deserved(q, i);
     if (d >= 0 && remaining[i] > d) return true;
   }
@@ -177,7 +175,7 @@ bool PriorityInQuota(const ReclaimState& st, const SnapQueue& reclaimer, const A
 
 bool DeservedReclaimCandidate(const SnapQueue& victim, const Amounts& req) {
   bool under = false;
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < kNumQueueResources; ++i) {
     if (req[i] <= 0) continue;
     const int64_t d = Deserved(victim, i);
     if (d < 0) continue;
@@ -202,11 +200,11 @@ class Validator {
     reclaimer_queue_ = snap_.jobs[sc_.preemptor].queue;
     request_ = AmountsOf(sc_.preemptor_request);
     if (!TakeFromVictims()) {
-      if (std::getenv("KAI_DEBUG")) std::cerr << "  validator: strategy rejected\n";
+      Trace("  validator: strategy rejected");
       return false;
     }
     const bool ok = ReclaimersWithinBounds();
-    if (!ok && std::getenv("KAI_DEBUG")) std::cerr << "  validator: saturation rejected\n";
+    if (!ok) Trace("  validator: saturation rejected");
     return ok;
   }
 
@@ -234,12 +232,15 @@ class Validator {
     }
     if (!levels) return true;
     Amounts bound = Allocated(levels->second);
-    for (size_t r = 0; r < 3; ++r) bound[r] += victims.largest[r] - min_evicted[r];
+    for (size_t r = 0; r < kNumQueueResources; ++r) bound[r] += victims.largest[r] - min_evicted[r];
     return FitsStrategy(levels->first, levels->second, bound);
   }
 
  private:
   Amounts Allocated(QueueId q) const { return st_.frozen.allocated[q]; }
+  void Trace(std::string_view line) const {
+    if (s_.config().trace) s_.config().trace->Line(line);
+  }
 
   // Eviction units of the scenario per victim leaf queue (ascending): in each PodSet of a victim
   // job, the victims beyond the PodSet's minimum alone, the job's other victims (its core) as one.
@@ -273,7 +274,7 @@ class Validator {
           if (i >= min) {
             units.push_back({snap_.jobs[job].queue, a});
           } else {
-            for (size_t r = 0; r < 3; ++r) core[r] += a[r];
+            for (size_t r = 0; r < kNumQueueResources; ++r) core[r] += a[r];
             has_core = true;
           }
         }
@@ -300,7 +301,7 @@ class Validator {
         if (!FitsStrategy(reclaimer_level, victim_level, remaining)) return false;
         for (QueueId q = victim_leaf; q != kNone; q = snap_.queues[q].parent) {
           Amounts& rem = Remaining(q);
-          for (int r = 0; r < 3; ++r) rem[r] -= u[r];
+          for (size_t r = 0; r < kNumQueueResources; ++r) rem[r] -= u[r];
           involved_[q] |= involved;
         }
       }
@@ -333,7 +334,7 @@ class Validator {
         preemptor.semi_preemptible ? AmountsOf(sc_.preemptor_protected) : request_;
     for (QueueId q = reclaimer_queue_; q != kNone; q = snap_.queues[q].parent) {
       Amounts mine = remaining_.count(q) ? remaining_[q] : Allocated(q);
-      for (int r = 0; r < 3; ++r) mine[r] += request_[r];
+      for (size_t r = 0; r < kNumQueueResources; ++r) mine[r] += request_[r];
       if (remaining_.count(q)) remaining_[q] = mine;
       for (const auto& [sib, sib_remaining] : remaining_) {
         if (sib == q || snap_.queues[sib].parent != snap_.queues[q].parent) continue;
@@ -352,7 +353,7 @@ class Validator {
                        const Amounts& sib_remaining) const {
     const Amounts fs_q = AmountsOf(snap_.queues[q].fair_share);
     const Amounts fs_s = AmountsOf(snap_.queues[sib].fair_share);
-    for (int r = 0; r < 3; ++r) {
+    for (size_t r = 0; r < kNumQueueResources; ++r) {
       if (!(involved & (1u << r))) continue;
       const double rq = Saturation(mine[r], fs_q[r]);
       const double rs = Saturation(sib_remaining[r], fs_s[r]);
@@ -378,7 +379,7 @@ bool CanReclaim(const Session& s, JobId j) {
   const SnapQueue& q = snap.queues[job.queue];
   const Amounts req = AmountsOf(TasksToAllocateRequest(s, j));
   const Amounts alloc = AmountsOf(q.allocated), fs = AmountsOf(q.fair_share);
-  for (int r = 0; r < 3; ++r) {
+  for (size_t r = 0; r < kNumQueueResources; ++r) {
     if (alloc[r] + req[r] > fs[r]) return false;
   }
   if (job.preemptible) return true;

@@ -17,7 +17,8 @@
 //   DivideResource       replays KAI's float64 arithmetic, so its decisions are KAI's (the one
 //                        the scheduler uses);
 //   DivideResourceExact  computes the same algorithm in exact integer/rational arithmetic
-//                        (reference for property tests and for documenting KAI's float effects).
+//                        (reference for property tests and for documenting KAI's float effects;
+//                        test support: src/kai/testing/exact_division.h).
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -52,11 +53,5 @@ struct DivisionParams {
 // Preconditions: the sum of all positive weight_milli fits in int64_t; floor_unit <= 2^40.
 std::vector<int64_t> DivideResource(std::span<const DivisionQueue> queues,
                                     const DivisionParams& params);
-
-// The same division in exact arithmetic (time-based buckets excepted, which use double as KAI
-// does). Differs from DivideResource only where KAI's float64 rounding decides differently.
-// Same preconditions.
-std::vector<int64_t> DivideResourceExact(std::span<const DivisionQueue> queues,
-                                         const DivisionParams& params);
 
 }  // namespace kai::proportion

@@ -1,4 +1,5 @@
 #include "kai/plugins/proportion/resource_division.h"
+#include "kai/testing/exact_division.h"
 
 #include <algorithm>
 #include <cstdint>

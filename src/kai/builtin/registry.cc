@@ -1,5 +1,7 @@
-// The one static registry of plugins and actions (DESIGN.md rule 3). Default priorities are
-// KAI's (schedulingshard_types.go); plugins register hooks in priority order, highest first.
+// The one static registry of plugins and actions (DESIGN.md rule 3), declared by the framework
+// (framework/plugin.h) and defined here, above both plugins/ and actions/, so that the framework
+// never includes either. Default priorities are KAI's (schedulingshard_types.go); plugins
+// register hooks in priority order, highest first.
 #include <algorithm>
 
 #include "kai/actions/builtin.h"

@@ -1,0 +1,89 @@
+#pragma once
+// Internal to the decoder (k8s/decode*.cc): the field readers every kind's decoder shares, and the
+// decoder of each kind (one file per kind or group of small kinds). Each reader reports what it
+// rejects through the object's ObjectContext, naming source, object and field.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kai/k8s/doc.h"
+#include "kai/model/cluster.h"
+#include "kai/util/time.h"
+
+namespace kai::decoding {
+
+// Collects errors for one object; every message names source, object and field.
+class ObjectContext {
+ public:
+  ObjectContext(const std::string& source, std::string ref, std::vector<std::string>& errors)
+      : source_(source), ref_(std::move(ref)), errors_(errors) {}
+  void Fail(std::string_view field, std::string_view message) {
+    errors_.push_back(source_ + ": " + ref_ + ": " + std::string(field) + ": " +
+                      std::string(message));
+  }
+  void SetRef(std::string ref) { ref_ = std::move(ref); }
+  size_t ErrorCount() const { return errors_.size(); }
+
+ private:
+  const std::string& source_;
+  std::string ref_;
+  std::vector<std::string>& errors_;
+};
+
+inline std::string Join(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  return std::string(a) + "." + std::string(b);
+}
+
+// Larger amounts are rejected so that sums over a cluster can never overflow int64.
+constexpr int64_t kMaxAmount = int64_t{1} << 50;
+
+inline std::string Index(std::string_view a, size_t i) {
+  return std::string(a) + "[" + std::to_string(i) + "]";
+}
+
+// Field readers (decode_fields.cc). Absent or null fields read as nullopt / empty, silently.
+std::optional<std::string> Str(const doc::Node& parent, std::string_view key, std::string_view path,
+                               ObjectContext& ctx);
+bool IsMapOrAbsent(const doc::Node& n, std::string_view path, ObjectContext& ctx);
+bool IsSeqOrAbsent(const doc::Node& n, std::string_view path, ObjectContext& ctx);
+// A whole decimal integer (no sign other than '-', no unit, nothing after it); nullopt otherwise.
+std::optional<int64_t> ParseWholeInteger(std::string_view text);
+std::optional<int64_t> Int(const doc::Node& parent, std::string_view key, std::string_view path,
+                           ObjectContext& ctx);
+std::optional<bool> Bool(const doc::Node& parent, std::string_view key, std::string_view path,
+                         ObjectContext& ctx);
+std::optional<UnixSeconds> Time(const doc::Node& parent, std::string_view key,
+                                std::string_view path, ObjectContext& ctx);
+std::optional<int64_t> Duration(const doc::Node& parent, std::string_view key,
+                                std::string_view path, ObjectContext& ctx);
+Labels StringMap(const doc::Node& n, std::string_view path, ObjectContext& ctx);
+std::vector<std::string> StringList(const doc::Node& n, std::string_view path, ObjectContext& ctx);
+Resources ResourceList(const doc::Node& n, std::string_view path, ObjectContext& ctx);
+ObjectMeta DecodeMeta(const doc::Node& doc, const std::string& kind, bool namespaced,
+                      const std::string& source, ObjectContext& ctx);
+
+// One decoder per kind: decodes `doc` into a new object of `state`.
+using DecodeFn = void (*)(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                          ClusterState& state);
+void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+               ClusterState& state);  // decode_pod.cc
+void DecodeNode(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                ClusterState& state);  // decode_node.cc
+void DecodePodGroup(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                    ClusterState& state);  // decode_podgroup.cc
+void DecodeQueue(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                 ClusterState& state);  // decode_queue.cc
+void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                 ClusterState& state);  // decode_shard.cc
+// decode_small_kinds.cc: kinds of a few fields each.
+void DecodePriorityClass(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                         ClusterState& state);
+void DecodeTopology(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                    ClusterState& state);
+void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                       ClusterState& state);
+
+}  // namespace kai::decoding

@@ -1,0 +1,297 @@
+#include "kai/k8s/decode_fields.h"
+
+#include <set>
+
+#include "kai/k8s/keys.h"
+#include "kai/k8s/typed_labels.h"
+#include "kai/resource/quantity.h"
+
+namespace kai::decoding {
+namespace {
+
+std::vector<SelectorRequirement> Requirements(const doc::Node& n, std::string_view path,
+                                              ObjectContext& ctx) {
+  static const std::set<std::string> kOps = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  std::vector<SelectorRequirement> out;
+  if (!IsSeqOrAbsent(n, path, ctx)) return out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string p = Index(path, i);
+    SelectorRequirement r;
+    r.key = Str(n[i], "key", p, ctx).value_or("");
+    r.op = Str(n[i], "operator", p, ctx).value_or("");
+    r.values = StringList(n[i]["values"], Join(p, "values"), ctx);
+    if (r.key.empty()) ctx.Fail(Join(p, "key"), "missing");
+    if (!kOps.count(r.op)) ctx.Fail(Join(p, "operator"), "unknown operator \"" + r.op + "\"");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+LabelSelector DecodeLabelSelector(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
+  LabelSelector s;
+  s.matches_nothing = !n.IsDefined() || n.IsNull();
+  if (!IsMapOrAbsent(n, path, ctx)) return s;
+  s.match_labels = StringMap(n["matchLabels"], Join(path, "matchLabels"), ctx);
+  s.match_expressions = Requirements(n["matchExpressions"], Join(path, "matchExpressions"), ctx);
+  return s;
+}
+
+PodAffinityTerm DecodePodAffinityTerm(const doc::Node& n, const std::string& tp,
+                                      ObjectContext& ctx) {
+  PodAffinityTerm t;
+  t.selector = DecodeLabelSelector(n["labelSelector"], Join(tp, "labelSelector"), ctx);
+  t.namespaces = StringList(n["namespaces"], Join(tp, "namespaces"), ctx);
+  const doc::Node ns_sel = n["namespaceSelector"];
+  if (ns_sel.IsDefined() && !ns_sel.IsNull()) {
+    const std::string nsp = Join(tp, "namespaceSelector");
+    if (IsMapOrAbsent(ns_sel, nsp, ctx)) {
+      // Namespace labels are not part of what kai reads, so only {} can be evaluated.
+      if (ns_sel.size() != 0) ctx.Fail(nsp, "only {} (every namespace) is supported");
+      t.all_namespaces = true;
+    }
+  }
+  t.topology_key = Str(n, "topologyKey", tp, ctx).value_or("");
+  if (t.topology_key.empty()) ctx.Fail(Join(tp, "topologyKey"), "missing");
+  return t;
+}
+
+std::vector<PodAffinityTerm> PodAffinityTerms(const doc::Node& n, std::string_view path,
+                                              ObjectContext& ctx) {
+  std::vector<PodAffinityTerm> out;
+  const std::string p = Join(path, "requiredDuringSchedulingIgnoredDuringExecution");
+  const doc::Node terms = n["requiredDuringSchedulingIgnoredDuringExecution"];
+  if (!IsSeqOrAbsent(terms, p, ctx)) return out;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    out.push_back(DecodePodAffinityTerm(terms[i], Index(p, i), ctx));
+  }
+  return out;
+}
+
+std::vector<WeightedPodAffinityTerm> WeightedPodAffinityTerms(const doc::Node& n,
+                                                              std::string_view path,
+                                                              ObjectContext& ctx) {
+  std::vector<WeightedPodAffinityTerm> out;
+  const std::string p = Join(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  const doc::Node terms = n["preferredDuringSchedulingIgnoredDuringExecution"];
+  if (!IsSeqOrAbsent(terms, p, ctx)) return out;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::string tp = Index(p, i);
+    WeightedPodAffinityTerm w;
+    w.weight = static_cast<int>(Int(terms[i], "weight", tp, ctx).value_or(0));
+    if (w.weight < 1 || w.weight > 100) ctx.Fail(Join(tp, "weight"), "must be in 1..100");
+    const doc::Node term = terms[i]["podAffinityTerm"];
+    const std::string termp = Join(tp, "podAffinityTerm");
+    if (!term.IsDefined() || !IsMapOrAbsent(term, termp, ctx)) {
+      ctx.Fail(termp, "missing");
+      continue;
+    }
+    w.term = DecodePodAffinityTerm(term, termp, ctx);
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+void DecodeAffinity(const doc::Node& spec, PodObject& pod, ObjectContext& ctx) {
+  const doc::Node aff = spec["affinity"];
+  if (!IsMapOrAbsent(aff, "spec.affinity", ctx)) return;
+  const doc::Node na = aff["nodeAffinity"];
+  if (IsMapOrAbsent(na, "spec.affinity.nodeAffinity", ctx)) {
+    const std::string p =
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+    const doc::Node req = na["requiredDuringSchedulingIgnoredDuringExecution"];
+    if (IsMapOrAbsent(req, p, ctx)) {
+      const doc::Node terms = req["nodeSelectorTerms"];
+      const std::string tp = Join(p, "nodeSelectorTerms");
+      if (IsSeqOrAbsent(terms, tp, ctx)) {
+        for (size_t i = 0; i < terms.size(); ++i) {
+          NodeSelectorTerm t;
+          t.match_expressions = Requirements(terms[i]["matchExpressions"],
+                                             Join(Index(tp, i), "matchExpressions"), ctx);
+          t.match_fields =
+              Requirements(terms[i]["matchFields"], Join(Index(tp, i), "matchFields"), ctx);
+          pod.required_node_affinity.push_back(std::move(t));
+        }
+      }
+    }
+  }
+  const doc::Node pa = aff["podAffinity"];
+  if (IsMapOrAbsent(pa, "spec.affinity.podAffinity", ctx)) {
+    pod.required_pod_affinity = PodAffinityTerms(pa, "spec.affinity.podAffinity", ctx);
+    pod.preferred_pod_affinity = WeightedPodAffinityTerms(pa, "spec.affinity.podAffinity", ctx);
+  }
+  const doc::Node paa = aff["podAntiAffinity"];
+  if (IsMapOrAbsent(paa, "spec.affinity.podAntiAffinity", ctx)) {
+    pod.required_pod_anti_affinity = PodAffinityTerms(paa, "spec.affinity.podAntiAffinity", ctx);
+    pod.preferred_pod_anti_affinity =
+        WeightedPodAffinityTerms(paa, "spec.affinity.podAntiAffinity", ctx);
+  }
+}
+
+// A container's effective request: requests, defaulted per resource from limits (Kubernetes).
+Resources ContainerRequest(const doc::Node& c, std::string_view path, ObjectContext& ctx) {
+  const doc::Node res = c["resources"];
+  if (!IsMapOrAbsent(res, Join(path, "resources"), ctx)) return {};
+  Resources requests = ResourceList(res["requests"], Join(path, "resources.requests"), ctx);
+  const Resources limits = ResourceList(res["limits"], Join(path, "resources.limits"), ctx);
+  const doc::Node req_node = res["requests"];
+  auto has_request = [&](std::string_view name) {
+    return req_node.IsDefined() && req_node.IsMap() && req_node[std::string(name)].IsDefined();
+  };
+  if (!has_request("cpu") && limits.milli_cpu) requests.milli_cpu = limits.milli_cpu;
+  if (!has_request("memory") && limits.memory) requests.memory = limits.memory;
+  if (!has_request(keys::kGpuResource) && limits.milli_gpu) requests.milli_gpu = limits.milli_gpu;
+  for (const auto& [id, amount] : limits.scalars) {
+    if (!has_request(ResourceName(id))) requests.SetScalar(id, amount);
+  }
+  return requests;
+}
+
+// Kubernetes' effective pod request: max(sum of app containers + sidecars, each init container's
+// peak) + overhead, plus one `pods` slot.
+Resources PodRequest(const doc::Node& spec, ObjectContext& ctx) {
+  Resources app;
+  const doc::Node containers = spec["containers"];
+  if (!containers.IsDefined() || !containers.IsSequence() || containers.size() == 0) {
+    ctx.Fail("spec.containers", "missing or empty");
+  } else {
+    for (size_t i = 0; i < containers.size(); ++i) {
+      app += ContainerRequest(containers[i], Index("spec.containers", i), ctx);
+    }
+  }
+  Resources sidecars, init_peak;
+  const doc::Node inits = spec["initContainers"];
+  if (IsSeqOrAbsent(inits, "spec.initContainers", ctx)) {
+    for (size_t i = 0; i < inits.size(); ++i) {
+      const std::string p = Index("spec.initContainers", i);
+      const Resources r = ContainerRequest(inits[i], p, ctx);
+      if (Str(inits[i], "restartPolicy", p, ctx).value_or("") == "Always") {
+        sidecars += r;
+        init_peak = Max(init_peak, sidecars);
+      } else {
+        init_peak = Max(init_peak, r + sidecars);
+      }
+    }
+  }
+  Resources total = Max(app + sidecars, init_peak);
+  total += ResourceList(spec["overhead"], "spec.overhead", ctx);
+  total.pods = 1;
+  return total;
+}
+
+// The number of a GPU-sharing annotation, in its units (the gpu-fraction in milli-GPU, the others
+// whole); nullopt when it is not one.
+using AnnotationParser = std::optional<int64_t> (*)(std::string_view text);
+
+std::optional<int64_t> MilliUnits(std::string_view text) {
+  const Result<int64_t> r = ParseQuantity(text, 3);
+  return r.ok() ? std::optional<int64_t>(r.value()) : std::nullopt;
+}
+
+// A GPU-sharing annotation's value when the pod has it: parsed, positive and below `below` (when
+// given), else an error naming the annotation ("must be <expected>, got ...") and nullopt.
+std::optional<int64_t> SharingAnnotation(const PodObject& pod, std::string_view key,
+                                         AnnotationParser parse, std::optional<int64_t> below,
+                                         std::string_view expected, ObjectContext& ctx) {
+  const auto it = pod.meta.annotations.find(key);
+  if (it == pod.meta.annotations.end()) return std::nullopt;
+  const std::optional<int64_t> v = parse(it->second);
+  if (!v || *v <= 0 || (below && *v >= *below)) {
+    ctx.Fail("metadata.annotations." + std::string(key),
+             "must be " + std::string(expected) + ", got \"" + it->second + "\"");
+    return std::nullopt;
+  }
+  return v;
+}
+
+void DecodeGpuSharing(PodObject& pod, ObjectContext& ctx) {
+  if (auto v = SharingAnnotation(pod, keys::kGpuFraction, MilliUnits, kMilliPerUnit,
+                                 "a number strictly between 0 and 1", ctx)) {
+    pod.gpu_sharing.fraction_milli = *v;
+  }
+  if (auto v = SharingAnnotation(pod, keys::kGpuMemory, ParseWholeInteger, std::nullopt,
+                                 "a positive integer (MiB)", ctx)) {
+    pod.gpu_sharing.memory_mib = *v;
+  }
+  if (auto v = SharingAnnotation(pod, keys::kGpuFractionNumDevices, ParseWholeInteger, std::nullopt,
+                                 "a positive integer", ctx)) {
+    pod.gpu_sharing.num_devices = *v;
+  }
+  if (pod.gpu_sharing.IsShared() && pod.request.milli_gpu > 0) {
+    ctx.Fail("spec.containers.resources",
+             "a pod asking for a GPU fraction or GPU memory must not "
+             "also request nvidia.com/gpu");
+  }
+}
+
+void DecodeGpuGroups(PodObject& pod) {
+  for (const auto& [k, v] : pod.meta.labels) {
+    if (k == keys::kGpuGroupLabel) {
+      std::vector<std::string>& groups = pod.gpu_groups.Mutable();
+      groups.insert(groups.begin(), v);
+    } else if (k.rfind(std::string(keys::kGpuGroupLabel) + "/", 0) == 0) {
+      pod.gpu_groups.push_back(v);
+    }
+  }
+}
+
+std::vector<Toleration> Tolerations(const doc::Node& n, ObjectContext& ctx) {
+  std::vector<Toleration> out;
+  if (!IsSeqOrAbsent(n, "spec.tolerations", ctx)) return out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string p = Index("spec.tolerations", i);
+    Toleration t;
+    t.key = Str(n[i], "key", p, ctx).value_or("");
+    t.op = Str(n[i], "operator", p, ctx).value_or("Equal");
+    t.value = Str(n[i], "value", p, ctx).value_or("");
+    t.effect = Str(n[i], "effect", p, ctx).value_or("");
+    if (t.op != "Equal" && t.op != "Exists") {
+      ctx.Fail(Join(p, "operator"), "must be Equal or Exists, got \"" + t.op + "\"");
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+               ClusterState& state) {
+  PodObject pod;
+  pod.meta = DecodeMeta(doc, "Pod", true, source, ctx);
+  const doc::Node spec = doc["spec"];
+  if (!IsMapOrAbsent(spec, "spec", ctx)) {
+    ctx.Fail("spec", "missing");
+    return;
+  }
+  pod.scheduler_name = Str(spec, "schedulerName", "spec", ctx).value_or("default-scheduler");
+  pod.node_name = Str(spec, "nodeName", "spec", ctx).value_or("");
+  pod.priority_class_name = Str(spec, "priorityClassName", "spec", ctx).value_or("");
+  if (auto p = Int(spec, "priority", "spec", ctx)) pod.priority = static_cast<int>(*p);
+  pod.node_selector = StringMap(spec["nodeSelector"], "spec.nodeSelector", ctx);
+  pod.tolerations = Tolerations(spec["tolerations"], ctx);
+  DecodeAffinity(spec, pod, ctx);
+  const doc::Node gates = spec["schedulingGates"];
+  pod.scheduling_gated = gates.IsDefined() && gates.IsSequence() && gates.size() > 0;
+  pod.request = PodRequest(spec, ctx);
+  const doc::Node status = doc["status"];
+  if (IsMapOrAbsent(status, "status", ctx)) {
+    pod.phase = Str(status, "phase", "status", ctx).value_or("Pending");
+    pod.nominated_node = Str(status, "nominatedNodeName", "status", ctx).value_or("");
+  }
+  static const std::set<std::string> kPhases = {"Pending", "Running", "Succeeded", "Failed",
+                                                "Unknown"};
+  if (!kPhases.count(pod.phase)) ctx.Fail("status.phase", "unknown phase \"" + pod.phase + "\"");
+  if (auto it = pod.meta.annotations.find(keys::kPodGroupAnnotation);
+      it != pod.meta.annotations.end()) {
+    pod.pod_group = it->second;
+  }
+  if (auto it = pod.meta.labels.find(keys::kSubGroupLabel); it != pod.meta.labels.end()) {
+    pod.sub_group = it->second;
+  }
+  DecodeGpuSharing(pod, ctx);
+  DecodeGpuGroups(pod);
+  ReadTypedLabels(pod);
+  state.pods.push_back(std::move(pod));
+}
+
+}  // namespace kai::decoding
