@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1103,6 +1104,56 @@ TEST_F(FakeApiStatus, ATimerIsPatchedInTheBackgroundAndAThrottledPatchRetried) {
   EXPECT_EQ(r.background, 1);
   EXPECT_EQ(PodGroupAnnotation("kai.scheduler/last-start-timestamp"), "2025-01-01T12:00:00Z");
   EXPECT_EQ(committer_->background_stats().sent, 1);
+}
+
+TEST_F(FakeApiStatus, AnEvictionDeletesOnlyThePodItWasDecidedFor) {
+  const rapidjson::Document pods = server_.Objects(res::kPod);
+  std::string uid;
+  for (const auto& p : pods["items"].GetArray()) {
+    if (StrAt(p, {"metadata", "name"}) == "p3") uid = StrAt(p, {"metadata", "uid"});
+  }
+  ASSERT_FALSE(uid.empty());
+  scheduler::Decisions d;
+  scheduler::EvictDecision stale;  // decided for an earlier pod of the same name
+  stale.pod = {"default", "p2", "uid-of-a-pod-long-gone"};
+  stale.pod_group = {"default", "pg1", "uid-pg1"};
+  stale.action = "reclaim";
+  stale.message = "reclaim for default/pg9: over quota";
+  stale.gang_size = 1;
+  scheduler::EvictDecision live = stale;
+  live.pod = {"default", "p3", uid};
+  scheduler::EvictDecision gone = stale;
+  gone.pod = {"default", "no-such-pod", "uid-x"};
+  d.evictions = {stale, live, gone};
+  const auto r = Cycle(d);
+  EXPECT_EQ(r.evictions, 1);
+  EXPECT_EQ(r.failed, 1) << "the uid precondition refused the stale one";
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("p2"), std::string::npos) << r.errors[0];
+  std::set<std::string> left;
+  for (const auto& p : server_.Objects(res::kPod)["items"].GetArray()) {
+    left.insert(StrAt(p, {"metadata", "name"}));
+  }
+  EXPECT_TRUE(left.count("p2")) << "a pod of the same name is never deleted";
+  EXPECT_FALSE(left.count("p3"));
+  // Each eviction's PodGroup event went out (in the background), with KAI's annotations.
+  int evict_events = 0;
+  for (const auto& e : server_.Objects(res::kEvent)["items"].GetArray()) {
+    if (StrAt(e, {"reason"}) != "Evict") continue;
+    ++evict_events;
+    EXPECT_EQ(StrAt(e, {"metadata", "annotations", "kai.scheduler/evictor-action-type"}),
+              "reclaim");
+  }
+  EXPECT_EQ(evict_events, 3);
+}
+
+TEST_F(FakeApiStatus, EventsThatFailAreCountedAndDoNotFailTheCycle) {
+  server_.AddFault(PostRule("/api/v1/namespaces/default/events", R"({"status":500})", -1));
+  const auto r = Cycle(Pending("0/2 nodes are available"));
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_EQ(committer_->background_stats().failed, 1) << "the event";
+  EXPECT_EQ(committer_->background_stats().sent, 1) << "the condition";
+  EXPECT_EQ(PodScheduledMessage("p1"), "0/2 nodes are available");
 }
 
 }  // namespace
