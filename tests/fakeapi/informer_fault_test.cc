@@ -1131,14 +1131,16 @@ TEST_F(FakeApiStatus, AnEvictionDeletesOnlyThePodItWasDecidedFor) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].find("p2"), std::string::npos) << r.errors[0];
   std::set<std::string> left;
-  for (const auto& p : server_.Objects(res::kPod)["items"].GetArray()) {
+  const rapidjson::Document after = server_.Objects(res::kPod);
+  for (const auto& p : after["items"].GetArray()) {
     left.insert(StrAt(p, {"metadata", "name"}));
   }
   EXPECT_TRUE(left.count("p2")) << "a pod of the same name is never deleted";
   EXPECT_FALSE(left.count("p3"));
   // Each eviction's PodGroup event went out (in the background), with KAI's annotations.
   int evict_events = 0;
-  for (const auto& e : server_.Objects(res::kEvent)["items"].GetArray()) {
+  const rapidjson::Document events = server_.Objects(res::kEvent);
+  for (const auto& e : events["items"].GetArray()) {
     if (StrAt(e, {"reason"}) != "Evict") continue;
     ++evict_events;
     EXPECT_EQ(StrAt(e, {"metadata", "annotations", "kai.scheduler/evictor-action-type"}),
