@@ -143,6 +143,12 @@ bool Committer::FlushBackground(std::chrono::milliseconds timeout) {
   return background_.Flush(timeout);
 }
 
+// The object the server answered with counts in the next cycle (informer.h, Assume).
+void Committer::AssumeAnswer(const k8s::ResourceType& type, const k8s::HttpResponse& r) {
+  if (!informer_) return;
+  if (auto answer = ParseBody(r)) informer_->Assume(type, answer->Roots()[0]);
+}
+
 void Committer::Abandon() {
   background_.Clear();
   std::lock_guard<std::mutex> lock(mu_);
@@ -276,9 +282,7 @@ void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
                   k8s::PatchType::kStrategicMerge);
     return;
   }
-  if (auto created = ParseBody(r); created && informer_) {
-    informer_->Assume(res::kBindRequest, created->Roots()[0]);
-  }
+  AssumeAnswer(res::kBindRequest, r);
   run.Count(&CommitResult::binds);
   background_.Cancel(PodKey(b.pod));  // an Unschedulable mark still queued is no longer true
   Forget(pod_messages_, b.pod.uid);
@@ -434,9 +438,7 @@ bool Committer::PatchTimers(const PodGroupDecision& g) {
     LogFailure(k8s::Describe({"PATCH", path}, r));
     return false;
   }
-  if (auto after = ParseBody(r); after && informer_) {
-    informer_->Assume(res::kPodGroup, after->Roots()[0]);
-  }
+  AssumeAnswer(res::kPodGroup, r);
   return true;
 }
 
@@ -468,9 +470,7 @@ bool Committer::PatchConditions(const PodGroupDecision& g, UnixSeconds now) {
     Forget(group_messages_, g.pod_group.uid);
     return false;
   }
-  if (auto after = ParseBody(r); after && informer_) {
-    informer_->Assume(res::kPodGroup, after->Roots()[0]);
-  }
+  AssumeAnswer(res::kPodGroup, r);
   return true;
 }
 
@@ -513,8 +513,7 @@ void Committer::Nominate(const NominateDecision& n, Run& run) {
     run.Fail(k8s::Describe({"PATCH", path}, r));
     return;
   }
-  if (auto after = ParseBody(r); after && informer_)
-    informer_->Assume(res::kPod, after->Roots()[0]);
+  AssumeAnswer(res::kPod, r);
   run.Count(&CommitResult::nominations);
 }
 

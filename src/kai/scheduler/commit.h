@@ -75,6 +75,7 @@ class Committer {
   void Forget(std::map<std::string, std::string>& memory, const std::string& key);
   void LogFailure(const std::string& what) const;
   void ResumeBackground(const CommitResult& r);
+  void AssumeAnswer(const k8s::ResourceType& type, const k8s::HttpResponse& r);
   void Nominate(const NominateDecision& n, Run& run);
   void DeleteStale(const ObjectRef& b, Run& run);
   void Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
