@@ -11,6 +11,7 @@
 #include <cmath>
 #include <iomanip>
 
+#include "kai/binder/controller.h"
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
@@ -356,6 +357,89 @@ int RunSchedulerCommand(SchedulerArgs& a) {
   return kai::scheduler::RunScheduler(o, std::cout, std::cerr);
 }
 
+struct BinderArgs {
+  kai::binder::BinderOptions o;
+  std::string reservation_timeout, resync_period, status_deferral, lease_duration, renew_deadline,
+      retry_period;
+  int base_delay = 1, max_delay = 60;
+};
+
+CLI::App* AddBinderCommand(CLI::App& app, BinderArgs& a) {
+  CLI::App* c = app.add_subcommand("binder", "bind pods as their BindRequests ask (KAI's binder)");
+  auto& o = a.o;
+  auto& r = o.reservation;
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--max-concurrent", o.max_concurrent, "binds in flight at once (default 10)")
+      ->check(CLI::Range(1, 1000));
+  c->add_option("--rate-limiter-base-delay", a.base_delay, "seconds (default 1)")
+      ->check(CLI::Range(1, 3600));
+  c->add_option("--rate-limiter-max-delay", a.max_delay, "seconds (default 60)")
+      ->check(CLI::Range(1, 86400));
+  c->add_option(
+      "--plugins", o.plugins_json,
+      "plugin overrides, JSON: {\"gpusharing\":{\"arguments\":{\"cdiEnabled\":\"true\"}}}");
+  c->add_option("--resource-reservation-namespace", r.ns, "namespace of GPU reservation pods");
+  c->add_option("--resource-reservation-service-account", r.service_account,
+                "their service account");
+  c->add_option("--resource-reservation-pod-image", r.image,
+                "their image (runs `kai resource-reservation`)");
+  c->add_option("--resource-reservation-app-label", r.app_label, "their app label value");
+  c->add_option("--resource-reservation-allocation-timeout", a.reservation_timeout,
+                "how long a reservation pod may take to report its GPU (default 40s)");
+  c->add_option("--scale-adjust-namespace", r.scale_adjust_ns, "namespace of scaling pods");
+  c->add_option("--runtime-class-name", r.runtime_class, "runtime class of reservation pods");
+  c->add_flag("--fake-gpu-nodes", r.fake_gpu_nodes, "reservation pods only sleep (test clusters)");
+  c->add_option("--reservation-resync-period", a.resync_period,
+                "how often every GPU group's reservation is checked (default 60s)");
+  c->add_option("--status-write-deferral", a.status_deferral,
+                "how long conditions and events may wait behind a burst of binds (default 10s)");
+  c->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it binds");
+  c->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
+  c->add_option("--leader-elect-id", o.leader_elect_id, "the Lease's name (default kai-binder)");
+  c->add_option("--leader-elect-identity", o.identity, "this process's identity (hostname_pid)");
+  c->add_option("--leader-elect-lease-duration", a.lease_duration, "e.g. 15s");
+  c->add_option("--leader-elect-renew-deadline", a.renew_deadline, "e.g. 10s");
+  c->add_option("--leader-elect-retry-period", a.retry_period, "e.g. 2s");
+  c->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
+  c->add_option("--health-probe-bind-address", o.health_address, "HOST:PORT for /healthz, /readyz");
+  return c;
+}
+
+void OnBinderSignal(int) { kai::binder::RequestBinderStop(); }
+
+int RunBinderCommand(BinderArgs& a) {
+  auto& o = a.o;
+  const std::pair<const char*, std::pair<std::string*, std::chrono::milliseconds*>> durations[] = {
+      {"--resource-reservation-allocation-timeout",
+       {&a.reservation_timeout, &o.reservation.allocation_timeout}},
+      {"--reservation-resync-period", {&a.resync_period, &o.resync_period}},
+      {"--leader-elect-lease-duration", {&a.lease_duration, &o.lease_duration}},
+      {"--leader-elect-renew-deadline", {&a.renew_deadline, &o.renew_deadline}},
+      {"--leader-elect-retry-period", {&a.retry_period, &o.retry_period}}};
+  for (const auto& [flag, target] : durations) {
+    if (auto e = ParseDurationFlag(flag, *target.first, *target.second)) return Fail(*e);
+  }
+  if (a.status_deferral == "0" || a.status_deferral == "0s") {
+    o.status_write_deferral = std::chrono::milliseconds(0);
+  } else if (auto e = ParseDurationFlag("--status-write-deferral", a.status_deferral,
+                                        o.status_write_deferral)) {
+    return Fail(*e);
+  }
+  if (a.max_delay < a.base_delay) {
+    return Fail("--rate-limiter-max-delay: must not be below --rate-limiter-base-delay");
+  }
+  o.rate_limit.base = std::chrono::seconds(a.base_delay);
+  o.rate_limit.max = std::chrono::seconds(a.max_delay);
+  if (o.renew_deadline >= o.lease_duration) {
+    return Fail("--leader-elect-renew-deadline: must be shorter than the lease duration");
+  }
+  std::signal(SIGTERM, OnBinderSignal);
+  std::signal(SIGINT, OnBinderSignal);
+  return kai::binder::RunBinder(o, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -396,6 +480,8 @@ int main(int argc, char** argv) {
       ->required();
   SchedulerArgs sa;
   CLI::App* scheduler = AddSchedulerCommand(app, sa);
+  BinderArgs ba;
+  CLI::App* binder = AddBinderCommand(app, ba);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -407,6 +493,7 @@ int main(int argc, char** argv) {
     if (*queues) return RunQueues(qa);
     if (*check_update) return RunCheckUpdate(cu);
     if (*scheduler) return RunSchedulerCommand(sa);
+    if (*binder) return RunBinderCommand(ba);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

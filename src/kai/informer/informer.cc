@@ -453,8 +453,16 @@ bool Informer::WaitForFirstLists(std::chrono::milliseconds timeout) {
 }
 
 void Informer::Push(std::vector<Delta> batch) {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& d : batch) queue_.push_back(std::move(d));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& d : batch) queue_.push_back(std::move(d));
+  }
+  cv_.notify_all();
+}
+
+bool Informer::WaitForDeltas(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return stop_ || !queue_.empty(); }) && !stop_;
 }
 
 size_t Informer::KindOf(const k8s::ResourceType& type) const {
@@ -496,7 +504,10 @@ void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) 
       for (const auto& [key, idx] : s.index) {
         if (!s.seen.count(key)) gone.push_back(key);
       }
-      for (const auto& key : gone) s.Remove(key, changes);
+      for (const auto& key : gone) {
+        if (options_.on_delta) options_.on_delta(d.kind, key, nullptr);
+        s.Remove(key, changes);
+      }
       s.syncing = false;
       s.seen.clear();
       std::lock_guard<std::mutex> lock(mu_);
@@ -509,6 +520,7 @@ void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) 
       uint64_t& known = s.rv[d.key];
       known = std::max(known, d.rv);
       if (s.syncing) s.seen.insert(d.key);
+      if (options_.on_delta) options_.on_delta(d.kind, d.key, &d.object);
       s.Upsert(d.key, d.object, world, changes);
       break;
     }
@@ -518,6 +530,7 @@ void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) 
       } else {
         s.watched_rv = std::max(s.watched_rv, d.rv);
       }
+      if (options_.on_delta) options_.on_delta(d.kind, d.key, nullptr);
       s.Remove(d.key, changes);
       break;
   }

@@ -49,6 +49,11 @@ struct InformerOptions {
   std::chrono::milliseconds backoff_initial{800}, backoff_max{30000};
   // Logs a line (decode errors naming the object and field, list/watch failures).
   std::function<void(const std::string&)> log;
+  // Called by Apply, on its thread, for each upsert (the decoded object; echoes of kai's own
+  // writes included) and each deletion (a watch event or a relist that no longer has the key;
+  // `object` null) before the world takes it. Front ends that react to changes (the binder)
+  // use it instead of diffing the world.
+  std::function<void(size_t kind, const std::string& key, const ClusterState* object)> on_delta;
 };
 
 class Informer {
@@ -64,6 +69,9 @@ class Informer {
   bool Synced() const;
   // Blocks until every reflector has delivered its first list, or `timeout` passes.
   bool WaitForFirstLists(std::chrono::milliseconds timeout);
+
+  // Blocks until a delta is queued (true) or `timeout` passes or Stop was called (false).
+  bool WaitForDeltas(std::chrono::milliseconds timeout);
 
   // Applies every queued delta to `world`; records in `changes` what the snapshot cache must
   // re-derive. Returns the number of deltas applied.

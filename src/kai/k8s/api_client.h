@@ -28,6 +28,10 @@ inline constexpr ResourceType kNode{"v1", "Node", "nodes", false};
 inline constexpr ResourceType kPod{"v1", "Pod", "pods", true};
 inline constexpr ResourceType kEvent{"v1", "Event", "events", true};
 inline constexpr ResourceType kConfigMap{"v1", "ConfigMap", "configmaps", true};
+inline constexpr ResourceType kPersistentVolumeClaim{"v1", "PersistentVolumeClaim",
+                                                     "persistentvolumeclaims", true};
+inline constexpr ResourceType kStorageClass{"storage.k8s.io/v1", "StorageClass", "storageclasses",
+                                            false};
 inline constexpr ResourceType kQueue{"scheduling.run.ai/v2", "Queue", "queues", false};
 inline constexpr ResourceType kPodGroup{"scheduling.run.ai/v2alpha2", "PodGroup", "podgroups",
                                         true};

@@ -44,6 +44,11 @@ void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectCo
   b.selected_node = Str(spec, "selectedNode", "spec", ctx).value_or("");
   b.received_resource_type = Str(spec, "receivedResourceType", "spec", ctx).value_or("");
   b.selected_gpu_groups = StringList(spec["selectedGPUGroups"], "spec.selectedGPUGroups", ctx);
+  if (const doc::Node gpu = spec["receivedGPU"]; IsMapOrAbsent(gpu, "spec.receivedGPU", ctx)) {
+    b.gpu_count = static_cast<int>(Int(gpu, "count", "spec.receivedGPU", ctx).value_or(0));
+    b.gpu_portion = Str(gpu, "portion", "spec.receivedGPU", ctx).value_or("");
+  }
+  b.claim_allocations = spec["resourceClaimAllocations"].size() > 0;
   if (b.pod_name.empty()) ctx.Fail("spec.podName", "missing");
   if (b.selected_node.empty()) ctx.Fail("spec.selectedNode", "missing");
   const doc::Node status = doc["status"];

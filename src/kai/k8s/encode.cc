@@ -360,6 +360,12 @@ void BindRequest(Out& o, const BindRequestObject& b) {
   o.KV("selectedNode", b.selected_node);
   o.KVIf("receivedResourceType", b.received_resource_type);
   o.Strings("selectedGPUGroups", b.selected_gpu_groups);
+  if (b.gpu_count || !b.gpu_portion.empty()) {
+    o.BeginMap("receivedGPU");
+    o.KInt("count", b.gpu_count);
+    o.KVIf("portion", b.gpu_portion);
+    o.e << YAML::EndMap;
+  }
   if (b.backoff_limit) o.KInt("backoffLimit", *b.backoff_limit);
   o.e << YAML::EndMap;
   o.BeginMap("status");

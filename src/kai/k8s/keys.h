@@ -39,6 +39,25 @@ inline constexpr std::string_view kTopologyPreferredAnnotation =
 inline constexpr std::string_view kReservationAppLabel = "kai-resource-reservation";
 
 inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+
+// The binder's GPU sharing (B/binding/resourcereservation/, B/common/).
+inline constexpr std::string_view kAppLabel = "app";
+inline constexpr std::string_view kReservationNamespace = "kai-resource-reservation";
+inline constexpr std::string_view kScaleAdjustNamespace = "kai-scale-adjust";
+inline constexpr std::string_view kReservationPodPrefix = "gpu-reservation";
+inline constexpr std::string_view kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
+inline constexpr std::string_view kMultiGpuGroupLabelPrefix = "runai-gpu-group/";
+inline constexpr std::string_view kGpuFractionContainerName = "gpu-fraction-container-name";
+inline constexpr std::string_view kSharedGpuConfigMapAnnotation = "runai/shared-gpu-configmap";
+inline constexpr std::string_view kNumaPlacementPredicted =
+    "kai.scheduler/numa-placement-predicted";
+inline constexpr std::string_view kDoNotDisrupt = "karpenter.sh/do-not-disrupt";
+inline constexpr std::string_view kNvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES";
+inline constexpr std::string_view kRunaiVisibleDevices = "RUNAI-VISIBLE-DEVICES";  // legacy
+inline constexpr std::string_view kGpuPortionEnv = "GPU_PORTION";
+inline constexpr std::string_view kRunaiNumOfGpusEnv = "RUNAI_NUM_OF_GPUS";  // legacy
+inline constexpr std::string_view kCdiDevicePrefix = "k8s.device-plugin.nvidia.com/gpu=";
+inline constexpr std::string_view kSelectedNodeAnnotation = "volume.kubernetes.io/selected-node";
 using ::kai::kMigResourcePrefix;
 
 // KAI's defaults (model/defaults.h).

@@ -222,6 +222,9 @@ struct BindRequestObject {
   std::string selected_node;
   std::string received_resource_type;
   std::vector<std::string> selected_gpu_groups;
+  int gpu_count = 0;                 // spec.receivedGPU.count
+  std::string gpu_portion;           // spec.receivedGPU.portion, as written ("0.50")
+  bool claim_allocations = false;    // spec.resourceClaimAllocations is not empty
   std::string phase;                 // "", Pending, Succeeded, Failed
   std::optional<int> backoff_limit;  // spec.backoffLimit (kai's scheduler, like KAI's, sets none)
   int failed_attempts = 0;           // status.failedAttempts

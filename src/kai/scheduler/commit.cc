@@ -9,35 +9,23 @@
 #include <set>
 #include <thread>
 
+#include "kai/k8s/json_body.h"
 #include "kai/k8s/keys.h"
 #include "kai/util/time.h"
 
 namespace kai::scheduler {
 namespace {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+using k8s::Json;
+using k8s::JsonWriter;
+using k8s::KeyStr;
+using k8s::PodConditionPatch;
+using k8s::Str;
 namespace res = k8s::resources;
 
 constexpr size_t kEventCapacity = 20000;  // queued events beyond it are dropped and counted
 
 std::string PodKey(const ObjectRef& pod) { return "pod/" + pod.uid; }
-
-void Str(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void KeyStr(JsonWriter& w, std::string_view k, std::string_view v) {
-  Str(w, k);
-  Str(w, v);
-}
-
-template <class F>
-std::string Json(F&& build) {
-  rapidjson::StringBuffer buf;
-  JsonWriter w(buf);
-  build(w);
-  return std::string(buf.GetString(), buf.GetSize());
-}
 
 std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
   return Json([&](JsonWriter& w) {
@@ -80,29 +68,6 @@ std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
       for (const auto& g : b.gpu_groups) Str(w, g);
       w.EndArray();
     }
-    w.EndObject();
-    w.EndObject();
-  });
-}
-
-// A strategic merge patch of one pod condition (conditions merge by type).
-std::string PodConditionPatch(std::string_view type, std::string_view status,
-                              std::string_view reason, const std::string& message,
-                              UnixSeconds now) {
-  return Json([&](JsonWriter& w) {
-    w.StartObject();
-    Str(w, "status");
-    w.StartObject();
-    Str(w, "conditions");
-    w.StartArray();
-    w.StartObject();
-    KeyStr(w, "type", type);
-    KeyStr(w, "status", status);
-    KeyStr(w, "reason", reason);
-    KeyStr(w, "message", message);
-    KeyStr(w, "lastTransitionTime", FormatRfc3339(now));
-    w.EndObject();
-    w.EndArray();
     w.EndObject();
     w.EndObject();
   });
@@ -205,47 +170,10 @@ size_t Committer::Remembered() const {
 void Committer::Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
                       std::string_view type, std::string_view reason, const std::string& message,
                       const std::map<std::string, std::string>& annotations, UnixSeconds now) {
-  const uint64_t seq = ++event_seq_;
-  const std::string body = Json([&](JsonWriter& w) {
-    w.StartObject();
-    KeyStr(w, "apiVersion", "v1");
-    KeyStr(w, "kind", "Event");
-    Str(w, "metadata");
-    w.StartObject();
-    char suffix[40];
-    std::snprintf(suffix, sizeof suffix, ".%llx%04llx", static_cast<unsigned long long>(now),
-                  static_cast<unsigned long long>(seq & 0xffff));
-    KeyStr(w, "name", obj.name + suffix);
-    KeyStr(w, "namespace", obj.ns.empty() ? "default" : obj.ns);
-    if (!annotations.empty()) {
-      Str(w, "annotations");
-      w.StartObject();
-      for (const auto& [k, v] : annotations) KeyStr(w, k, v);
-      w.EndObject();
-    }
-    w.EndObject();
-    Str(w, "involvedObject");
-    w.StartObject();
-    KeyStr(w, "apiVersion", api_version);
-    KeyStr(w, "kind", kind);
-    KeyStr(w, "name", obj.name);
-    KeyStr(w, "namespace", obj.ns);
-    if (!obj.uid.empty()) KeyStr(w, "uid", obj.uid);
-    w.EndObject();
-    KeyStr(w, "reason", reason);
-    KeyStr(w, "message", message);
-    KeyStr(w, "type", type);
-    Str(w, "source");
-    w.StartObject();
-    KeyStr(w, "component", options_.scheduler_name);
-    w.EndObject();
-    KeyStr(w, "reportingComponent", options_.scheduler_name);
-    KeyStr(w, "firstTimestamp", FormatRfc3339(now));
-    KeyStr(w, "lastTimestamp", FormatRfc3339(now));
-    Str(w, "count");
-    w.Int(1);
-    w.EndObject();
-  });
+  k8s::EventSpec spec{
+      std::string(api_version), std::string(kind),   obj.ns,  obj.name,    obj.uid,
+      std::string(type),        std::string(reason), message, annotations, options_.scheduler_name};
+  const std::string body = k8s::EventBody(spec, now, ++event_seq_);
   const std::string path = k8s::CollectionPath(res::kEvent, obj.ns.empty() ? "default" : obj.ns);
   background_.Put("", [this, path, body] { return client_.Create(path, body).ok(); });
 }

@@ -32,4 +32,8 @@ class Result {
   std::variant<T, Error> v_;
 };
 
+// A fallible call with no value: ok, or an Error.
+using Status = Result<std::monostate>;
+inline Status Ok() { return std::monostate{}; }
+
 }  // namespace kai

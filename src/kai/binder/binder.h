@@ -1,0 +1,47 @@
+#pragma once
+// One bind, as KAI's binder makes it (B/binding/binder.go): the node's reservations are synced,
+// a fraction pod's GPUs are reserved (reservation.h), the plugins prepare the pod, and one
+// pods/binding call sets the node and the received-resource-type annotation together. A failed
+// bind is rolled back: every plugin undoes its part, the pod loses its GPU group labels, and
+// the node's reservations are synced again (a reservation pod nothing needs goes).
+#include <memory>
+#include <vector>
+
+#include "kai/binder/plugins.h"
+#include "kai/binder/reservation.h"
+
+namespace kai::binder {
+
+enum class BindFailure {
+  kNone,
+  kError,
+  // A Fraction BindRequest without GPU groups (KAI: an old request's bad conversion): it is
+  // deleted, and the scheduler writes a valid one.
+  kInvalidRequest,
+};
+
+struct BindResult {
+  BindFailure failure = BindFailure::kNone;
+  std::string error;
+  bool already_bound = false;  // an earlier attempt's binding had landed
+  bool ok() const { return failure == BindFailure::kNone; }
+};
+
+class Binder {
+ public:
+  Binder(const k8s::ApiClient& client, ReservationService& reservations,
+         std::vector<std::unique_ptr<BindPlugin>> plugins);
+
+  BindResult Bind(const PodView& pod, const BindRequestObject& request);
+  // Undoes what a failed Bind prepared; the error lists every step that failed.
+  Status Rollback(const PodView& pod, const BindRequestObject& request);
+
+ private:
+  Status CreateBinding(const PodView& pod, const BindRequestObject& request, bool& already);
+
+  const k8s::ApiClient& client_;
+  ReservationService& reservations_;
+  std::vector<std::unique_ptr<BindPlugin>> plugins_;
+};
+
+}  // namespace kai::binder

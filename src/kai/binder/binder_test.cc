@@ -1,0 +1,204 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "kai/binder/controller.h"
+#include "kai/binder/objects.h"
+#include "kai/binder/plugins.h"
+#include "kai/binder/reservation.h"
+#include "kai/binder/workqueue.h"
+
+namespace kai::binder {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct FakeClock {
+  Clock::time_point t{};
+  NowFn fn() {
+    return [this] { return t; };
+  }
+};
+
+TEST(BinderWorkQueue, KeyQueuedOnceAndNeverToTwoWorkers) {
+  FakeClock c;
+  WorkQueue q({}, c.fn());
+  q.Add("a");
+  q.Add("a");
+  EXPECT_EQ(q.Len(), 1u);
+  auto k = q.Get(0ms);
+  ASSERT_TRUE(k);
+  q.Add("a");  // while processing: dirty, not handed out again
+  EXPECT_FALSE(q.Get(0ms));
+  q.Done("a");
+  EXPECT_EQ(q.Get(0ms).value_or(""), "a");
+}
+
+TEST(BinderWorkQueue, DelayedKeysWaitForTheClockEarliestWins) {
+  FakeClock c;
+  WorkQueue q({}, c.fn());
+  q.AddAfter("a", 4000ms);
+  q.AddAfter("a", 2000ms);  // earlier: replaces
+  q.AddAfter("a", 9000ms);  // later: ignored
+  EXPECT_FALSE(q.Get(0ms));
+  c.t += 1999ms;
+  EXPECT_FALSE(q.Get(0ms));
+  c.t += 1ms;
+  EXPECT_EQ(q.Get(0ms).value_or(""), "a");
+  q.Done("a");
+  c.t += 10s;
+  EXPECT_FALSE(q.Get(0ms));
+}
+
+TEST(BinderWorkQueue, FailureDelaysDoubleToTheMaxUntilForgotten) {
+  FakeClock c;
+  WorkQueue q({1000ms, 4000ms}, c.fn());
+  std::vector<int64_t> delays;
+  for (int i = 0; i < 5; ++i) {
+    q.AddRateLimited("k");
+    int64_t waited = 0;
+    while (!q.Get(0ms)) {
+      c.t += 100ms;
+      waited += 100;
+    }
+    q.Done("k");
+    delays.push_back(waited);
+  }
+  EXPECT_EQ(delays, (std::vector<int64_t>{1000, 2000, 4000, 4000, 4000}));
+  q.Forget("k");
+  EXPECT_EQ(q.Failures("k"), 0);
+}
+
+BindRequestObject Request(std::optional<int> limit, int attempts, std::string phase = "") {
+  BindRequestObject b;
+  b.backoff_limit = limit;
+  b.failed_attempts = attempts;
+  b.phase = std::move(phase);
+  return b;
+}
+
+TEST(BinderBackoff, WithoutALimitTheFirstFailureIsFinal) {
+  const FailureOutcome f = OnFailure(Request(std::nullopt, 0));
+  EXPECT_EQ(f.failed_attempts, 0);
+  EXPECT_FALSE(f.retry_after);
+  EXPECT_FALSE(PendingRetry(Request(std::nullopt, 0, "Failed")));
+}
+
+TEST(BinderBackoff, RetriesAfterTwoToTheAttemptsWhileUnderTheLimit) {
+  FailureOutcome f = OnFailure(Request(3, 0));
+  EXPECT_EQ(f.failed_attempts, 1);
+  EXPECT_EQ(f.retry_after, 1s);
+  f = OnFailure(Request(3, 1));
+  EXPECT_EQ(f.failed_attempts, 2);
+  EXPECT_EQ(f.retry_after, 2s);
+  f = OnFailure(Request(3, 2));  // reaches the limit: final (the scheduler deletes it)
+  EXPECT_EQ(f.failed_attempts, 3);
+  EXPECT_FALSE(f.retry_after);
+  // After a restart the status alone tells what is still due.
+  EXPECT_EQ(PendingRetry(Request(3, 1, "Failed")), 1s);
+  EXPECT_EQ(PendingRetry(Request(3, 2, "Failed")), 2s);
+  EXPECT_FALSE(PendingRetry(Request(3, 3, "Failed")));
+  EXPECT_FALSE(PendingRetry(Request(3, 1, "Pending")));
+}
+
+TEST(BinderPlugins, RunInPriorityOrderAndRejectUnknownOrBadArguments) {
+  std::atomic<bool> stop{false};
+  k8s::ClusterConfig cfg;
+  cfg.server = "http://127.0.0.1:1";
+  k8s::ApiClient client(cfg);
+  auto plugins = BuildPlugins(DefaultPluginConfig(), client, stop);
+  ASSERT_TRUE(plugins.ok()) << plugins.error().message;
+  std::vector<std::string> names;
+  for (auto& p : *plugins) names.emplace_back(p->Name());
+  EXPECT_EQ(names, (std::vector<std::string>{"volumebinding", "dynamicresources", "gpusharing"}));
+
+  auto reordered = MergePluginConfig(DefaultPluginConfig(), R"({"gpusharing":{"priority":500}})");
+  ASSERT_TRUE(reordered.ok());
+  plugins = BuildPlugins(*reordered, client, stop);
+  ASSERT_TRUE(plugins.ok());
+  EXPECT_EQ((*plugins)[0]->Name(), "gpusharing");
+
+  auto unknown = MergePluginConfig(DefaultPluginConfig(), R"({"magic":{}})");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("unknown binder plugin \"magic\""), std::string::npos);
+  auto bad = MergePluginConfig(DefaultPluginConfig(),
+                               R"({"volumebinding":{"arguments":{"bindTimeoutSeconds":"-3"}}})");
+  ASSERT_TRUE(bad.ok());
+  auto built = BuildPlugins(*bad, client, stop);
+  ASSERT_FALSE(built.ok());
+  EXPECT_NE(built.error().message.find("bindTimeoutSeconds"), std::string::npos);
+  auto hami = MergePluginConfig(DefaultPluginConfig(), R"({"hamicore":{"enabled":true}})");
+  ASSERT_TRUE(hami.ok());
+  EXPECT_FALSE(BuildPlugins(*hami, client, stop).ok());
+}
+
+constexpr const char* kPod = R"({
+  "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "7",
+               "labels": {"runai-gpu-group": "g0", "runai-gpu-group/g1": "g1"},
+               "annotations": {"runai/shared-gpu-configmap": "job-x-shared-gpu",
+                               "gpu-fraction-container-name": "worker",
+                               "gpu-fraction-num-devices": "2"},
+               "ownerReferences": [{"name": "job"}]},
+  "spec": {"initContainers": [{"name": "init"}],
+           "containers": [{"name": "side"},
+                          {"name": "worker", "env": [{"name": "NVIDIA_VISIBLE_DEVICES",
+                            "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]}],
+           "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoExecute",
+                            "tolerationSeconds": 30}],
+           "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+  "status": {"phase": "Pending",
+             "conditions": [{"type": "PodBound", "status": "False", "reason": "BindingError"}]}
+})";
+
+TEST(BinderObjects, ReadsWhatTheBindNeeds) {
+  auto p = ParsePod(kPod);
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  EXPECT_EQ(p->uid, "u1");
+  EXPECT_EQ(p->owner_name, "job");
+  EXPECT_EQ(p->GpuGroups(), (std::vector<std::string>{"g0", "g1"}));
+  EXPECT_TRUE(p->MultiFraction());
+  EXPECT_EQ(p->claim_names, std::vector<std::string>{"data"});
+  EXPECT_EQ(p->tolerations_json,
+            R"([{"key":"a","operator":"Exists","effect":"NoExecute","tolerationSeconds":30}])");
+  EXPECT_EQ(p->bound_reason, "BindingError");
+  auto c = FractionContainer(*p);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->index, 1);
+  EXPECT_FALSE(c->init);
+  EXPECT_TRUE(c->container->visible_devices_from_config_map);
+  auto names = SharingConfigMapNames(*p, *c);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(names->capabilities, "job-x-shared-gpu-1");
+  EXPECT_EQ(names->direct_env, "job-x-shared-gpu-1-evar");
+}
+
+TEST(BinderObjects, ErrorsNameThePodAndField) {
+  auto p = ParsePod(kPod);
+  ASSERT_TRUE(p.ok());
+  p->annotations["gpu-fraction-container-name"] = "nope";
+  auto c = FractionContainer(*p);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message.find("ns/p"), std::string::npos);
+  EXPECT_NE(c.error().message.find("no container named nope"), std::string::npos);
+  p->annotations.erase("gpu-fraction-container-name");
+  p->annotations.erase("runai/shared-gpu-configmap");
+  auto first = FractionContainer(*p);
+  ASSERT_TRUE(first.ok());
+  auto names = SharingConfigMapNames(*p, *first);
+  ASSERT_FALSE(names.ok());
+  EXPECT_NE(names.error().message.find("runai/shared-gpu-configmap"), std::string::npos);
+  EXPECT_FALSE(ParsePod(R"({"metadata":{"name":"x"}})").ok());
+}
+
+TEST(BinderReservation, PodNameIsStablePerNodeAndGroup) {
+  const std::string a = ReservationPodName("node-1", "g");
+  EXPECT_EQ(a, ReservationPodName("node-1", "g"));
+  EXPECT_NE(a, ReservationPodName("node-2", "g"));
+  EXPECT_EQ(a.rfind("gpu-reservation-", 0), 0u);
+  EXPECT_EQ(a.size(), std::string("gpu-reservation-").size() + 16);
+  // sha256("n/g") starts with these 8 bytes.
+  EXPECT_EQ(ReservationPodName("n", "g"), "gpu-reservation-" + std::string("9bcc03168826c629"));
+}
+
+}  // namespace
+}  // namespace kai::binder

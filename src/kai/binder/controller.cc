@@ -1,0 +1,550 @@
+#include "kai/binder/controller.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <ostream>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "kai/binder/binder.h"
+#include "kai/informer/informer.h"
+#include "kai/k8s/json_body.h"
+#include "kai/k8s/keys.h"
+#include "kai/scheduler/background.h"
+#include "kai/scheduler/leader.h"
+#include "kai/scheduler/server.h"
+#include "kai/util/time.h"
+
+namespace kai::binder {
+
+FailureOutcome OnFailure(const BindRequestObject& request) {
+  FailureOutcome out;
+  out.failed_attempts = request.failed_attempts;
+  if (!request.backoff_limit) return out;  // KAI: without a limit the first failure is final
+  const int before = request.failed_attempts;
+  out.failed_attempts = before + 1;
+  // Final once the attempts reach the limit: the rule the scheduler deletes failed requests by.
+  if (out.failed_attempts < *request.backoff_limit) {
+    out.retry_after = std::chrono::seconds(int64_t{1} << std::min(before, 30));
+  }
+  return out;
+}
+
+std::optional<std::chrono::seconds> PendingRetry(const BindRequestObject& request) {
+  if (request.phase != "Failed" || !request.backoff_limit) return std::nullopt;
+  const int a = request.failed_attempts;
+  if (a < 1 || a >= *request.backoff_limit) return std::nullopt;
+  return std::chrono::seconds(int64_t{1} << std::min(a - 1, 30));
+}
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+namespace res = k8s::resources;
+constexpr size_t kRequestsKind = 0;
+constexpr size_t kPodsKind = 1;
+const std::string kResync = "resync";
+
+std::string RequestKey(const std::string& informer_key) { return "br/" + informer_key; }
+std::string GroupKey(const std::string& g) { return "group/" + g; }
+
+bool Finished(const BindRequestObject& b) { return b.phase == "Succeeded" || b.phase == "Failed"; }
+
+UnixSeconds WallClock() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string DefaultIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(getpid());
+}
+
+struct Counters {
+  std::atomic<int64_t> succeeded{0}, failed{0}, retried{0}, invalid_deleted{0}, already_bound{0};
+  std::atomic<int64_t> bind_micros{0}, bind_count{0};
+};
+
+class Controller {
+ public:
+  Controller(const BinderOptions& o, const k8s::ApiClient& client, std::ostream& err)
+      : o_(o), client_(client), err_(err), queue_(o.rate_limit), background_(20000, 4) {}
+
+  int Run() {
+    auto config =
+        MergePluginConfig(DefaultPluginConfig(), o_.plugins_json.empty() ? "{}" : o_.plugins_json);
+    if (!config.ok()) return Fail(2, config.error().message);
+    auto plugins = BuildPlugins(*config, client_, g_stop);
+    if (!plugins.ok()) return Fail(2, plugins.error().message);
+    ReservationOptions ro = o_.reservation;
+    ro.log = [this](const std::string& l) { Log(l); };
+    reservations_ = std::make_unique<ReservationService>(
+        client_, ro, [this](const std::string& g) { return GroupActive(g); }, g_stop);
+    binder_ = std::make_unique<Binder>(client_, *reservations_, std::move(plugins.value()));
+    StartInformer();
+    if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
+      return Fail(1,
+                  "the caches did not sync within the time-out (is the API server reachable "
+                  "and is the BindRequest CRD installed? see deploy/crds)");
+    }
+    StartServers();
+    if (!AwaitLeadership()) return Fail(0, "");
+    Apply();
+    if (auto s = reservations_->SyncAll(); !s.ok())
+      Log("syncing reservations: " + s.error().message);
+    last_resync_ = std::chrono::steady_clock::now();
+    for (int i = 0; i < std::max(1, o_.max_concurrent); ++i)
+      workers_.emplace_back([this] { Work(); });
+    Log("started: " + std::to_string(workers_.size()) + " workers");
+    const int rc = Loop();
+    Shutdown();
+    return rc;
+  }
+
+ private:
+  int Fail(int code, const std::string& msg) {
+    if (!msg.empty()) Log(msg);
+    Shutdown();
+    return code;
+  }
+
+  void Log(const std::string& l) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    err_ << "kai binder: " << l << "\n";
+  }
+
+  void StartInformer() {
+    informer::InformerOptions io;
+    io.log = [this](const std::string& l) { Log(l); };
+    io.on_delta = [this](size_t kind, const std::string& key, const ClusterState* obj) {
+      OnDelta(kind, key, obj);
+    };
+    std::vector<informer::WatchSpec> specs{
+        {res::kBindRequest, ""},
+        {res::kPod, "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel))}};
+    informer_ = std::make_unique<informer::Informer>(client_, std::move(specs), io);
+    informer_->Start();
+  }
+
+  void StartServers() {
+    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
+    scheduler::ServerHooks hooks;
+    hooks.ready = [this] { return informer_ && informer_->Synced(); };
+    hooks.metrics = [this] { return RenderMetrics(); };
+    hooks.snapshot = [] { return std::string(); };
+    servers_ = std::make_unique<scheduler::Servers>(hooks);
+    if (auto e = servers_->Listen(o_.metrics_address, o_.health_address)) Log(*e);
+  }
+
+  bool AwaitLeadership() {
+    if (!o_.leader_elect) return true;
+    scheduler::LeaderOptions lo;
+    lo.ns = o_.leader_elect_namespace;
+    lo.name = o_.leader_elect_id;
+    lo.identity = o_.identity.empty() ? DefaultIdentity() : o_.identity;
+    lo.lease_duration = o_.lease_duration;
+    lo.renew_deadline = o_.renew_deadline;
+    lo.retry_period = o_.retry_period;
+    lo.log = [this](const std::string& l) { Log(l); };
+    leader_ = std::make_unique<scheduler::LeaderElector>(client_, lo);
+    leader_->Start();
+    while (!g_stop) {
+      Apply();  // keep the caches current while waiting
+      if (leader_->IsLeader()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  int Loop() {
+    while (!g_stop) {
+      informer_->WaitForDeltas(std::chrono::milliseconds(50));
+      Apply();
+      ManageBackground();
+      const auto now = std::chrono::steady_clock::now();
+      if (o_.resync_period.count() > 0 && now - last_resync_ >= o_.resync_period) {
+        queue_.Add(kResync);
+        last_resync_ = now;
+      }
+      if (leader_ && !leader_->IsLeader()) {
+        Log("lost the leader lease; stopping so that a restart rejoins the election");
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  void Apply() {
+    ClusterChanges changes;
+    informer_->Apply(world_, changes);
+  }
+
+  void Shutdown() {
+    queue_.ShutDown();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    background_.Resume();
+    if (!background_.Flush(std::chrono::seconds(5))) {
+      Log("stopping with status writes or events unwritten");
+    }
+    if (servers_) servers_->Stop();
+    if (leader_) leader_->Stop();
+    if (informer_) informer_->Stop();
+  }
+
+  // Status writes and events wait while binds are flowing, at most the deferral at a time.
+  void ManageBackground() {
+    const bool busy = queue_.Len() > 0 || in_flight_.load() > 0;
+    const auto now = std::chrono::steady_clock::now();
+    if (busy && !paused_ && !deferral_spent_ && o_.status_write_deferral.count() > 0) {
+      background_.Pause();
+      paused_ = true;
+      paused_since_ = now;
+    } else if (paused_ && (!busy || now - paused_since_ >= o_.status_write_deferral)) {
+      background_.Resume();
+      paused_ = false;
+      deferral_spent_ = busy;
+    } else if (!busy) {
+      deferral_spent_ = false;
+    }
+  }
+
+  // --- what the watches tell ---
+
+  void OnDelta(size_t kind, const std::string& key, const ClusterState* obj) {
+    if (kind == kRequestsKind) {
+      OnRequest(key, obj && !obj->bind_requests.empty() ? &obj->bind_requests[0] : nullptr);
+    } else if (kind == kPodsKind) {
+      OnPod(key, obj && !obj->pods.empty() ? &obj->pods[0] : nullptr);
+    }
+  }
+
+  void OnRequest(const std::string& key, const BindRequestObject* b) {
+    std::vector<std::string> sync_groups;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      SetActive(key, nullptr);
+      if (!b) {
+        if (auto it = fraction_groups_.find(key); it != fraction_groups_.end()) {
+          sync_groups = it->second;  // KAI's delete handler: the groups may be free now
+          fraction_groups_.erase(it);
+        }
+        requests_.erase(key);
+        succeeded_.erase(key);
+      } else {
+        if (IsSharedGpu(*b)) fraction_groups_[key] = b->selected_gpu_groups;
+        SetActive(key, b);
+        if (b->phase == "Succeeded" || b->meta.deletion) {
+          requests_.erase(key);
+          succeeded_.erase(key);
+        } else {
+          requests_[key] = *b;
+        }
+      }
+    }
+    for (const std::string& g : sync_groups) queue_.Add(GroupKey(g));
+    if (!b || b->phase == "Succeeded" || b->meta.deletion) return;
+    if (b->phase == "Failed") {
+      if (auto delay = PendingRetry(*b)) queue_.AddAfter(RequestKey(key), *delay);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (succeeded_.count(key)) return;  // bound; its status write has not come back yet
+    }
+    queue_.Add(RequestKey(key));
+  }
+
+  // A request not yet finished holds its groups' reservation pods (mu_ held).
+  void SetActive(const std::string& key, const BindRequestObject* b) {
+    if (!b) {
+      auto it = active_by_key_.find(key);
+      if (it == active_by_key_.end()) return;
+      for (const std::string& g : it->second) {
+        if (--active_groups_[g] <= 0) active_groups_.erase(g);
+      }
+      active_by_key_.erase(it);
+      return;
+    }
+    if (!IsSharedGpu(*b) || Finished(*b) || b->meta.deletion) return;
+    active_by_key_[key] = b->selected_gpu_groups;
+    for (const std::string& g : b->selected_gpu_groups) ++active_groups_[g];
+  }
+
+  bool GroupActive(const std::string& group) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return active_groups_.count(group) > 0;
+  }
+
+  void OnPod(const std::string& key, const PodObject* p) {
+    std::vector<std::string> groups;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!p) {
+        if (auto it = pod_groups_.find(key); it != pod_groups_.end()) {
+          groups = it->second;
+          pod_groups_.erase(it);
+        }
+      } else {
+        auto& known = pod_groups_[key];
+        known.assign(p->gpu_groups.begin(), p->gpu_groups.end());
+        // A finished fraction pod frees its share; a reservation pod that went takes its
+        // group's running pods with it (their GPU is no longer held).
+        if (p->phase == "Succeeded" || p->phase == "Failed" || p->meta.deletion) groups = known;
+      }
+    }
+    for (const std::string& g : groups) queue_.Add(GroupKey(g));
+  }
+
+  // --- the workers ---
+
+  void Work() {
+    for (;;) {
+      auto item = queue_.Get(std::chrono::milliseconds(500));
+      if (!item) {
+        if (g_stop) return;
+        continue;
+      }
+      ++in_flight_;
+      const bool done = Process(*item);
+      --in_flight_;
+      if (done) {
+        queue_.Forget(*item);
+      } else {
+        queue_.AddRateLimited(*item);
+      }
+      queue_.Done(*item);
+    }
+  }
+
+  bool Process(const std::string& item) {
+    if (item == kResync) {
+      if (auto s = reservations_->SyncAll(); !s.ok()) {
+        Log("syncing reservations: " + s.error().message);
+        return false;
+      }
+      return true;
+    }
+    if (item.rfind("group/", 0) == 0) {
+      if (auto s = reservations_->SyncGroup(item.substr(6)); !s.ok()) {
+        Log("syncing GPU group " + item.substr(6) + ": " + s.error().message);
+        return false;
+      }
+      return true;
+    }
+    return Reconcile(item.substr(3));
+  }
+
+  // False: retry with the rate limiter (the outcome could not be read or written).
+  bool Reconcile(const std::string& key) {
+    BindRequestObject br;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = requests_.find(key);
+      if (it == requests_.end() || succeeded_.count(key)) return true;
+      br = it->second;
+    }
+    if (br.meta.deletion || br.phase == "Succeeded") return true;
+    if (br.phase == "Failed" && !PendingRetry(br)) return true;
+    const std::string pod_path = k8s::ObjectPath(res::kPod, br.meta.ns, br.pod_name);
+    k8s::HttpResponse r = client_.Get(pod_path);
+    if (r.status == 404) return true;  // the request goes with its pod (owner reference)
+    if (!r.ok()) {
+      Log(k8s::Describe({"GET", pod_path}, r));
+      return false;
+    }
+    auto pod = ParsePod(r.body);
+    if (!pod.ok()) return Failure(key, br, nullptr, pod.error().message);
+    if (pod->deleting) return true;
+    if (!pod->node_name.empty()) {
+      Log("pod " + pod->Ref() + " is bound to node " + pod->node_name + " already");
+      ++counters_.already_bound;
+      return Success(key, br, *pod);
+    }
+    const std::string node_path = k8s::ObjectPath(res::kNode, "", br.selected_node);
+    k8s::HttpResponse n = client_.Get(node_path);
+    if (n.status == 404) return Failure(key, br, &*pod, "node " + br.selected_node + " not found");
+    if (!n.ok()) {
+      Log(k8s::Describe({"GET", node_path}, n));
+      return false;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    BindResult result = binder_->Bind(*pod, br);
+    if (result.ok()) {
+      counters_.bind_micros += std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count();
+      ++counters_.bind_count;
+      return Success(key, br, *pod);
+    }
+    Log("failed to bind pod " + pod->Ref() + " to node " + br.selected_node + ": " + result.error);
+    if (auto s = binder_->Rollback(*pod, br); !s.ok()) Log(s.error().message);
+    if (result.failure == BindFailure::kInvalidRequest) return DeleteInvalid(key, br, result.error);
+    return Failure(key, br, &*pod, result.error);
+  }
+
+  bool Success(const std::string& key, const BindRequestObject& br, const PodView& pod) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      succeeded_.insert(key);
+    }
+    ++counters_.succeeded;
+    const std::string path = k8s::ObjectPath(res::kBindRequest, br.meta.ns, br.meta.name, "status");
+    background_.Put("br/" + key, [this, path] {
+      return client_.Patch(path, R"({"status":{"phase":"Succeeded"}})", k8s::PatchType::kMerge)
+          .ok();
+    });
+    const std::string msg = "Pod bound successfully to node " + br.selected_node;
+    MarkPod(pod, "True", "Bound", msg, "Normal");
+    return true;
+  }
+
+  bool Failure(const std::string& key, const BindRequestObject& br, const PodView* pod,
+               const std::string& error) {
+    const FailureOutcome f = OnFailure(br);
+    const std::string path = k8s::ObjectPath(res::kBindRequest, br.meta.ns, br.meta.name, "status");
+    const std::string body = k8s::Json([&](k8s::JsonWriter& w) {
+      w.StartObject();
+      k8s::Str(w, "status");
+      w.StartObject();
+      k8s::KeyStr(w, "phase", "Failed");
+      k8s::KeyStr(w, "reason", error);
+      k8s::Str(w, "failedAttempts");
+      w.Int(f.failed_attempts);
+      w.EndObject();
+      w.EndObject();
+    });
+    k8s::HttpResponse r = client_.Patch(path, body, k8s::PatchType::kMerge);
+    if (r.status == 404) return true;
+    if (!r.ok()) {
+      Log(k8s::Describe({"PATCH", path}, r));
+      return false;
+    }
+    ++counters_.failed;
+    if (f.retry_after) {
+      ++counters_.retried;
+      queue_.AddAfter(RequestKey(key),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(*f.retry_after));
+    }
+    if (pod) {
+      std::string msg =
+          "Failed to bind pod " + pod->Ref() + " to node " + br.selected_node + ": " + error;
+      if (f.retry_after) msg += " (retry in " + std::to_string(f.retry_after->count()) + "s)";
+      MarkPod(*pod, "False", "BindingError", msg, "Warning");
+    }
+    return true;
+  }
+
+  bool DeleteInvalid(const std::string& key, const BindRequestObject& br, const std::string& why) {
+    Log(why + "; deleting it, the scheduler writes a valid one");
+    const std::string path = k8s::ObjectPath(res::kBindRequest, br.meta.ns, br.meta.name);
+    k8s::HttpResponse r = client_.Delete(path);
+    if (!r.ok() && r.status != 404) {
+      Log(k8s::Describe({"DELETE", path}, r));
+      return false;
+    }
+    ++counters_.invalid_deleted;
+    (void)key;
+    return true;
+  }
+
+  // The PodBound condition (written when it changes) and an event.
+  void MarkPod(const PodView& pod, const std::string& status, const std::string& reason,
+               const std::string& message, const std::string& event_type) {
+    const UnixSeconds now = WallClock();
+    if (pod.bound_status != status || pod.bound_reason != reason || pod.bound_message != message) {
+      const std::string path = k8s::ObjectPath(res::kPod, pod.ns, pod.name, "status");
+      const std::string body = k8s::PodConditionPatch("PodBound", status, reason, message, now);
+      background_.Put("pod/" + pod.uid, [this, path, body] {
+        return client_.Patch(path, body, k8s::PatchType::kStrategicMerge).ok();
+      });
+    }
+    k8s::EventSpec e{"v1",       "Pod",  pod.ns,  pod.name, pod.uid,
+                     event_type, reason, message, {},       "kai-binder"};
+    const std::string body = k8s::EventBody(e, now, ++event_seq_);
+    const std::string path = k8s::CollectionPath(res::kEvent, pod.ns);
+    background_.Put("", [this, path, body] { return client_.Create(path, body).ok(); });
+  }
+
+  std::string RenderMetrics() {
+    std::string out;
+    auto line = [&](const std::string& name, const std::string& type, const std::string& labels,
+                    double v) {
+      out += "# TYPE kai_binder_" + name + " " + type + "\nkai_binder_" + name + labels + " " +
+             std::to_string(v) + "\n";
+    };
+    line("binds_total", "counter", "{result=\"succeeded\"}", counters_.succeeded.load());
+    out += "kai_binder_binds_total{result=\"failed\"} " + std::to_string(counters_.failed.load()) +
+           "\n";
+    line("bind_retries_scheduled_total", "counter", "", counters_.retried.load());
+    line("pods_found_bound_total", "counter", "", counters_.already_bound.load());
+    line("invalid_requests_deleted_total", "counter", "", counters_.invalid_deleted.load());
+    line("bind_duration_seconds_sum", "counter", "", counters_.bind_micros.load() / 1e6);
+    line("bind_duration_seconds_count", "counter", "", counters_.bind_count.load());
+    line("queue_depth", "gauge", "", static_cast<double>(queue_.Len()));
+    line("queue_delayed", "gauge", "", static_cast<double>(queue_.Waiting()));
+    const ReservationStats rs = reservations_ ? reservations_->stats() : ReservationStats{};
+    line("reservation_pods_created_total", "counter", "", rs.created);
+    line("reservation_pods_deleted_total", "counter", "", rs.deleted);
+    line("reservation_timeouts_total", "counter", "", rs.timeouts);
+    line("unreserved_pods_deleted_total", "counter", "", rs.orphans_deleted);
+    const scheduler::WriteStats bg = background_.stats();
+    line("background_writes_sent_total", "counter", "", bg.sent);
+    line("background_writes_dropped_total", "counter", "", bg.dropped);
+    line("background_writes_failed_total", "counter", "", bg.failed);
+    const informer::InformerStats st = informer_ ? informer_->stats() : informer::InformerStats{};
+    line("informer_watch_errors_total", "counter", "", st.watch_errors);
+    line("informer_relists_gone_total", "counter", "", st.relists_gone);
+    return out;
+  }
+
+  const BinderOptions& o_;
+  const k8s::ApiClient& client_;
+  std::ostream& err_;
+  std::mutex log_mu_;
+  WorkQueue queue_;
+  std::unique_ptr<informer::Informer> informer_;
+  std::unique_ptr<ReservationService> reservations_;
+  std::unique_ptr<Binder> binder_;
+  std::unique_ptr<scheduler::LeaderElector> leader_;
+  std::unique_ptr<scheduler::Servers> servers_;
+  ClusterState world_;  // the informer's store (Apply's thread only)
+  std::mutex mu_;
+  std::unordered_map<std::string, BindRequestObject> requests_;  // not Succeeded
+  std::unordered_set<std::string> succeeded_;  // bound by this process, status not yet echoed
+  std::unordered_map<std::string, std::vector<std::string>> fraction_groups_;
+  std::unordered_map<std::string, std::vector<std::string>> active_by_key_;
+  std::unordered_map<std::string, int> active_groups_;
+  std::unordered_map<std::string, std::vector<std::string>> pod_groups_;
+  std::atomic<int> in_flight_{0};
+  std::atomic<uint64_t> event_seq_{0};
+  Counters counters_;
+  bool paused_ = false, deferral_spent_ = false;
+  std::chrono::steady_clock::time_point paused_since_{}, last_resync_{};
+  std::vector<std::thread> workers_;
+  scheduler::BackgroundWriter background_;  // after what its writes use; stops first
+};
+
+}  // namespace
+
+void RequestBinderStop() { g_stop = true; }
+
+int RunBinder(const BinderOptions& options, std::ostream& err) {
+  g_stop = false;
+  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai: " << config.error().message << "\n";
+    return 2;
+  }
+  k8s::ApiClient client(*config);
+  Controller c(options, client, err);
+  return c.Run();
+}
+
+}  // namespace kai::binder

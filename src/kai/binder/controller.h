@@ -1,0 +1,65 @@
+#pragma once
+// `kai binder`: turns BindRequests into bound pods, as KAI's binder does
+// (B/controllers/bindrequest_controller.go, kai-semantics §7).
+//
+// An informer watches BindRequests and the pods labelled with a GPU group; each change queues
+// the request's key on a work queue (workqueue.h) drained by `max_concurrent` workers, so one
+// request is never bound by two workers at once. A worker reads the pod afresh, binds it
+// (binder.h) and writes the outcome: phase Succeeded, or Failed with the reason and, while the
+// request's backoffLimit allows, failedAttempts + 1 and a retry after 2^attempts seconds. The pod
+// gets the PodBound condition and an event; those go through a background queue that waits
+// while binds are flowing (at most `status_write_deferral`).
+//
+// Every step is idempotent, so a restart at any point (kill -9) leaves nothing that the next run
+// does not finish or undo: the binding call cannot bind a pod twice (the server refuses a bound
+// pod; an earlier try's landed binding counts as done), a reservation pod made before the crash
+// is found by its group label and reused, ConfigMaps are upserted, and the reservations of
+// every group are synced at start and every `resync_period`.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include "kai/binder/plugins.h"
+#include "kai/binder/reservation.h"
+#include "kai/binder/workqueue.h"
+
+namespace kai::binder {
+
+struct BinderOptions {
+  std::string kubeconfig, context;
+  std::string scheduler_name = "kai-scheduler";
+  int max_concurrent = 10;
+  RateLimit rate_limit;  // failures the status write could not record: 1 s doubling to 60 s
+  ReservationOptions reservation;
+  std::string plugins_json;  // --plugins overrides of DefaultPluginConfig()
+  std::chrono::milliseconds resync_period{60000};
+  std::chrono::milliseconds status_write_deferral{10000};
+  std::chrono::milliseconds sync_timeout{60000};
+  bool leader_elect = false;
+  std::string leader_elect_namespace = "kai-scheduler";
+  std::string leader_elect_id = "kai-binder";
+  std::string identity;
+  std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
+  std::string metrics_address, health_address;
+};
+
+// The outcome of one failed attempt under the request's backoff limit (KAI's UpdateStatus): a
+// retry after 2^attempts seconds while backoffLimit > failedAttempts; without a limit the first
+// failure is final.
+struct FailureOutcome {
+  int failed_attempts = 0;
+  std::optional<std::chrono::seconds> retry_after;
+};
+FailureOutcome OnFailure(const BindRequestObject& request);
+// A Failed request whose retry is still due (after a restart, from its status alone): the delay
+// from now, or nullopt when the failure was final.
+std::optional<std::chrono::seconds> PendingRetry(const BindRequestObject& request);
+
+// Runs the binder; returns the process exit code (0 after RequestBinderStop, 1 on a runtime
+// failure, 2 on bad configuration). `err` receives the log.
+int RunBinder(const BinderOptions& options, std::ostream& err);
+void RequestBinderStop();
+
+}  // namespace kai::binder

@@ -1,0 +1,394 @@
+#include "kai/binder/reservation.h"
+
+#include <openssl/evp.h>
+
+#include <set>
+#include <thread>
+
+#include "kai/k8s/json_body.h"
+#include "kai/k8s/keys.h"
+
+namespace kai::binder {
+namespace {
+
+namespace res = k8s::resources;
+using k8s::JsonWriter;
+using k8s::KeyStr;
+using k8s::Str;
+
+std::string Selector(std::string_view key, std::string_view value) {
+  return "labelSelector=" + k8s::UrlEscape(std::string(key) + "=" + std::string(value));
+}
+
+std::string GpuOf(const PodView& p) {
+  auto it = p.annotations.find(std::string(keys::kReservedGpuAnnotation));
+  return it == p.annotations.end() ? "" : it->second;
+}
+
+}  // namespace
+
+GroupLocks::Guard::Guard(GroupLocks& l, std::string g) : locks_(l), group_(std::move(g)) {
+  std::unique_lock<std::mutex> lock(locks_.mu_);
+  Entry& e = locks_.groups_[group_];
+  ++e.users;
+  locks_.cv_.wait(lock, [&] { return !locks_.groups_[group_].held; });
+  locks_.groups_[group_].held = true;
+}
+
+GroupLocks::Guard::~Guard() {
+  std::lock_guard<std::mutex> lock(locks_.mu_);
+  auto it = locks_.groups_.find(group_);
+  it->second.held = false;
+  if (--it->second.users == 0) locks_.groups_.erase(it);
+  locks_.cv_.notify_all();
+}
+
+std::string ReservationPodName(const std::string& node, const std::string& group) {
+  const std::string input = node + "/" + group;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(input.data(), input.size(), md, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(keys::kReservationPodPrefix);
+  out += "-";
+  for (int i = 0; i < 8; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
+}
+
+ReservationService::ReservationService(const k8s::ApiClient& client, ReservationOptions options,
+                                       std::function<bool(const std::string&)> active,
+                                       const std::atomic<bool>& stop)
+    : client_(client), o_(std::move(options)), active_(std::move(active)), stop_(stop) {}
+
+void ReservationService::Log(const std::string& line) const {
+  if (o_.log) o_.log(line);
+}
+
+ReservationStats ReservationService::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+Result<std::vector<PodView>> ReservationService::ListPods(const std::string& ns,
+                                                          const std::string& query) const {
+  std::vector<PodView> pods;
+  std::string bad;
+  k8s::ApiClient::ListCallbacks cb;
+  cb.page = [&](const doc::Node& items) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      auto p = ReadPod(items[i]);
+      if (p.ok()) {
+        pods.push_back(std::move(p.value()));
+      } else if (bad.empty()) {
+        bad = p.error().message;
+      }
+    }
+  };
+  cb.restart = [&] { pods.clear(); };
+  auto rv = client_.List(k8s::CollectionPath(res::kPod, ns), query, 500, cb);
+  if (!rv.ok()) return rv.error();
+  if (!bad.empty()) Log("binder: skipping an unreadable pod: " + bad);
+  return pods;
+}
+
+Status ReservationService::SyncAll() {
+  auto labelled =
+      ListPods("", "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel)));
+  if (!labelled.ok()) return labelled.error();
+  std::set<std::string> groups;
+  for (const PodView& p : *labelled) {
+    for (auto& g : p.GpuGroups()) groups.insert(g);
+  }
+  for (const std::string& g : groups) {
+    if (auto s = SyncGroup(g); !s.ok()) return s;
+  }
+  return Ok();
+}
+
+Status ReservationService::SyncNode(const std::string& node) {
+  // Every pod on the node: multi-device fraction pods carry only runai-gpu-group/<g> labels,
+  // which no label selector can ask for.
+  auto pods = ListPods("", "fieldSelector=" + k8s::UrlEscape("spec.nodeName=" + node));
+  if (!pods.ok()) return pods.error();
+  std::set<std::string> groups;
+  for (const PodView& p : *pods) {
+    for (auto& g : p.GpuGroups()) groups.insert(g);
+  }
+  for (const std::string& g : groups) {
+    if (auto s = SyncGroup(g); !s.ok()) return s;
+  }
+  return Ok();
+}
+
+Status ReservationService::SyncGroup(const std::string& group) {
+  GroupLocks::Guard guard(locks_, group);
+  return SyncGroupLocked(group);
+}
+
+Status ReservationService::SyncGroupLocked(const std::string& group) {
+  auto single = ListPods("", Selector(keys::kGpuGroupLabel, group));
+  if (!single.ok()) return single.error();
+  auto multi = ListPods("", Selector(std::string(keys::kMultiGpuGroupLabelPrefix) + group, group));
+  if (!multi.ok()) return multi.error();
+  std::vector<const PodView*> reservations, fraction_pods;
+  for (const auto* list : {&single.value(), &multi.value()}) {
+    for (const PodView& p : *list) {
+      if (p.ns == o_.ns) {
+        reservations.push_back(&p);
+      } else if (!p.node_name.empty() && (p.phase == "Running" || p.phase == "Pending")) {
+        // Only bound pods hold the GPU; an unbound pod still labelled (a bind that did not
+        // finish) is covered by its active BindRequest, or by nothing.
+        fraction_pods.push_back(&p);
+      }
+    }
+  }
+  if (reservations.empty()) {
+    for (const PodView* p : fraction_pods) {
+      if (p->phase != "Running") continue;
+      Log("binder: pod " + p->Ref() + " runs on GPU group " + group +
+          " whose reservation pod is gone; deleting it");
+      if (auto s = DeletePod(p->ns, p->name, false); !s.ok()) return s;
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.orphans_deleted;
+    }
+    return Ok();
+  }
+  if (!fraction_pods.empty() || (active_ && active_(group))) return Ok();
+  for (const PodView* r : reservations) {
+    Log("binder: no pod uses GPU group " + group + "; deleting reservation pod " + r->Ref());
+    if (auto s = DeletePod(r->ns, r->name, true); !s.ok()) return s;
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.deleted;
+  }
+  return Ok();
+}
+
+Status ReservationService::DeletePod(const std::string& ns, const std::string& name, bool now) {
+  const std::string path = k8s::ObjectPath(res::kPod, ns, name);
+  const std::string body =
+      now ? R"({"apiVersion":"v1","kind":"DeleteOptions","gracePeriodSeconds":0})" : "";
+  k8s::HttpResponse r = client_.Delete(path, body);
+  if (r.ok() || r.status == 404) return Ok();
+  return Error{k8s::Describe({"DELETE", path}, r)};
+}
+
+Result<std::string> ReservationService::Reserve(const PodView& pod, const std::string& node,
+                                                const std::string& group) {
+  GroupLocks::Guard guard(locks_, group);
+  auto gpu = AcquireGpu(pod, node, group);
+  if (!gpu.ok()) return gpu;
+  if (auto s = LabelPod(pod, group); !s.ok()) {
+    if (auto sync = SyncGroupLocked(group); !sync.ok()) Log("binder: " + sync.error().message);
+    return s.error();
+  }
+  return gpu;
+}
+
+Result<std::string> ReservationService::AcquireGpu(const PodView& pod, const std::string& node,
+                                                   const std::string& group) {
+  auto existing = ListPods(o_.ns, Selector(keys::kGpuGroupLabel, group));
+  if (!existing.ok()) return existing.error();
+  for (const PodView& r : *existing) {
+    if (!r.node_name.empty() && r.node_name != node) {
+      return Error{"GPU group " + group + " is reserved on node " + r.node_name + " (pod " +
+                   r.Ref() + "), not on " + node};
+    }
+    if (std::string gpu = GpuOf(r); !gpu.empty()) return gpu;
+    // Created by an earlier attempt (a restart came between): wait for it as for a new one.
+    return WaitForGpu(r.name);
+  }
+  auto created = CreateReservationPod(pod, node, group);
+  if (!created.ok()) return created;
+  return WaitForGpu(*created);
+}
+
+Result<std::string> ReservationService::CreateReservationPod(const PodView& pod,
+                                                             const std::string& node,
+                                                             const std::string& group) {
+  if (ScalingUp()) {
+    return Error{"the cluster is scaling up (an unscheduled pod in namespace " +
+                 o_.scale_adjust_ns + "); no reservation pod is created meanwhile"};
+  }
+  const std::string name = ReservationPodName(node, group);
+  const std::string body = k8s::Json([&](JsonWriter& w) {
+    w.StartObject();
+    KeyStr(w, "apiVersion", "v1");
+    KeyStr(w, "kind", "Pod");
+    Str(w, "metadata");
+    w.StartObject();
+    KeyStr(w, "name", name);
+    KeyStr(w, "namespace", o_.ns);
+    Str(w, "labels");
+    w.StartObject();
+    KeyStr(w, keys::kAppLabel, o_.app_label);
+    KeyStr(w, keys::kGpuGroupLabel, group);
+    w.EndObject();
+    Str(w, "annotations");
+    w.StartObject();
+    KeyStr(w, keys::kDoNotDisrupt, "true");
+    w.EndObject();
+    w.EndObject();
+    Str(w, "spec");
+    w.StartObject();
+    KeyStr(w, "nodeName", node);
+    Str(w, "tolerations");
+    w.RawValue(pod.tolerations_json.data(), pod.tolerations_json.size(), rapidjson::kArrayType);
+    if (!o_.runtime_class.empty()) KeyStr(w, "runtimeClassName", o_.runtime_class);
+    if (!o_.service_account.empty()) KeyStr(w, "serviceAccountName", o_.service_account);
+    Str(w, "containers");
+    w.StartArray();
+    w.StartObject();
+    KeyStr(w, "name", "resource-reservation");
+    KeyStr(w, "image", o_.fake_gpu_nodes ? "ubuntu" : o_.image);
+    KeyStr(w, "imagePullPolicy", "IfNotPresent");
+    Str(w, "args");
+    w.StartArray();
+    if (o_.fake_gpu_nodes) {
+      Str(w, "sleep");
+      Str(w, "infinity");
+    } else {
+      Str(w, "resource-reservation");
+    }
+    w.EndArray();
+    Str(w, "resources");
+    w.StartObject();
+    for (std::string_view side : {"limits", "requests"}) {
+      Str(w, side);
+      w.StartObject();
+      KeyStr(w, keys::kGpuResource, "1");
+      w.EndObject();
+    }
+    w.EndObject();
+    Str(w, "env");
+    w.StartArray();
+    for (auto [env, field] : {std::pair{"POD_NAME", "metadata.name"},
+                              std::pair{"POD_NAMESPACE", "metadata.namespace"}}) {
+      w.StartObject();
+      KeyStr(w, "name", env);
+      Str(w, "valueFrom");
+      w.StartObject();
+      Str(w, "fieldRef");
+      w.StartObject();
+      KeyStr(w, "fieldPath", field);
+      w.EndObject();
+      w.EndObject();
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+  });
+  const std::string path = k8s::CollectionPath(res::kPod, o_.ns);
+  k8s::HttpResponse r = client_.Create(path, body);
+  if (r.status == 409) return name;  // an earlier attempt created it
+  if (!r.ok())
+    return Error{"creating reservation pod " + o_.ns + "/" + name + ": " +
+                 k8s::Describe({"POST", path}, r)};
+  Log("binder: created reservation pod " + o_.ns + "/" + name + " for GPU group " + group +
+      " on node " + node);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  ++stats_.created;
+  return name;
+}
+
+Result<std::string> ReservationService::WaitForGpu(const std::string& name) {
+  const auto deadline = std::chrono::steady_clock::now() + o_.allocation_timeout;
+  const std::string path = k8s::ObjectPath(res::kPod, o_.ns, name);
+  std::string gpu;
+  bool gone = false;
+  while (!stop_.load() && std::chrono::steady_clock::now() < deadline) {
+    k8s::HttpResponse r = client_.Get(path);
+    if (r.status == 404) {
+      gone = true;
+      break;
+    }
+    std::string rv;
+    if (r.ok()) {
+      auto p = ParsePod(r.body);
+      if (p.ok() && !(gpu = GpuOf(*p)).empty()) return gpu;
+      if (p.ok()) rv = p->resource_version;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (rv.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    const int seconds = static_cast<int>(std::max<int64_t>(1, left.count()));
+    const std::string query = "fieldSelector=" + k8s::UrlEscape("metadata.name=" + name);
+    client_.Watch(
+        k8s::CollectionPath(res::kPod, o_.ns), query, rv, seconds,
+        [&](std::string_view line) {
+          auto ev = doc::ParseJson(line);
+          if (!ev.ok() || ev->Roots().empty()) return true;
+          const doc::Node root = ev->Roots()[0];
+          if (root["type"].Scalar() == "DELETED") {
+            gone = true;
+            return false;
+          }
+          auto p = ReadPod(root["object"]);
+          if (p.ok()) gpu = GpuOf(*p);
+          return gpu.empty() && std::chrono::steady_clock::now() < deadline;
+        },
+        stop_);
+    if (!gpu.empty()) return gpu;
+    if (gone) break;
+  }
+  if (gone) return Error{"reservation pod " + o_.ns + "/" + name + " was deleted while waiting"};
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.timeouts;
+  }
+  if (auto s = DeletePod(o_.ns, name, true); !s.ok()) Log("binder: " + s.error().message);
+  return Error{"reservation pod " + o_.ns + "/" + name + " got no GPU id (annotation " +
+               std::string(keys::kReservedGpuAnnotation) + ") within " +
+               std::to_string(o_.allocation_timeout.count() / 1000) + "s; deleted it"};
+}
+
+Status ReservationService::LabelPod(const PodView& pod, const std::string& group) {
+  k8s::MetaPatch patch;
+  if (pod.MultiFraction()) {
+    patch.labels.push_back({std::string(keys::kMultiGpuGroupLabelPrefix) + group, group});
+  } else {
+    patch.labels.push_back({std::string(keys::kGpuGroupLabel), group});
+  }
+  const std::string path = k8s::ObjectPath(res::kPod, pod.ns, pod.name);
+  k8s::HttpResponse r = client_.Patch(path, k8s::MetadataMergePatch(patch), k8s::PatchType::kMerge);
+  if (r.ok()) return Ok();
+  return Error{"labelling pod " + pod.Ref() + " with GPU group " + group + ": " +
+               k8s::Describe({"PATCH", path}, r)};
+}
+
+Status ReservationService::RemoveGroupLabels(const PodView& pod,
+                                             const std::vector<std::string>& groups) {
+  std::set<std::string> remove{std::string(keys::kGpuGroupLabel)};
+  for (const auto& [k, v] : pod.labels) {
+    if (k.rfind(keys::kMultiGpuGroupLabelPrefix, 0) == 0) remove.insert(k);
+  }
+  for (const std::string& g : groups)
+    remove.insert(std::string(keys::kMultiGpuGroupLabelPrefix) + g);
+  k8s::MetaPatch patch;
+  for (const std::string& k : remove) patch.labels.push_back({k, std::nullopt});
+  const std::string path = k8s::ObjectPath(res::kPod, pod.ns, pod.name);
+  k8s::HttpResponse r = client_.Patch(path, k8s::MetadataMergePatch(patch), k8s::PatchType::kMerge);
+  if (r.ok() || r.status == 404) return Ok();
+  return Error{"removing the GPU group labels of pod " + pod.Ref() + ": " +
+               k8s::Describe({"PATCH", path}, r)};
+}
+
+bool ReservationService::ScalingUp() const {
+  auto pods = ListPods(o_.scale_adjust_ns, "");
+  if (!pods.ok()) return false;
+  // A scale-adjust pod not yet scheduled: the node it asks for is still coming.
+  for (const PodView& p : *pods) {
+    if (p.node_name.empty() && !p.deleting) return true;
+  }
+  return false;
+}
+
+}  // namespace kai::binder

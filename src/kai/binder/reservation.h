@@ -1,0 +1,115 @@
+#pragma once
+// GPU reservation pods (kai-semantics §5.4; KAI's B/binding/resourcereservation/): a fractional
+// pod's GPU group is held on its node by one pod in namespace kai-resource-reservation that asks
+// for a whole nvidia.com/gpu; the device plugin gives it a GPU, and the program it runs
+// (`kai resource-reservation`) writes that GPU's id to its own annotation. Fraction pods of the
+// group then see that GPU through NVIDIA_VISIBLE_DEVICES.
+//
+// Reservations are kept in sync with the pods using them: a reservation pod no bound fraction pod
+// and no active BindRequest needs is deleted; a running fraction pod whose reservation pod
+// vanished is deleted (its GPU is no longer held). Work on one group is serialised.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kai/binder/objects.h"
+#include "kai/k8s/api_client.h"
+
+namespace kai::binder {
+
+struct ReservationOptions {
+  std::string ns = "kai-resource-reservation";
+  std::string service_account = "kai-resource-reservation";
+  std::string image = "kai";  // an image whose `kai resource-reservation` runs in the pod
+  std::string app_label = "kai-resource-reservation";
+  std::string scale_adjust_ns = "kai-scale-adjust";
+  std::string runtime_class;  // "" = none (KAI's default)
+  std::chrono::milliseconds allocation_timeout{40000};
+  bool fake_gpu_nodes = false;  // the pod sleeps instead (test clusters without GPUs)
+  std::function<void(const std::string&)> log;
+};
+
+struct ReservationStats {
+  int64_t created = 0, deleted = 0, timeouts = 0, orphans_deleted = 0;
+};
+
+// One lock per GPU group, created on demand and freed with its last holder.
+class GroupLocks {
+ public:
+  class Guard {
+   public:
+    Guard(GroupLocks& l, std::string g);
+    ~Guard();
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    GroupLocks& locks_;
+    std::string group_;
+  };
+
+ private:
+  struct Entry {
+    bool held = false;
+    int users = 0;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_map<std::string, Entry> groups_;
+};
+
+// "gpu-reservation-" + the first 8 bytes of sha256("<node>/<group>") in hex (KAI's name).
+std::string ReservationPodName(const std::string& node, const std::string& group);
+
+class ReservationService {
+ public:
+  // `active` tells whether a BindRequest not yet finished names the group (it then still needs
+  // its reservation pod even though no pod is bound to it yet).
+  ReservationService(const k8s::ApiClient& client, ReservationOptions options,
+                     std::function<bool(const std::string& group)> active,
+                     const std::atomic<bool>& stop);
+
+  // Every group that has a reservation pod or a labelled pod.
+  Status SyncAll();
+  // The groups of the reservation and fraction pods on `node`.
+  Status SyncNode(const std::string& node);
+  Status SyncGroup(const std::string& group);
+
+  // Holds the GPU of `group` on `node` for `pod`: reuses the group's reservation pod or creates
+  // one and waits for its GPU id; then labels `pod` with the group. Returns the GPU id.
+  Result<std::string> Reserve(const PodView& pod, const std::string& node,
+                              const std::string& group);
+  // Takes the group labels off `pod` (a bind's rollback): those it had when read and those a
+  // reservation of `groups` added since.
+  Status RemoveGroupLabels(const PodView& pod, const std::vector<std::string>& groups);
+
+  ReservationStats stats() const;
+
+ private:
+  Status SyncGroupLocked(const std::string& group);
+  Result<std::vector<PodView>> ListPods(const std::string& ns, const std::string& query) const;
+  Result<std::string> AcquireGpu(const PodView& pod, const std::string& node,
+                                 const std::string& group);
+  Result<std::string> CreateReservationPod(const PodView& pod, const std::string& node,
+                                           const std::string& group);
+  Result<std::string> WaitForGpu(const std::string& name);
+  Status DeletePod(const std::string& ns, const std::string& name, bool now);
+  Status LabelPod(const PodView& pod, const std::string& group);
+  bool ScalingUp() const;
+  void Log(const std::string& line) const;
+
+  const k8s::ApiClient& client_;
+  ReservationOptions o_;
+  std::function<bool(const std::string&)> active_;
+  const std::atomic<bool>& stop_;
+  GroupLocks locks_;
+  mutable std::mutex stats_mu_;
+  ReservationStats stats_;
+};
+
+}  // namespace kai::binder

@@ -1,0 +1,105 @@
+#include "kai/k8s/json_body.h"
+
+#include <cstdio>
+
+namespace kai::k8s {
+
+std::string PodConditionPatch(std::string_view type, std::string_view status,
+                              std::string_view reason, const std::string& message,
+                              UnixSeconds now) {
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    Str(w, "status");
+    w.StartObject();
+    Str(w, "conditions");
+    w.StartArray();
+    w.StartObject();
+    KeyStr(w, "type", type);
+    KeyStr(w, "status", status);
+    KeyStr(w, "reason", reason);
+    KeyStr(w, "message", message);
+    KeyStr(w, "lastTransitionTime", FormatRfc3339(now));
+    w.EndObject();
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+namespace {
+
+void NullableMap(JsonWriter& w, std::string_view key,
+                 const std::vector<std::pair<std::string, std::optional<std::string>>>& m) {
+  if (m.empty()) return;
+  Str(w, key);
+  w.StartObject();
+  for (const auto& [k, v] : m) {
+    Str(w, k);
+    if (v) {
+      Str(w, *v);
+    } else {
+      w.Null();
+    }
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string MetadataMergePatch(const MetaPatch& p) {
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    Str(w, "metadata");
+    w.StartObject();
+    NullableMap(w, "labels", p.labels);
+    NullableMap(w, "annotations", p.annotations);
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+std::string EventBody(const EventSpec& e, UnixSeconds now, uint64_t seq) {
+  const std::string ns = e.ns.empty() ? "default" : e.ns;
+  return Json([&](JsonWriter& w) {
+    w.StartObject();
+    KeyStr(w, "apiVersion", "v1");
+    KeyStr(w, "kind", "Event");
+    Str(w, "metadata");
+    w.StartObject();
+    char suffix[40];
+    std::snprintf(suffix, sizeof suffix, ".%llx%04llx", static_cast<unsigned long long>(now),
+                  static_cast<unsigned long long>(seq & 0xffff));
+    KeyStr(w, "name", e.name + suffix);
+    KeyStr(w, "namespace", ns);
+    if (!e.annotations.empty()) {
+      Str(w, "annotations");
+      w.StartObject();
+      for (const auto& [k, v] : e.annotations) KeyStr(w, k, v);
+      w.EndObject();
+    }
+    w.EndObject();
+    Str(w, "involvedObject");
+    w.StartObject();
+    KeyStr(w, "apiVersion", e.api_version);
+    KeyStr(w, "kind", e.kind);
+    KeyStr(w, "name", e.name);
+    KeyStr(w, "namespace", e.ns);
+    if (!e.uid.empty()) KeyStr(w, "uid", e.uid);
+    w.EndObject();
+    KeyStr(w, "reason", e.reason);
+    KeyStr(w, "message", e.message);
+    KeyStr(w, "type", e.type);
+    Str(w, "source");
+    w.StartObject();
+    KeyStr(w, "component", e.component);
+    w.EndObject();
+    KeyStr(w, "reportingComponent", e.component);
+    KeyStr(w, "firstTimestamp", FormatRfc3339(now));
+    KeyStr(w, "lastTimestamp", FormatRfc3339(now));
+    Str(w, "count");
+    w.Int(1);
+    w.EndObject();
+  });
+}
+
+}  // namespace kai::k8s

@@ -1,0 +1,60 @@
+#pragma once
+// Request bodies kai writes to the API server, built with RapidJSON's writer: the small helpers
+// every writer uses, and the bodies more than one front end writes (a pod condition patch, a
+// core/v1 Event).
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kai/util/time.h"
+
+namespace kai::k8s {
+
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+inline void Str(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+inline void KeyStr(JsonWriter& w, std::string_view k, std::string_view v) {
+  Str(w, k);
+  Str(w, v);
+}
+
+template <class F>
+std::string Json(F&& build) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  build(w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+// A strategic merge patch of one pod condition (conditions merge by type).
+std::string PodConditionPatch(std::string_view type, std::string_view status,
+                              std::string_view reason, const std::string& message, UnixSeconds now);
+
+// {"metadata":{"labels":{k:v|null,...}}}: a merge patch setting (or, with a null value,
+// removing) labels; `annotations` likewise.
+struct MetaPatch {
+  std::vector<std::pair<std::string, std::optional<std::string>>> labels, annotations;
+};
+std::string MetadataMergePatch(const MetaPatch& p);
+
+// What an Event is about and says.
+struct EventSpec {
+  std::string api_version, kind, ns, name, uid;  // the involved object
+  std::string type, reason, message;             // type: Normal or Warning
+  std::map<std::string, std::string> annotations;
+  std::string component;  // source.component and reportingComponent
+};
+// A core/v1 Event, named after its object plus `seq` (unique within this process).
+std::string EventBody(const EventSpec& e, UnixSeconds now, uint64_t seq);
+
+}  // namespace kai::k8s

@@ -1,0 +1,564 @@
+#!/usr/bin/env python3
+"""`kai binder` on a real kube-apiserver: BindRequests become bound pods.
+
+    python3 tests/e2e/binder_test.py [-v]
+    KAI_BIN=/path/to/kai KAI_FAKE_NVML=/path/to/libkai_fake_nvml.so python3 tests/e2e/binder_test.py
+
+No kubelet runs there, so a thread of the test plays the nodes' part for GPU reservation pods:
+it gives each new reservation pod a GPU of its node (the device plugin's part), marks it Running
+and runs the real `kai resource-reservation` against the fake NVML library with that GPU, so
+that the real program writes the GPU id annotation. Each test has its own namespace and starts
+its own binder.
+
+- WholeGpu: a Regular request: the pod is bound with received-resource-type, PodBound, an event,
+  and the request Succeeded.
+- TwoHalvesShareOneReservation: two half-GPU pods of one group share one reservation pod; both
+  get ConfigMaps with the reserved GPU's UUID and GPU_PORTION.
+- GpuMemory: a gpu-memory pod (portion from the request).
+- MultiDevice: two devices, two groups: two reservation pods, runai-gpu-group/<g> labels and both
+  UUIDs in NVIDIA_VISIBLE_DEVICES.
+- ReservationTimeout: a node that never reports a GPU: Failed, reservation pod deleted, pod
+  unbound without group labels or ConfigMaps.
+- RetryWithBackoff: a missing PVC fails the bind; failedAttempts counts, retries wait 1 s, 2 s;
+  the claim appears bound and the next retry binds. Without a backoffLimit the first failure is
+  final.
+- VolumeBindingWaits: a WaitForFirstConsumer claim gets the selected node and the bind waits for
+  it to be bound.
+- KillMidBind: kill -9 of the binder while reservations are pending and binds in flight; the
+  restarted binder binds every pod exactly once and leaves one reservation pod per group.
+- SchedulerToBinder: `kai scheduler` and `kai binder` together on fractional pods.
+
+Skips when /opt/kube-test/bin/kube-apiserver is not built.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import kube_server  # noqa: E402
+import scenario_loader as sl  # noqa: E402
+
+REPO = kube_server.REPO_ROOT
+KAI_BIN = pathlib.Path(os.environ.get("KAI_BIN", REPO / "build" / "kai"))
+FAKE_NVML = pathlib.Path(os.environ.get("KAI_FAKE_NVML",
+                                        KAI_BIN.parent / "libkai_fake_nvml.so"))
+RES_NS = "kai-resource-reservation"
+GPU_ANN = "run.ai/reserve_for_gpu_index"
+
+SERVER: kube_server.Server | None = None
+CLIENT: sl.Client | None = None
+LOADER: sl.Loader | None = None
+TMP: tempfile.TemporaryDirectory | None = None
+KUBELET: "FakeKubelet | None" = None
+
+
+def setUpModule():
+    global SERVER, CLIENT, LOADER, TMP, KUBELET
+    kube_server.require_apiserver()
+    if not KAI_BIN.is_file():
+        raise unittest.SkipTest(f"{KAI_BIN} not built")
+    if not FAKE_NVML.is_file():
+        raise unittest.SkipTest(f"{FAKE_NVML} not built (the fake NVML library of the tests)")
+    TMP = tempfile.TemporaryDirectory(prefix="kai-binder-e2e-")
+    SERVER = kube_server.Server.start()
+    try:
+        CLIENT = sl.Client(SERVER.kubeconfig)
+        LOADER = sl.Loader(CLIENT)
+        LOADER.ensure_crds()
+        ensure_namespace(RES_NS)
+        try:
+            CLIENT.post(f"/api/v1/namespaces/{RES_NS}/serviceaccounts",
+                        {"apiVersion": "v1", "kind": "ServiceAccount",
+                         "metadata": {"name": RES_NS, "namespace": RES_NS}})
+        except sl.ApiError as e:
+            if e.status != 409:
+                raise
+        KUBELET = FakeKubelet(SERVER.kubeconfig)
+        KUBELET.start()
+    except BaseException:
+        SERVER.stop()
+        raise
+
+
+def tearDownModule():
+    if KUBELET is not None:
+        KUBELET.stop()
+    if CLIENT is not None:
+        CLIENT.close()
+    if SERVER is not None:
+        SERVER.stop()
+    if TMP is not None:
+        TMP.cleanup()
+
+
+def ensure_namespace(ns: str) -> None:
+    try:
+        CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": ns}})
+    except sl.ApiError as e:
+        if e.status != 409:
+            raise
+
+
+class FakeKubelet(threading.Thread):
+    """Plays the nodes for reservation pods: one GPU of the node each, Running, and the real
+    `kai resource-reservation` (fake NVML) writing the annotation. Nodes listed in `silent` never
+    report a GPU; `delay` seconds pass before the program starts."""
+
+    def __init__(self, kubeconfig: str):
+        super().__init__(daemon=True)
+        self.client = sl.Client(kubeconfig)
+        self.kubeconfig = kubeconfig
+        self.silent: set[str] = set()
+        self.delay = 0.0
+        self.stopping = threading.Event()
+        self.procs: dict[str, subprocess.Popen] = {}
+        self.gpus: dict[str, str] = {}  # reservation pod uid -> GPU uuid
+        self.started_at: dict[str, float] = {}
+        self.runs = 0
+        self.lock = threading.Lock()
+
+    def uuid_for(self, node: str, pod_uid: str) -> str:
+        used = {u for uid, u in self.gpus.items()}
+        for i in range(8):
+            u = f"GPU-{node}-{i}"
+            if u not in used:
+                return u
+        return f"GPU-{node}-overflow"
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.step()
+            except sl.ApiError:
+                pass
+            time.sleep(0.05)
+
+    def step(self):
+        live = set()
+        for p in self.client.get(f"/api/v1/namespaces/{RES_NS}/pods").get("items") or []:
+            md, uid = p["metadata"], p["metadata"]["uid"]
+            live.add(uid)
+            node = p["spec"].get("nodeName") or ""
+            if uid in self.procs or node in self.silent or md.get("deletionTimestamp"):
+                continue
+            first = self.started_at.setdefault(uid, time.time())
+            if time.time() - first < self.delay:
+                continue
+            with self.lock:
+                gpu = self.gpus.get(uid) or self.uuid_for(node, uid)
+                self.gpus[uid] = gpu
+            self.client.request("PATCH", f"/api/v1/namespaces/{RES_NS}/pods/{md['name']}/status",
+                                {"status": {"phase": "Running"}},
+                                content_type="application/merge-patch+json")
+            env = dict(os.environ, POD_NAME=md["name"], POD_NAMESPACE=RES_NS,
+                       KUBECONFIG=self.kubeconfig, KAI_NVML_LIBRARY=str(FAKE_NVML),
+                       FAKE_NVML_DEVICES=f"{gpu}:NVIDIA H200:143771")
+            env.pop("KUBERNETES_SERVICE_HOST", None)
+            self.procs[uid] = subprocess.Popen([str(KAI_BIN), "resource-reservation"], env=env,
+                                               stdout=subprocess.DEVNULL,
+                                               stderr=subprocess.DEVNULL)
+            self.runs += 1
+        for uid in list(self.procs):
+            if uid not in live:  # the pod is gone: its container stops
+                self.procs.pop(uid).terminate()
+                with self.lock:
+                    self.gpus.pop(uid, None)
+
+    def stop(self):
+        self.stopping.set()
+        self.join(timeout=5)
+        for p in self.procs.values():
+            p.terminate()
+        self.client.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Objects
+# --------------------------------------------------------------------------------------------
+
+READY = [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}]
+
+
+def node(name: str, gpus: int = 8) -> dict:
+    alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "nvidia.com/gpu.memory": "81920"}},
+            "status": {"capacity": alloc, "allocatable": alloc, "conditions": READY}}
+
+
+def pod(ns: str, name: str, gpus: int = 0, annotations: dict | None = None,
+        volumes: list | None = None, shared: bool = False) -> dict:
+    """A pod; `shared` adds what admission adds to a GPU-sharing pod (the ConfigMap annotation and
+    the container's environment from the two ConfigMaps)."""
+    ann = {"pod-group-name": name, **(annotations or {})}
+    c = {"name": "main", "image": "busybox",
+         "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}
+    if gpus:
+        c["resources"]["limits"]["nvidia.com/gpu"] = str(gpus)
+    if shared:
+        prefix = f"{name}-abcdefg-shared-gpu"
+        ann["runai/shared-gpu-configmap"] = prefix
+        c["env"] = [{"name": k, "valueFrom": {"configMapKeyRef": {"name": f"{prefix}-0", "key": k}}}
+                    for k in ("NVIDIA_VISIBLE_DEVICES", "GPU_PORTION")]
+        c["envFrom"] = [{"configMapRef": {"name": f"{prefix}-0-evar", "optional": False}}]
+    spec = {"schedulerName": "kai-scheduler", "containers": [c],
+            "tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    if volumes:
+        spec["volumes"] = volumes
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "annotations": ann}, "spec": spec}
+
+
+def bind_request(ns: str, p: dict, node_name: str, rtype: str = "Regular", groups=None,
+                 portion: str = "1.00", count: int = 1, backoff: int | None = None) -> dict:
+    spec = {"podName": p["metadata"]["name"], "selectedNode": node_name,
+            "receivedResourceType": rtype, "receivedGPU": {"count": count, "portion": portion}}
+    if groups:
+        spec["selectedGPUGroups"] = groups
+    if backoff is not None:
+        spec["backoffLimit"] = backoff
+    return {"apiVersion": "scheduling.run.ai/v1alpha2", "kind": "BindRequest",
+            "metadata": {"name": p["metadata"]["name"], "namespace": ns,
+                         "labels": {"selected-node": node_name},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod",
+                                              "name": p["metadata"]["name"],
+                                              "uid": p["metadata"]["uid"]}]},
+            "spec": spec}
+
+
+def create(obj: dict) -> dict:
+    ns = obj["metadata"].get("namespace")
+    if obj["kind"] == "PersistentVolumeClaim":
+        return CLIENT.post(f"/api/v1/namespaces/{ns}/persistentvolumeclaims", obj)
+    return CLIENT.post(sl.R[obj["kind"]].collection(ns), obj)
+
+
+def get_pod(ns: str, name: str) -> dict:
+    return CLIENT.get(f"/api/v1/namespaces/{ns}/pods/{name}")
+
+
+def get_br(ns: str, name: str) -> dict:
+    return CLIENT.get(sl.R["BindRequest"].item(name, ns))
+
+
+def config_map(ns: str, name: str) -> dict | None:
+    try:
+        return CLIENT.get(f"/api/v1/namespaces/{ns}/configmaps/{name}")
+    except sl.ApiError as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def reservation_pods() -> list[dict]:
+    return [p for p in CLIENT.get(f"/api/v1/namespaces/{RES_NS}/pods").get("items") or []
+            if not p["metadata"].get("deletionTimestamp")]
+
+
+def events(ns: str) -> list[dict]:
+    return CLIENT.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
+
+
+def condition(p: dict, kind: str) -> dict | None:
+    for c in (p.get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return c
+    return None
+
+
+def wait_for(what: str, fn, timeout: float = 30.0, interval: float = 0.1):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class BinderCase(unittest.TestCase):
+    NS = "binder"
+
+    def setUp(self):
+        self.ns = f"{self.NS}-{self._testMethodName.lower().replace('_', '-')}"[:60]
+        ensure_namespace(self.ns)
+        self.procs: list[subprocess.Popen] = []
+        self.logs: list[pathlib.Path] = []
+        KUBELET.silent = set()
+        KUBELET.delay = 0.0
+
+    def tearDown(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=10)
+        if any(e is not None for e in getattr(self._outcome, "errors", [])) or os.environ.get(
+                "KAI_E2E_VERBOSE"):
+            for log in self.logs:
+                sys.stderr.write(f"--- {log}\n{log.read_text()[-4000:]}\n")
+
+    def start_binder(self, *args: str) -> subprocess.Popen:
+        log = pathlib.Path(TMP.name) / f"{self.ns}-binder-{len(self.logs)}.log"
+        self.logs.append(log)
+        with log.open("w") as f:
+            p = subprocess.Popen([str(KAI_BIN), "binder", "--kubeconfig", SERVER.kubeconfig,
+                                  "--status-write-deferral", "0s", *args],
+                                 stdout=subprocess.DEVNULL, stderr=f)
+        self.procs.append(p)
+        return p
+
+    def make_pod(self, name: str, **kw) -> dict:
+        return create(pod(self.ns, name, **kw))
+
+    def node(self, name: str) -> None:
+        try:
+            create(node(name))
+        except sl.ApiError as e:
+            if e.status != 409:
+                raise
+
+    def assert_bound(self, name: str, node_name: str, rtype: str) -> dict:
+        p = wait_for(f"pod {name} bound", lambda: (lambda q: q if q["spec"].get("nodeName") else
+                                                   None)(get_pod(self.ns, name)))
+        self.assertEqual(p["spec"]["nodeName"], node_name)
+        self.assertEqual(p["metadata"]["annotations"].get("received-resource-type"), rtype)
+        wait_for(f"BindRequest {name} Succeeded",
+                 lambda: (get_br(self.ns, name).get("status") or {}).get("phase") == "Succeeded")
+        c = wait_for(f"PodBound on {name}", lambda: condition(get_pod(self.ns, name), "PodBound"))
+        self.assertEqual((c["status"], c["reason"]), ("True", "Bound"))
+        return get_pod(self.ns, name)
+
+
+class WholeGpu(BinderCase):
+    def test_whole_gpu(self):
+        self.node("n-whole")
+        p = self.make_pod("whole", gpus=1)
+        create(bind_request(self.ns, p, "n-whole"))
+        self.start_binder()
+        self.assert_bound("whole", "n-whole", "Regular")
+        wait_for("a Bound event", lambda: [e for e in events(self.ns) if e["reason"] == "Bound" and
+                                           e["involvedObject"]["name"] == "whole"])
+        self.assertEqual(config_map(self.ns, "whole-abcdefg-shared-gpu-0"), None)
+
+
+class Sharing(BinderCase):
+    def uuid_of(self, group: str) -> str:
+        rs = [r for r in reservation_pods()
+              if r["metadata"]["labels"].get("runai-gpu-group") == group]
+        self.assertEqual(len(rs), 1, f"reservation pods of {group}: {rs}")
+        return rs[0]["metadata"]["annotations"][GPU_ANN]
+
+    def test_two_halves_share_one_reservation(self):
+        self.node("n-half")
+        a = self.make_pod("half-a", annotations={"gpu-fraction": "0.5"}, shared=True)
+        b = self.make_pod("half-b", annotations={"gpu-fraction": "0.5"}, shared=True)
+        for p in (a, b):
+            create(bind_request(self.ns, p, "n-half", "Fraction", ["grp-half"], "0.50"))
+        self.start_binder()
+        for name in ("half-a", "half-b"):
+            p = self.assert_bound(name, "n-half", "Fraction")
+            self.assertEqual(p["metadata"]["labels"].get("runai-gpu-group"), "grp-half")
+        uuid = self.uuid_of("grp-half")
+        self.assertTrue(uuid.startswith("GPU-n-half-"), uuid)
+        r = [r for r in reservation_pods()
+             if r["metadata"]["labels"].get("runai-gpu-group") == "grp-half"][0]
+        self.assertEqual(r["spec"]["nodeName"], "n-half")
+        self.assertEqual(r["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1")
+        self.assertEqual(r["spec"]["tolerations"][0]["key"], "gpu")
+        self.assertTrue(r["metadata"]["name"].startswith("gpu-reservation-"))
+        for name in ("half-a", "half-b"):
+            caps = config_map(self.ns, f"{name}-abcdefg-shared-gpu-0")
+            self.assertIsNotNone(caps)
+            self.assertEqual(caps["data"]["NVIDIA_VISIBLE_DEVICES"], uuid)
+            self.assertEqual(caps["data"]["GPU_PORTION"], "0.50")
+            self.assertEqual(caps["metadata"]["ownerReferences"][0]["name"], name)
+            self.assertIsNotNone(config_map(self.ns, f"{name}-abcdefg-shared-gpu-0-evar"))
+
+    def test_gpu_memory(self):
+        self.node("n-mem")
+        p = self.make_pod("mem", annotations={"gpu-memory": "2000"}, shared=True)
+        create(bind_request(self.ns, p, "n-mem", "Fraction", ["grp-mem"], "0.03"))
+        self.start_binder()
+        self.assert_bound("mem", "n-mem", "Fraction")
+        caps = config_map(self.ns, "mem-abcdefg-shared-gpu-0")
+        self.assertEqual(caps["data"]["GPU_PORTION"], "0.03")
+        self.assertEqual(caps["data"]["NVIDIA_VISIBLE_DEVICES"], self.uuid_of("grp-mem"))
+
+    def test_multi_device(self):
+        self.node("n-multi")
+        p = self.make_pod("multi", annotations={"gpu-fraction": "0.5",
+                                                "gpu-fraction-num-devices": "2"}, shared=True)
+        create(bind_request(self.ns, p, "n-multi", "Fraction", ["grp-m1", "grp-m2"], "0.50", 2))
+        self.start_binder()
+        got = self.assert_bound("multi", "n-multi", "Fraction")
+        labels = got["metadata"]["labels"]
+        self.assertEqual(labels.get("runai-gpu-group/grp-m1"), "grp-m1")
+        self.assertEqual(labels.get("runai-gpu-group/grp-m2"), "grp-m2")
+        self.assertNotIn("runai-gpu-group", labels)
+        u1, u2 = self.uuid_of("grp-m1"), self.uuid_of("grp-m2")
+        self.assertNotEqual(u1, u2)
+        caps = config_map(self.ns, "multi-abcdefg-shared-gpu-0")
+        self.assertEqual(caps["data"]["NVIDIA_VISIBLE_DEVICES"], f"{u1},{u2}")
+
+    def test_reservation_timeout_rolled_back(self):
+        self.node("n-dead")
+        KUBELET.silent = {"n-dead"}
+        p = self.make_pod("late", annotations={"gpu-fraction": "0.5"}, shared=True)
+        create(bind_request(self.ns, p, "n-dead", "Fraction", ["grp-dead"], "0.50"))
+        self.start_binder("--resource-reservation-allocation-timeout", "2s")
+        br = wait_for("BindRequest Failed", lambda: (lambda b: b if (b.get("status") or {}).get(
+            "phase") == "Failed" else None)(get_br(self.ns, "late")), timeout=20)
+        self.assertIn("got no GPU id", br["status"]["reason"])
+        self.assertEqual(br["status"].get("failedAttempts", 0), 0)
+        wait_for("the reservation pod deleted", lambda: not [
+            r for r in reservation_pods()
+            if r["metadata"]["labels"].get("runai-gpu-group") == "grp-dead"])
+        got = get_pod(self.ns, "late")
+        self.assertFalse(got["spec"].get("nodeName"))
+        self.assertNotIn("runai-gpu-group", got["metadata"].get("labels") or {})
+        self.assertIsNone(config_map(self.ns, "late-abcdefg-shared-gpu-0"))
+        c = wait_for("PodBound False", lambda: condition(get_pod(self.ns, "late"), "PodBound"))
+        self.assertEqual((c["status"], c["reason"]), ("False", "BindingError"))
+
+
+class Retries(BinderCase):
+    def test_retry_with_backoff(self):
+        self.node("n-retry")
+        vol = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+        p = self.make_pod("retry", gpus=1, volumes=vol)
+        create(bind_request(self.ns, p, "n-retry", backoff=5))
+        self.start_binder()
+        first = wait_for("the first failure", lambda: (lambda b: b if (b.get("status") or {}).get(
+            "failedAttempts", 0) >= 1 else None)(get_br(self.ns, "retry")))
+        t1 = time.time()
+        self.assertEqual(first["status"]["phase"], "Failed")
+        self.assertIn("not found", first["status"]["reason"])
+        wait_for("the second failure", lambda: get_br(self.ns, "retry")["status"].get(
+            "failedAttempts", 0) >= 2, timeout=10, interval=0.05)
+        gap = time.time() - t1
+        self.assertGreaterEqual(gap, 0.8, "the first retry waits 2^0 = 1 s")
+        # The claim appears, bound: the next retry (after 2 s) binds the pod.
+        create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data", "namespace": self.ns},
+                "spec": {"accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "1Gi"}}}})
+        CLIENT.request("PATCH", f"/api/v1/namespaces/{self.ns}/persistentvolumeclaims/data/status",
+                       {"status": {"phase": "Bound"}}, content_type="application/merge-patch+json")
+        t2 = time.time()
+        self.assert_bound("retry", "n-retry", "Regular")
+        self.assertGreaterEqual(time.time() - t2 + (t2 - t1 - gap), 0.0)
+        br = get_br(self.ns, "retry")
+        self.assertEqual(br["status"]["failedAttempts"], 2)
+
+    def test_no_backoff_limit_fails_once(self):
+        self.node("n-once")
+        vol = [{"name": "data", "persistentVolumeClaim": {"claimName": "missing"}}]
+        p = self.make_pod("once", gpus=1, volumes=vol)
+        create(bind_request(self.ns, p, "n-once"))
+        self.start_binder()
+        br = wait_for("Failed", lambda: (lambda b: b if (b.get("status") or {}).get(
+            "phase") == "Failed" else None)(get_br(self.ns, "once")))
+        self.assertEqual(br["status"].get("failedAttempts", 0), 0)
+        time.sleep(3)
+        failures = [e for e in events(self.ns) if e["reason"] == "BindingError"]
+        self.assertEqual(len(failures), 1, "one attempt only")
+
+    def test_volume_binding_waits(self):
+        self.node("n-vol")
+        CLIENT.post("/apis/storage.k8s.io/v1/storageclasses",
+                    {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                     "metadata": {"name": f"wffc-{self.ns}"}, "provisioner": "example.com/x",
+                     "volumeBindingMode": "WaitForFirstConsumer"})
+        create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "scratch", "namespace": self.ns},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": f"wffc-{self.ns}",
+                         "resources": {"requests": {"storage": "1Gi"}}}})
+        vol = [{"name": "s", "persistentVolumeClaim": {"claimName": "scratch"}}]
+        p = self.make_pod("vol", gpus=1, volumes=vol)
+        create(bind_request(self.ns, p, "n-vol"))
+        self.start_binder()
+        path = f"/api/v1/namespaces/{self.ns}/persistentvolumeclaims/scratch"
+        wait_for("the selected-node annotation", lambda: (CLIENT.get(path)["metadata"].get(
+            "annotations") or {}).get("volume.kubernetes.io/selected-node") == "n-vol")
+        time.sleep(1)
+        self.assertFalse(get_pod(self.ns, "vol")["spec"].get("nodeName"), "waits for the claim")
+        CLIENT.request("PATCH", path + "/status", {"status": {"phase": "Bound"}},
+                       content_type="application/merge-patch+json")
+        self.assert_bound("vol", "n-vol", "Regular")
+
+
+class KillMidBind(BinderCase):
+    def test_kill_mid_bind(self):
+        for n in ("n-k1", "n-k2"):
+            self.node(n)
+        KUBELET.delay = 3.0  # reservations take a while: the kill lands while binds wait
+        names = []
+        for i in range(6):
+            p = self.make_pod(f"frac-{i}", annotations={"gpu-fraction": "0.5"}, shared=True)
+            create(bind_request(self.ns, p, f"n-k{1 + i % 2}", "Fraction", [f"grp-k{i // 2}"],
+                                "0.50"))
+            names.append(p["metadata"]["name"])
+        for i in range(40):
+            p = self.make_pod(f"whole-{i}", gpus=1)
+            create(bind_request(self.ns, p, f"n-k{1 + i % 2}"))
+            names.append(p["metadata"]["name"])
+        first = self.start_binder()
+        wait_for("a reservation pod", lambda: [r for r in reservation_pods() if r["metadata"][
+            "labels"].get("runai-gpu-group", "").startswith("grp-k")], timeout=20, interval=0.02)
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        KUBELET.delay = 0.0
+        self.start_binder()
+        for name in names:
+            wait_for(f"{name} bound", lambda: get_pod(self.ns, name)["spec"].get("nodeName"),
+                     timeout=60)
+        for name in names:
+            p, br = get_pod(self.ns, name), get_br(self.ns, name)
+            self.assertEqual(p["spec"]["nodeName"], br["spec"]["selectedNode"])
+        wait_for("all Succeeded", lambda: all((get_br(self.ns, n).get("status") or {}).get(
+            "phase") == "Succeeded" for n in names))
+        groups = {}
+        for r in reservation_pods():
+            g = r["metadata"]["labels"].get("runai-gpu-group", "")
+            if g.startswith("grp-k"):
+                groups.setdefault(g, []).append(r["metadata"]["name"])
+        self.assertEqual(sorted(groups), ["grp-k0", "grp-k1", "grp-k2"])
+        self.assertTrue(all(len(v) == 1 for v in groups.values()), groups)
+        # Each fraction pod's group has its reservation on the pod's node.
+        for i in range(6):
+            p = get_pod(self.ns, f"frac-{i}")
+            g = p["metadata"]["labels"]["runai-gpu-group"]
+            self.assertEqual(g, f"grp-k{i // 2}")
+
+
+class Cleanup(BinderCase):
+    def test_reservation_deleted_when_last_pod_goes(self):
+        self.node("n-gone")
+        p = self.make_pod("short", annotations={"gpu-fraction": "0.5"}, shared=True)
+        create(bind_request(self.ns, p, "n-gone", "Fraction", ["grp-gone"], "0.50"))
+        self.start_binder()
+        self.assert_bound("short", "n-gone", "Fraction")
+        self.assertEqual(len([r for r in reservation_pods() if r["metadata"]["labels"].get(
+            "runai-gpu-group") == "grp-gone"]), 1)
+        CLIENT.request("PATCH", f"/api/v1/namespaces/{self.ns}/pods/short/status",
+                       {"status": {"phase": "Succeeded"}},
+                       content_type="application/merge-patch+json")
+        wait_for("the reservation pod deleted", lambda: not [
+            r for r in reservation_pods()
+            if r["metadata"]["labels"].get("runai-gpu-group") == "grp-gone"], timeout=20)
+
+
+if __name__ == "__main__":
+    unittest.main()
