@@ -54,18 +54,6 @@ std::string GroupKey(const std::string& g) { return "group/" + g; }
 
 bool Finished(const BindRequestObject& b) { return b.phase == "Succeeded" || b.phase == "Failed"; }
 
-UnixSeconds WallClock() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string DefaultIdentity() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  return std::string(host) + "_" + std::to_string(getpid());
-}
-
 struct Counters {
   std::atomic<int64_t> succeeded{0}, failed{0}, retried{0}, invalid_deleted{0}, already_bound{0};
   std::atomic<int64_t> bind_micros{0}, bind_count{0};
@@ -147,7 +135,7 @@ class Controller {
     scheduler::LeaderOptions lo;
     lo.ns = o_.leader_elect_namespace;
     lo.name = o_.leader_elect_id;
-    lo.identity = o_.identity.empty() ? DefaultIdentity() : o_.identity;
+    lo.identity = o_.identity.empty() ? scheduler::DefaultLeaderIdentity() : o_.identity;
     lo.lease_duration = o_.lease_duration;
     lo.renew_deadline = o_.renew_deadline;
     lo.retry_period = o_.retry_period;
@@ -457,7 +445,7 @@ class Controller {
   // The PodBound condition (written when it changes) and an event.
   void MarkPod(const PodView& pod, const std::string& status, const std::string& reason,
                const std::string& message, const std::string& event_type) {
-    const UnixSeconds now = WallClock();
+    const UnixSeconds now = WallClockSeconds();
     if (pod.bound_status != status || pod.bound_reason != reason || pod.bound_message != message) {
       const std::string path = k8s::ObjectPath(res::kPod, pod.ns, pod.name, "status");
       const std::string body = k8s::PodConditionPatch("PodBound", status, reason, message, now);

@@ -1,5 +1,7 @@
 #include "kai/scheduler/leader.h"
 
+#include <unistd.h>
+
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -7,6 +9,12 @@
 #include <ctime>
 
 namespace kai::scheduler {
+
+std::string DefaultLeaderIdentity() {
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(getpid());
+}
 namespace {
 
 namespace res = k8s::resources;

@@ -23,6 +23,9 @@ struct LeaderOptions {
   std::function<void(const std::string&)> log;
 };
 
+// hostname_pid: the holder identity client-go's leader election defaults to.
+std::string DefaultLeaderIdentity();
+
 class LeaderElector {
  public:
   LeaderElector(const k8s::ApiClient& client, LeaderOptions options);

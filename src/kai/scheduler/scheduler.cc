@@ -61,18 +61,6 @@ Result<std::string> ReadPartition(const k8s::ApiClient& client, const std::strin
   return std::string(d->Roots().at(0)["spec"]["partitionLabelValue"].Scalar());
 }
 
-UnixSeconds WallClock() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string DefaultIdentity() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  return std::string(host) + "_" + std::to_string(getpid());
-}
-
 void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& format,
            std::ostream& out) {
   const std::vector<sim::CycleReport> one{report};
@@ -146,7 +134,7 @@ class Loop {
     LeaderOptions lo;
     lo.ns = o_.leader_elect_namespace;
     lo.name = o_.leader_elect_id;
-    lo.identity = o_.identity.empty() ? DefaultIdentity() : o_.identity;
+    lo.identity = o_.identity.empty() ? DefaultLeaderIdentity() : o_.identity;
     lo.lease_duration = o_.lease_duration;
     lo.renew_deadline = o_.renew_deadline;
     lo.retry_period = o_.retry_period;
@@ -222,7 +210,7 @@ class Loop {
         continue;
       }
       config->trace = o_.trace;
-      const UnixSeconds now = o_.now.value_or(WallClock());
+      const UnixSeconds now = o_.now.value_or(WallClockSeconds());
       auto outcome = OneCycle(*config, now, cycle);
       if (!outcome.ok()) {
         if (o_.once || o_.dry_run) return Fail(2, outcome.error().message);

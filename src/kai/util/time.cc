@@ -1,5 +1,7 @@
 #include "kai/util/time.h"
 
+#include <chrono>
+
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -142,6 +144,12 @@ std::optional<int64_t> ParseGoDurationMillis(std::string_view s) {
   const auto seconds = GoDurationSeconds(s);
   if (!seconds) return std::nullopt;
   return static_cast<int64_t>(*seconds * 1000);
+}
+
+UnixSeconds WallClockSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace kai

@@ -16,5 +16,7 @@ std::string FormatRfc3339(UnixSeconds t);
 std::optional<int64_t> ParseGoDuration(std::string_view text);
 // The same in milliseconds (fractions truncated): "250ms" is 250, "1.5s" is 1500.
 std::optional<int64_t> ParseGoDurationMillis(std::string_view text);
+// The system clock, for the front ends that inject it (the core never reads it).
+UnixSeconds WallClockSeconds();
 
 }  // namespace kai
