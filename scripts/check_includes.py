@@ -15,7 +15,7 @@ import re
 import sys
 
 # The front ends: they do I/O and sit on top of the pure core (libkai).
-FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder"}
+FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder", "reservation"}
 # The core's own layers, bottom up; each rule below forbids an include upwards.
 LOWEST = {"util", "resource", "model"}
 ABOVE_MODEL = {"k8s", "snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim",
@@ -64,7 +64,7 @@ def violations(src):
                 continue
             why = None
             if layer not in FRONT_ENDS and target in FRONT_ENDS:
-                why = "only the front ends include cli/, scheduler/, informer/ and io/"
+                why = "only the front ends include " + ", ".join(f"{f}/" for f in sorted(FRONT_ENDS))
             elif layer not in FRONT_ENDS and header in K8S_CLIENT:
                 why = "the Kubernetes client (I/O) is for the front ends only"
             for froms, tos, reason in RULES:

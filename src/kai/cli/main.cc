@@ -18,6 +18,7 @@
 #include "kai/io/manifest_files.h"
 #include "kai/io/usage_file.h"
 #include "kai/k8s/decode.h"
+#include "kai/reservation/reservation.h"
 #include "kai/resource/quantity.h"
 #include "kai/scheduler/scheduler.h"
 #include "kai/sim/output.h"
@@ -440,6 +441,26 @@ int RunBinderCommand(BinderArgs& a) {
   return kai::binder::RunBinder(o, std::cerr);
 }
 
+CLI::App* AddResourceReservationCommand(CLI::App& app, kai::reservation::ProgramOptions& o) {
+  CLI::App* c = app.add_subcommand(
+      "resource-reservation",
+      "the GPU reservation pod's program: annotate this pod with its GPU's UUID, then hold it");
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_flag("--print", o.print,
+              "only print the GPUs NVML sees (index, UUID, name, memory); no API server");
+  return c;
+}
+
+void OnReservationSignal(int) { kai::reservation::RequestStop(); }
+
+int RunResourceReservationCommand(const kai::reservation::ProgramOptions& o) {
+  std::signal(SIGTERM, OnReservationSignal);
+  std::signal(SIGINT, OnReservationSignal);
+  return kai::reservation::RunResourceReservation(o, std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -482,6 +503,8 @@ int main(int argc, char** argv) {
   CLI::App* scheduler = AddSchedulerCommand(app, sa);
   BinderArgs ba;
   CLI::App* binder = AddBinderCommand(app, ba);
+  kai::reservation::ProgramOptions ra;
+  CLI::App* reservation = AddResourceReservationCommand(app, ra);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -494,6 +517,7 @@ int main(int argc, char** argv) {
     if (*check_update) return RunCheckUpdate(cu);
     if (*scheduler) return RunSchedulerCommand(sa);
     if (*binder) return RunBinderCommand(ba);
+    if (*reservation) return RunResourceReservationCommand(ra);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;
