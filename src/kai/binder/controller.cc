@@ -373,7 +373,7 @@ class Controller {
     }
     Log("failed to bind pod " + pod->Ref() + " to node " + br.selected_node + ": " + result.error);
     if (auto s = binder_->Rollback(*pod, br); !s.ok()) Log(s.error().message);
-    if (result.failure == BindFailure::kInvalidRequest) return DeleteInvalid(key, br, result.error);
+    if (result.failure == BindFailure::kInvalidRequest) return DeleteInvalid(br, result.error);
     return Failure(key, br, &*pod, result.error);
   }
 
@@ -429,7 +429,7 @@ class Controller {
     return true;
   }
 
-  bool DeleteInvalid(const std::string& key, const BindRequestObject& br, const std::string& why) {
+  bool DeleteInvalid(const BindRequestObject& br, const std::string& why) {
     Log(why + "; deleting it, the scheduler writes a valid one");
     const std::string path = k8s::ObjectPath(res::kBindRequest, br.meta.ns, br.meta.name);
     k8s::HttpResponse r = client_.Delete(path);
@@ -438,7 +438,6 @@ class Controller {
       return false;
     }
     ++counters_.invalid_deleted;
-    (void)key;
     return true;
   }
 

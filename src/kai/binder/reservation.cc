@@ -95,23 +95,17 @@ Result<std::vector<PodView>> ReservationService::ListPods(const std::string& ns,
 }
 
 Status ReservationService::SyncAll() {
-  auto labelled =
-      ListPods("", "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel)));
-  if (!labelled.ok()) return labelled.error();
-  std::set<std::string> groups;
-  for (const PodView& p : *labelled) {
-    for (auto& g : p.GpuGroups()) groups.insert(g);
-  }
-  for (const std::string& g : groups) {
-    if (auto s = SyncGroup(g); !s.ok()) return s;
-  }
-  return Ok();
+  return SyncGroupsOf(
+      ListPods("", "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel))));
 }
 
 Status ReservationService::SyncNode(const std::string& node) {
   // Every pod on the node: multi-device fraction pods carry only runai-gpu-group/<g> labels,
   // which no label selector can ask for.
-  auto pods = ListPods("", "fieldSelector=" + k8s::UrlEscape("spec.nodeName=" + node));
+  return SyncGroupsOf(ListPods("", "fieldSelector=" + k8s::UrlEscape("spec.nodeName=" + node)));
+}
+
+Status ReservationService::SyncGroupsOf(const Result<std::vector<PodView>>& pods) {
   if (!pods.ok()) return pods.error();
   std::set<std::string> groups;
   for (const PodView& p : *pods) {

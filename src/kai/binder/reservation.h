@@ -92,6 +92,8 @@ class ReservationService {
 
  private:
   Status SyncGroupLocked(const std::string& group);
+  // Syncs every group the listed pods are labelled with.
+  Status SyncGroupsOf(const Result<std::vector<PodView>>& pods);
   Result<std::vector<PodView>> ListPods(const std::string& ns, const std::string& query) const;
   Result<std::string> AcquireGpu(const PodView& pod, const std::string& node,
                                  const std::string& group);
