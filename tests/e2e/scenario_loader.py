@@ -200,6 +200,30 @@ class Client:
     def get(self, path, **kw):
         return self.request("GET", path, **kw)
 
+    def watch(self, path: str, query: dict | None = None, timeout: float = 600.0):
+        """Yields the events ({"type", "object"}) of a watch on `path`, on a connection of its
+        own, until the server ends the watch or `timeout` seconds pass without a line."""
+        q = dict(query or {}, watch="1", allowWatchBookmarks="false")
+        url = self.prefix + path + "?" + urllib.parse.urlencode(q)
+        if self.scheme == "https":
+            conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout,
+                                               context=self.ssl_ctx)
+        else:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            conn.request("GET", url, headers=dict(self.headers))
+            resp = conn.getresponse()
+            if resp.status >= 400:
+                raise ApiError(resp.status, resp.reason, resp.read().decode(errors="replace")[:500])
+            while True:
+                line = resp.readline()
+                if not line:
+                    return
+                if line.strip():
+                    yield json.loads(line)
+        finally:
+            conn.close()
+
     def post(self, path, body, **kw):
         return self.request("POST", path, body, **kw)
 

@@ -47,6 +47,7 @@ std::atomic<bool> g_stop{false};
 namespace res = k8s::resources;
 constexpr size_t kRequestsKind = 0;
 constexpr size_t kPodsKind = 1;
+constexpr size_t kNodesKind = 2;
 const std::string kResync = "resync";
 
 std::string RequestKey(const std::string& informer_key) { return "br/" + informer_key; }
@@ -59,7 +60,7 @@ struct Counters {
   std::atomic<int64_t> bind_micros{0}, bind_count{0};
 };
 
-class Controller {
+class Controller : public GroupView {
  public:
   Controller(const BinderOptions& o, const k8s::ApiClient& client, std::ostream& err)
       : o_(o), client_(client), err_(err), queue_(o.rate_limit), background_(20000, 4) {}
@@ -72,8 +73,7 @@ class Controller {
     if (!plugins.ok()) return Fail(2, plugins.error().message);
     ReservationOptions ro = o_.reservation;
     ro.log = [this](const std::string& l) { Log(l); };
-    reservations_ = std::make_unique<ReservationService>(
-        client_, ro, [this](const std::string& g) { return GroupActive(g); }, g_stop);
+    reservations_ = std::make_unique<ReservationService>(client_, ro, this, g_stop);
     binder_ = std::make_unique<Binder>(client_, *reservations_, std::move(plugins.value()));
     StartInformer();
     if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
@@ -115,7 +115,8 @@ class Controller {
     };
     std::vector<informer::WatchSpec> specs{
         {res::kBindRequest, ""},
-        {res::kPod, "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel))}};
+        {res::kPod, "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel))},
+        {res::kNode, ""}};
     informer_ = std::make_unique<informer::Informer>(client_, std::move(specs), io);
     informer_->Start();
   }
@@ -210,6 +211,13 @@ class Controller {
       OnRequest(key, obj && !obj->bind_requests.empty() ? &obj->bind_requests[0] : nullptr);
     } else if (kind == kPodsKind) {
       OnPod(key, obj && !obj->pods.empty() ? &obj->pods[0] : nullptr);
+    } else if (kind == kNodesKind) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (obj) {
+        nodes_.insert(key);
+      } else {
+        nodes_.erase(key);
+      }
     }
   }
 
@@ -265,29 +273,60 @@ class Controller {
     for (const std::string& g : b->selected_gpu_groups) ++active_groups_[g];
   }
 
-  bool GroupActive(const std::string& group) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return active_groups_.count(group) > 0;
-  }
-
   void OnPod(const std::string& key, const PodObject* p) {
     std::vector<std::string> groups;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!p) {
-        if (auto it = pod_groups_.find(key); it != pod_groups_.end()) {
-          groups = it->second;
-          pod_groups_.erase(it);
-        }
+        if (const IndexedPod* known = groups_index_.Find(key)) groups = known->groups;
+        groups_index_.Erase(key);
       } else {
-        auto& known = pod_groups_[key];
-        known.assign(p->gpu_groups.begin(), p->gpu_groups.end());
+        IndexedPod ip = Indexed(*p);
         // A finished fraction pod frees its share; a reservation pod that went takes its
         // group's running pods with it (their GPU is no longer held).
-        if (p->phase == "Succeeded" || p->phase == "Failed" || p->meta.deletion) groups = known;
+        if (p->phase == "Succeeded" || p->phase == "Failed" || p->meta.deletion) groups = ip.groups;
+        groups_index_.Upsert(key, std::move(ip));
       }
     }
     for (const std::string& g : groups) queue_.Add(GroupKey(g));
+  }
+
+  IndexedPod Indexed(const PodObject& p) const {
+    IndexedPod ip;
+    ip.node = std::string(p.node_name);
+    ip.groups.assign(p.gpu_groups.begin(), p.gpu_groups.end());
+    ip.reservation = p.meta.ns == o_.reservation.ns;
+    ip.holds_gpu = !ip.reservation && !ip.node.empty() && !p.meta.deletion &&
+                   (p.phase == "Running" || p.phase == "Pending");
+    return ip;
+  }
+
+  bool NodeKnown(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return nodes_.count(name) > 0;
+  }
+
+  // --- GroupView: what the pod watch knows, for the reservation syncs ---
+
+  std::vector<std::string> GroupsOnNode(const std::string& node) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return groups_index_.GroupsOnNode(node);
+  }
+
+  bool KnownReserved(const std::string& group) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return groups_index_.Reservations(group) > 0;
+  }
+
+  bool KnownInUse(const std::string& group) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return groups_index_.Reservations(group) > 0 &&
+           (groups_index_.Holders(group) > 0 || active_groups_.count(group) > 0);
+  }
+
+  bool Active(const std::string& group) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return active_groups_.count(group) > 0;
   }
 
   // --- the workers ---
@@ -341,7 +380,7 @@ class Controller {
     if (br.meta.deletion || br.phase == "Succeeded") return true;
     if (br.phase == "Failed" && !PendingRetry(br)) return true;
     const std::string pod_path = k8s::ObjectPath(res::kPod, br.meta.ns, br.pod_name);
-    k8s::HttpResponse r = client_.Get(pod_path);
+    k8s::HttpResponse r = GetFromCache(pod_path);
     if (r.status == 404) return true;  // the request goes with its pod (owner reference)
     if (!r.ok()) {
       Log(k8s::Describe({"GET", pod_path}, r));
@@ -355,12 +394,16 @@ class Controller {
       ++counters_.already_bound;
       return Success(key, br, *pod);
     }
-    const std::string node_path = k8s::ObjectPath(res::kNode, "", br.selected_node);
-    k8s::HttpResponse n = client_.Get(node_path);
-    if (n.status == 404) return Failure(key, br, &*pod, "node " + br.selected_node + " not found");
-    if (!n.ok()) {
-      Log(k8s::Describe({"GET", node_path}, n));
-      return false;
+    if (!NodeKnown(br.selected_node)) {
+      // Not (yet) seen by the node watch: ask etcd before calling the node missing.
+      const std::string node_path = k8s::ObjectPath(res::kNode, "", br.selected_node);
+      k8s::HttpResponse n = client_.Get(node_path);
+      if (n.status == 404)
+        return Failure(key, br, &*pod, "node " + br.selected_node + " not found");
+      if (!n.ok()) {
+        Log(k8s::Describe({"GET", node_path}, n));
+        return false;
+      }
     }
     const auto t0 = std::chrono::steady_clock::now();
     BindResult result = binder_->Bind(*pod, br);
@@ -375,6 +418,15 @@ class Controller {
     if (auto s = binder_->Rollback(*pod, br); !s.ok()) Log(s.error().message);
     if (result.failure == BindFailure::kInvalidRequest) return DeleteInvalid(br, result.error);
     return Failure(key, br, &*pod, result.error);
+  }
+
+  // A read from the API server's watch cache (resourceVersion=0), which spares etcd a read per
+  // bind; a 404 there is confirmed by a quorum read, since the cache may lag a moment behind. A
+  // stale "not bound yet" is safe: the binding itself fails with a conflict, and CreateBinding
+  // then reads the pod from etcd.
+  k8s::HttpResponse GetFromCache(const std::string& path) {
+    k8s::HttpResponse r = client_.Get(path + "?resourceVersion=0");
+    return r.status == 404 ? client_.Get(path) : r;
   }
 
   bool Success(const std::string& key, const BindRequestObject& br, const PodView& pod) {
@@ -502,13 +554,14 @@ class Controller {
   std::unique_ptr<scheduler::LeaderElector> leader_;
   std::unique_ptr<scheduler::Servers> servers_;
   ClusterState world_;  // the informer's store (Apply's thread only)
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<std::string, BindRequestObject> requests_;  // not Succeeded
   std::unordered_set<std::string> succeeded_;  // bound by this process, status not yet echoed
   std::unordered_map<std::string, std::vector<std::string>> fraction_groups_;
   std::unordered_map<std::string, std::vector<std::string>> active_by_key_;
   std::unordered_map<std::string, int> active_groups_;
-  std::unordered_map<std::string, std::vector<std::string>> pod_groups_;
+  GroupIndex groups_index_;
+  std::unordered_set<std::string> nodes_;  // names of the nodes the node watch sees
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> event_seq_{0};
   Counters counters_;

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -59,9 +60,8 @@ std::string ReservationPodName(const std::string& node, const std::string& group
 }
 
 ReservationService::ReservationService(const k8s::ApiClient& client, ReservationOptions options,
-                                       std::function<bool(const std::string&)> active,
-                                       const std::atomic<bool>& stop)
-    : client_(client), o_(std::move(options)), active_(std::move(active)), stop_(stop) {}
+                                       const GroupView* view, const std::atomic<bool>& stop)
+    : client_(client), o_(std::move(options)), view_(view), stop_(stop) {}
 
 void ReservationService::Log(const std::string& line) const {
   if (o_.log) o_.log(line);
@@ -73,7 +73,8 @@ ReservationStats ReservationService::stats() const {
 }
 
 Result<std::vector<PodView>> ReservationService::ListPods(const std::string& ns,
-                                                          const std::string& query) const {
+                                                          const std::string& query,
+                                                          Read read) const {
   std::vector<PodView> pods;
   std::string bad;
   k8s::ApiClient::ListCallbacks cb;
@@ -88,21 +89,34 @@ Result<std::vector<PodView>> ReservationService::ListPods(const std::string& ns,
     }
   };
   cb.restart = [&] { pods.clear(); };
-  auto rv = client_.List(k8s::CollectionPath(res::kPod, ns), query, 500, cb);
+  std::string q = query;
+  if (read == Read::kCache) q += (q.empty() ? "" : "&") + std::string("resourceVersion=0");
+  auto rv = client_.List(k8s::CollectionPath(res::kPod, ns), q, 500, cb);
   if (!rv.ok()) return rv.error();
   if (!bad.empty()) Log("binder: skipping an unreadable pod: " + bad);
   return pods;
 }
 
+// The two listings below only find the groups to sync, from the watch cache: a group they miss
+// by a moment was touched by a bind or an informer event, which syncs it anyway.
 Status ReservationService::SyncAll() {
-  return SyncGroupsOf(
-      ListPods("", "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel))));
+  return SyncGroupsOf(ListPods(
+      "", "labelSelector=" + k8s::UrlEscape(std::string(keys::kGpuGroupLabel)), Read::kCache));
 }
 
 Status ReservationService::SyncNode(const std::string& node) {
+  if (view_) {
+    // The watch sees every reservation pod (they carry the runai-gpu-group label), so every
+    // group on the node that holds a GPU.
+    for (const std::string& g : view_->GroupsOnNode(node)) {
+      if (auto s = SyncGroup(g); !s.ok()) return s;
+    }
+    return Ok();
+  }
   // Every pod on the node: multi-device fraction pods carry only runai-gpu-group/<g> labels,
   // which no label selector can ask for.
-  return SyncGroupsOf(ListPods("", "fieldSelector=" + k8s::UrlEscape("spec.nodeName=" + node)));
+  return SyncGroupsOf(
+      ListPods("", "fieldSelector=" + k8s::UrlEscape("spec.nodeName=" + node), Read::kCache));
 }
 
 Status ReservationService::SyncGroupsOf(const Result<std::vector<PodView>>& pods) {
@@ -122,38 +136,65 @@ Status ReservationService::SyncGroup(const std::string& group) {
   return SyncGroupLocked(group);
 }
 
+// Most syncs find nothing to do: the caller's view tells so for most groups, the API server's
+// watch cache for the rest; a deletion is decided on a quorum read only, since a cache may not
+// show yet a pod labelled a moment ago.
 Status ReservationService::SyncGroupLocked(const std::string& group) {
-  auto single = ListPods("", Selector(keys::kGpuGroupLabel, group));
+  if (view_ && view_->KnownInUse(group)) return Ok();
+  auto cached = ListGroup(group, Read::kCache);
+  if (!cached.ok()) return cached.error();
+  if (!NeedsCleanup(group, *cached)) return Ok();
+  auto current = ListGroup(group, Read::kQuorum);
+  if (!current.ok()) return current.error();
+  if (!NeedsCleanup(group, *current)) return Ok();
+  return CleanUp(group, *current);
+}
+
+Result<ReservationService::GroupPods> ReservationService::ListGroup(const std::string& group,
+                                                                    Read read) const {
+  auto single = ListPods("", Selector(keys::kGpuGroupLabel, group), read);
   if (!single.ok()) return single.error();
-  auto multi = ListPods("", Selector(std::string(keys::kMultiGpuGroupLabelPrefix) + group, group));
+  auto multi =
+      ListPods("", Selector(std::string(keys::kMultiGpuGroupLabelPrefix) + group, group), read);
   if (!multi.ok()) return multi.error();
-  std::vector<const PodView*> reservations, fraction_pods;
-  for (const auto* list : {&single.value(), &multi.value()}) {
-    for (const PodView& p : *list) {
+  GroupPods out;
+  for (auto* list : {&single.value(), &multi.value()}) {
+    for (PodView& p : *list) {
       if (p.ns == o_.ns) {
-        reservations.push_back(&p);
+        out.reservations.push_back(std::move(p));
       } else if (!p.node_name.empty() && (p.phase == "Running" || p.phase == "Pending")) {
         // Only bound pods hold the GPU; an unbound pod still labelled (a bind that did not
         // finish) is covered by its active BindRequest, or by nothing.
-        fraction_pods.push_back(&p);
+        out.fraction_pods.push_back(std::move(p));
       }
     }
   }
-  if (reservations.empty()) {
-    for (const PodView* p : fraction_pods) {
-      if (p->phase != "Running") continue;
-      Log("binder: pod " + p->Ref() + " runs on GPU group " + group +
+  return out;
+}
+
+bool ReservationService::NeedsCleanup(const std::string& group, const GroupPods& pods) const {
+  if (pods.reservations.empty()) {
+    return std::any_of(pods.fraction_pods.begin(), pods.fraction_pods.end(),
+                       [](const PodView& p) { return p.phase == "Running"; });
+  }
+  return pods.fraction_pods.empty() && !(view_ && view_->Active(group));
+}
+
+Status ReservationService::CleanUp(const std::string& group, const GroupPods& pods) {
+  if (pods.reservations.empty()) {
+    for (const PodView& p : pods.fraction_pods) {
+      if (p.phase != "Running") continue;
+      Log("binder: pod " + p.Ref() + " runs on GPU group " + group +
           " whose reservation pod is gone; deleting it");
-      if (auto s = DeletePod(p->ns, p->name, false); !s.ok()) return s;
+      if (auto s = DeletePod(p.ns, p.name, false); !s.ok()) return s;
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.orphans_deleted;
     }
     return Ok();
   }
-  if (!fraction_pods.empty() || (active_ && active_(group))) return Ok();
-  for (const PodView* r : reservations) {
-    Log("binder: no pod uses GPU group " + group + "; deleting reservation pod " + r->Ref());
-    if (auto s = DeletePod(r->ns, r->name, true); !s.ok()) return s;
+  for (const PodView& r : pods.reservations) {
+    Log("binder: no pod uses GPU group " + group + "; deleting reservation pod " + r.Ref());
+    if (auto s = DeletePod(r.ns, r.name, true); !s.ok()) return s;
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.deleted;
   }
@@ -183,16 +224,31 @@ Result<std::string> ReservationService::Reserve(const PodView& pod, const std::s
 
 Result<std::string> ReservationService::AcquireGpu(const PodView& pod, const std::string& node,
                                                    const std::string& group) {
-  auto existing = ListPods(o_.ns, Selector(keys::kGpuGroupLabel, group));
-  if (!existing.ok()) return existing.error();
-  for (const PodView& r : *existing) {
-    if (!r.node_name.empty() && r.node_name != node) {
-      return Error{"GPU group " + group + " is reserved on node " + r.node_name + " (pod " +
-                   r.Ref() + "), not on " + node};
+  // Quorum reads: a reservation pod created a moment ago must be found, or a second one would
+  // be created. First the pod this bind would create (one key), then, when the watch knows of a
+  // reservation pod of the group (another node's, or one an earlier binder named otherwise),
+  // the group's reservation pods.
+  const std::string name = ReservationPodName(node, group);
+  const std::string path = k8s::ObjectPath(res::kPod, o_.ns, name);
+  k8s::HttpResponse got = client_.Get(path);
+  if (got.ok()) {
+    auto r = ParsePod(got.body);
+    if (!r.ok()) return Error{"reservation pod " + o_.ns + "/" + name + ": " + r.error().message};
+    if (std::string gpu = GpuOf(*r); !gpu.empty()) return gpu;
+    return WaitForGpu(name);  // created by an earlier attempt: wait for it as for a new one
+  }
+  if (got.status != 404) return Error{k8s::Describe({"GET", path}, got)};
+  if (!view_ || view_->KnownReserved(group)) {
+    auto existing = ListPods(o_.ns, Selector(keys::kGpuGroupLabel, group), Read::kQuorum);
+    if (!existing.ok()) return existing.error();
+    for (const PodView& r : *existing) {
+      if (!r.node_name.empty() && r.node_name != node) {
+        return Error{"GPU group " + group + " is reserved on node " + r.node_name + " (pod " +
+                     r.Ref() + "), not on " + node};
+      }
+      if (std::string gpu = GpuOf(r); !gpu.empty()) return gpu;
+      return WaitForGpu(r.name);
     }
-    if (std::string gpu = GpuOf(r); !gpu.empty()) return gpu;
-    // Created by an earlier attempt (a restart came between): wait for it as for a new one.
-    return WaitForGpu(r.name);
   }
   auto created = CreateReservationPod(pod, node, group);
   if (!created.ok()) return created;
@@ -376,7 +432,7 @@ Status ReservationService::RemoveGroupLabels(const PodView& pod,
 }
 
 bool ReservationService::ScalingUp() const {
-  auto pods = ListPods(o_.scale_adjust_ns, "");
+  auto pods = ListPods(o_.scale_adjust_ns, "", Read::kCache);  // a hint: a moment late is fine
   if (!pods.ok()) return false;
   // A scale-adjust pod not yet scheduled: the node it asks for is still coming.
   for (const PodView& p : *pods) {

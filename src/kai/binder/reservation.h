@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kai/binder/group_index.h"
 #include "kai/binder/objects.h"
 #include "kai/k8s/api_client.h"
 
@@ -68,11 +69,10 @@ std::string ReservationPodName(const std::string& node, const std::string& group
 
 class ReservationService {
  public:
-  // `active` tells whether a BindRequest not yet finished names the group (it then still needs
-  // its reservation pod even though no pod is bound to it yet).
+  // `view` (may be null: every sync then asks the API server) is what the caller's watch knows
+  // of the groups; it must outlive the service.
   ReservationService(const k8s::ApiClient& client, ReservationOptions options,
-                     std::function<bool(const std::string& group)> active,
-                     const std::atomic<bool>& stop);
+                     const GroupView* view, const std::atomic<bool>& stop);
 
   // Every group that has a reservation pod or a labelled pod.
   Status SyncAll();
@@ -91,10 +91,25 @@ class ReservationService {
   ReservationStats stats() const;
 
  private:
+  // Where a list is read from: the API server's watch cache (resourceVersion=0: about a
+  // millisecond, may lag a moment behind) or etcd (a quorum read: current, but it scans every
+  // pod of the scope, tens of milliseconds on a large cluster).
+  enum class Read { kCache, kQuorum };
+  // A group's pods: its reservation pods and the bound, live fraction pods labelled with it.
+  struct GroupPods {
+    std::vector<PodView> reservations, fraction_pods;
+  };
+
   Status SyncGroupLocked(const std::string& group);
+  Result<GroupPods> ListGroup(const std::string& group, Read read) const;
+  // Whether the group's pods call for a deletion: reservation pods nobody uses, or running
+  // fraction pods whose reservation is gone.
+  bool NeedsCleanup(const std::string& group, const GroupPods& pods) const;
+  Status CleanUp(const std::string& group, const GroupPods& pods);
   // Syncs every group the listed pods are labelled with.
   Status SyncGroupsOf(const Result<std::vector<PodView>>& pods);
-  Result<std::vector<PodView>> ListPods(const std::string& ns, const std::string& query) const;
+  Result<std::vector<PodView>> ListPods(const std::string& ns, const std::string& query,
+                                        Read read) const;
   Result<std::string> AcquireGpu(const PodView& pod, const std::string& node,
                                  const std::string& group);
   Result<std::string> CreateReservationPod(const PodView& pod, const std::string& node,
@@ -107,7 +122,7 @@ class ReservationService {
 
   const k8s::ApiClient& client_;
   ReservationOptions o_;
-  std::function<bool(const std::string&)> active_;
+  const GroupView* view_;
   const std::atomic<bool>& stop_;
   GroupLocks locks_;
   mutable std::mutex stats_mu_;

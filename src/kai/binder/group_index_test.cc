@@ -1,0 +1,59 @@
+#include "kai/binder/group_index.h"
+
+#include <gtest/gtest.h>
+
+namespace kai::binder {
+namespace {
+
+IndexedPod Reservation(const std::string& node, const std::string& group) {
+  return {node, {group}, true, false};
+}
+
+IndexedPod Holder(const std::string& node, std::vector<std::string> groups) {
+  return {node, std::move(groups), false, true};
+}
+
+TEST(GroupIndex, CountsReservationsAndHoldersPerGroup) {
+  GroupIndex ix;
+  ix.Upsert("r", Reservation("n1", "g"));
+  EXPECT_EQ(ix.Reservations("g"), 1);
+  EXPECT_EQ(ix.Holders("g"), 0);
+  ix.Upsert("a", Holder("n1", {"g"}));
+  ix.Upsert("b", Holder("n1", {"g"}));
+  EXPECT_EQ(ix.Holders("g"), 2);
+  ix.Upsert("a", {"n1", {"g"}, false, false});  // finished: still labelled, holds nothing
+  EXPECT_EQ(ix.Holders("g"), 1);
+  ix.Erase("r");
+  EXPECT_EQ(ix.Reservations("g"), 0);
+  EXPECT_EQ(ix.Holders("g"), 1);
+  EXPECT_EQ(ix.Reservations("other"), 0);
+}
+
+TEST(GroupIndex, GroupsOnNodeFollowTheirPods) {
+  GroupIndex ix;
+  ix.Upsert("r1", Reservation("n1", "g1"));
+  ix.Upsert("r2", Reservation("n1", "g2"));
+  ix.Upsert("m", Holder("n1", {"g2", "g3"}));  // a multi-device pod
+  ix.Upsert("x", Holder("n2", {"g9"}));
+  EXPECT_EQ(ix.GroupsOnNode("n1"), (std::vector<std::string>{"g1", "g2", "g3"}));
+  ix.Erase("m");
+  EXPECT_EQ(ix.GroupsOnNode("n1"), (std::vector<std::string>{"g1", "g2"}));
+  ix.Erase("r1");
+  ix.Erase("r2");
+  EXPECT_TRUE(ix.GroupsOnNode("n1").empty());
+  ix.Erase("missing");  // no-op
+  EXPECT_EQ(ix.size(), 1u);
+  ASSERT_NE(ix.Find("x"), nullptr);
+  EXPECT_EQ(ix.Find("x")->groups, (std::vector<std::string>{"g9"}));
+}
+
+TEST(GroupIndex, AnUnboundPodCountsForNoNode) {
+  GroupIndex ix;
+  ix.Upsert("p", {"", {"g"}, false, false});
+  EXPECT_TRUE(ix.GroupsOnNode("").empty());
+  ix.Upsert("p", Holder("n1", {"g"}));  // bound now
+  EXPECT_EQ(ix.GroupsOnNode("n1"), (std::vector<std::string>{"g"}));
+}
+
+}  // namespace
+}  // namespace kai::binder
