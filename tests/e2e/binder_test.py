@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -120,6 +121,7 @@ class FakeKubelet(threading.Thread):
         super().__init__(daemon=True)
         self.client = sl.Client(kubeconfig)
         self.kubeconfig = kubeconfig
+        self.program_kubeconfig = kubeconfig  # what `kai resource-reservation` authenticates as
         self.silent: set[str] = set()
         self.delay = 0.0
         self.stopping = threading.Event()
@@ -163,7 +165,7 @@ class FakeKubelet(threading.Thread):
                                 {"status": {"phase": "Running"}},
                                 content_type="application/merge-patch+json")
             env = dict(os.environ, POD_NAME=md["name"], POD_NAMESPACE=RES_NS,
-                       KUBECONFIG=self.kubeconfig, KAI_NVML_LIBRARY=str(FAKE_NVML),
+                       KUBECONFIG=self.program_kubeconfig, KAI_NVML_LIBRARY=str(FAKE_NVML),
                        FAKE_NVML_DEVICES=f"{gpu}:NVIDIA H200:143771")
             env.pop("KUBERNETES_SERVICE_HOST", None)
             self.procs[uid] = subprocess.Popen([str(KAI_BIN), "resource-reservation"], env=env,
@@ -313,11 +315,12 @@ class BinderCase(unittest.TestCase):
             for log in self.logs:
                 sys.stderr.write(f"--- {log}\n{log.read_text()[-4000:]}\n")
 
-    def start_binder(self, *args: str) -> subprocess.Popen:
+    def start_binder(self, *args: str, kubeconfig: str | None = None) -> subprocess.Popen:
         log = pathlib.Path(TMP.name) / f"{self.ns}-binder-{len(self.logs)}.log"
         self.logs.append(log)
         with log.open("w") as f:
-            p = subprocess.Popen([str(KAI_BIN), "binder", "--kubeconfig", SERVER.kubeconfig,
+            p = subprocess.Popen([str(KAI_BIN), "binder", "--kubeconfig",
+                                  kubeconfig or SERVER.kubeconfig,
                                   "--status-write-deferral", "0s", *args],
                                  stdout=subprocess.DEVNULL, stderr=f)
         self.procs.append(p)
@@ -565,6 +568,120 @@ class Cleanup(BinderCase):
         wait_for("the reservation pod deleted", lambda: not [
             r for r in reservation_pods()
             if r["metadata"]["labels"].get("runai-gpu-group") == "grp-gone"], timeout=20)
+
+
+RBAC = REPO / "deploy" / "rbac" / "binder.yaml"
+FORBIDDEN = re.compile(r"\b403\b|Forbidden", re.I)
+BINDER_SA = "system:serviceaccount:kai-scheduler:kai-binder"
+
+
+class Rbac(BinderCase):
+    """The binder and `kai resource-reservation` with deploy/rbac/binder.yaml's ServiceAccounts:
+    every kind of bind works and nothing is refused; the role holds exactly those calls."""
+
+    def setUp(self):
+        super().setUp()
+        SERVER.kubectl("apply", "-f", str(RBAC))
+        tmp = pathlib.Path(TMP.name)
+        self.binder_kc = SERVER.token_kubeconfig("kai-scheduler", "kai-binder", tmp / "binder.kc")
+        KUBELET.program_kubeconfig = SERVER.token_kubeconfig(RES_NS, RES_NS, tmp / "rr.kc")
+
+    def tearDown(self):
+        KUBELET.program_kubeconfig = SERVER.kubeconfig
+        super().tearDown()
+
+    def test_every_bind_with_the_installed_service_accounts(self):
+        for verb, res, ns, allowed in [("create", "pods", self.ns, "no"),
+                                       ("create", "pods", RES_NS, "yes"),
+                                       ("update", "pods", self.ns, "no"),
+                                       ("create", "bindrequests.scheduling.run.ai", self.ns, "no"),
+                                       ("delete", "nodes", self.ns, "no"),
+                                       ("update", "leases", "kai-scheduler", "yes"),
+                                       ("update", "leases", self.ns, "no")]:
+            self.assertEqual(SERVER.can_i(verb, res, BINDER_SA, ns), allowed,
+                             f"binder: can-i {verb} {res} -n {ns}")
+        rr = f"system:serviceaccount:{RES_NS}:{RES_NS}"
+        self.assertEqual(SERVER.can_i("patch", "pods", rr, RES_NS), "yes")
+        self.assertEqual(SERVER.can_i("patch", "pods", rr, self.ns), "no")
+
+        for n in ("n-rbac", "n-rbac-vol"):
+            self.node(n)
+        whole = self.make_pod("r-whole", gpus=1)
+        create(bind_request(self.ns, whole, "n-rbac"))
+        halves = [self.make_pod(f"r-half-{i}", annotations={"gpu-fraction": "0.5"}, shared=True)
+                  for i in range(2)]
+        for p in halves:
+            create(bind_request(self.ns, p, "n-rbac", "Fraction", ["grp-rbac"], "0.50"))
+        CLIENT.post("/apis/storage.k8s.io/v1/storageclasses",
+                    {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                     "metadata": {"name": "wffc-rbac"}, "provisioner": "example.com/x",
+                     "volumeBindingMode": "WaitForFirstConsumer"})
+        create({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data", "namespace": self.ns},
+                "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "wffc-rbac",
+                         "resources": {"requests": {"storage": "1Gi"}}}})
+        vol = self.make_pod("r-vol", gpus=1,
+                            volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+        create(bind_request(self.ns, vol, "n-rbac-vol"))
+        # An invalid request (a fraction without a group) is deleted.
+        bad = self.make_pod("r-bad", annotations={"gpu-fraction": "0.5"}, shared=True)
+        create(bind_request(self.ns, bad, "n-rbac", "Fraction", None, "0.50"))
+
+        p = self.start_binder("--leader-elect", "--leader-elect-identity", "rbac-binder",
+                              kubeconfig=self.binder_kc)
+        self.assert_bound("r-whole", "n-rbac", "Regular")
+        for h in halves:
+            self.assert_bound(h["metadata"]["name"], "n-rbac", "Fraction")
+        pvc = f"/api/v1/namespaces/{self.ns}/persistentvolumeclaims/data"
+        wait_for("the selected-node annotation", lambda: (CLIENT.get(pvc)["metadata"].get(
+            "annotations") or {}).get("volume.kubernetes.io/selected-node") == "n-rbac-vol")
+        CLIENT.request("PATCH", pvc + "/status", {"status": {"phase": "Bound"}},
+                       content_type="application/merge-patch+json")
+        self.assert_bound("r-vol", "n-rbac-vol", "Regular")
+        wait_for("the invalid BindRequest deleted", lambda: not [
+            b for b in CLIENT.get(sl.R["BindRequest"].collection(self.ns))["items"]
+            if b["metadata"]["name"] == "r-bad"])
+        lease = CLIENT.get("/apis/coordination.k8s.io/v1/namespaces/kai-scheduler/leases/kai-binder")
+        self.assertEqual(lease["spec"]["holderIdentity"], "rbac-binder")
+        # The last fraction pods finish: the reservation pod goes (delete pods).
+        for h in halves:
+            CLIENT.request("PATCH", f"/api/v1/namespaces/{self.ns}/pods/{h['metadata']['name']}/status",
+                           {"status": {"phase": "Succeeded"}},
+                           content_type="application/merge-patch+json")
+        wait_for("the reservation pod deleted", lambda: not [
+            r for r in reservation_pods()
+            if r["metadata"]["labels"].get("runai-gpu-group") == "grp-rbac"], timeout=20)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+        log = self.logs[-1].read_text()
+        self.assertNotRegex(log, FORBIDDEN, f"the binder's ServiceAccount lacks a right:\n{log[-3000:]}")
+
+    def test_role_is_exactly_what_the_binder_calls(self):
+        by = kube_server.rbac_objects(RBAC)
+        want = {("", "nodes", v) for v in ("get", "list", "watch")} | {
+            ("", "pods", v) for v in ("get", "list", "watch", "patch", "delete")} | {
+            ("", "pods/binding", "create"), ("", "pods/status", "patch"), ("", "events", "create"),
+            ("", "configmaps", "create"), ("", "configmaps", "patch"), ("", "configmaps", "delete"),
+            ("", "persistentvolumeclaims", "get"), ("", "persistentvolumeclaims", "patch"),
+            ("storage.k8s.io", "storageclasses", "get"),
+            ("scheduling.run.ai", "bindrequests", "list"), ("scheduling.run.ai", "bindrequests", "watch"),
+            ("scheduling.run.ai", "bindrequests", "delete"),
+            ("scheduling.run.ai", "bindrequests/status", "patch")}
+        self.assertEqual(kube_server.rbac_rules(by[("ClusterRole", "kai-binder")]), want)
+        self.assertEqual(kube_server.rbac_rules(by[("Role", "kai-binder-reservations")]),
+                         {("", "pods", "create")})
+        self.assertEqual(by[("Role", "kai-binder-reservations")]["metadata"]["namespace"], RES_NS)
+        self.assertEqual(kube_server.rbac_rules(by[("Role", "kai-binder-leader-election")]),
+                         {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")})
+        self.assertEqual(kube_server.rbac_rules(by[("Role", "kai-resource-reservation")]),
+                         {("", "pods", "get"), ("", "pods", "patch")})
+        sa = {"kind": "ServiceAccount", "name": "kai-binder", "namespace": "kai-scheduler"}
+        for kind, name in [("ClusterRoleBinding", "kai-binder"),
+                           ("RoleBinding", "kai-binder-reservations"),
+                           ("RoleBinding", "kai-binder-leader-election")]:
+            self.assertEqual(by[(kind, name)]["subjects"], [sa], f"{kind} {name}")
+        self.assertEqual(by[("RoleBinding", "kai-resource-reservation")]["subjects"],
+                         [{"kind": "ServiceAccount", "name": RES_NS, "namespace": RES_NS}])
 
 
 SCENARIOS = REPO.parent / "shared" / "scenarios"

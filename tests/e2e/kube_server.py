@@ -7,11 +7,14 @@ and `Server.start()` / `server.stop()`.
 
 from __future__ import annotations
 
+import base64
 import os
 import pathlib
 import shlex
 import subprocess
 import unittest
+
+import yaml
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOOLS = pathlib.Path(os.environ.get("KAI_KUBE_TEST_TOOLS",
@@ -23,6 +26,17 @@ SKIP_MESSAGE = "kube-apiserver not built: see ../shared/tools/kube-apiserver/REA
 def require_apiserver() -> None:
     if not APISERVER.is_file() or not (TOOLS / "start.sh").is_file():
         raise unittest.SkipTest(SKIP_MESSAGE)
+
+
+def rbac_objects(path: pathlib.Path) -> dict:
+    """The objects of an RBAC manifest by (kind, name)."""
+    return {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(path.read_text()) if d}
+
+
+def rbac_rules(obj: dict) -> set[tuple[str, str, str]]:
+    """(apiGroup, resource, verb) for every rule of a Role or ClusterRole."""
+    return {(g, res, v) for r in obj["rules"] for g in r["apiGroups"] for res in r["resources"]
+            for v in r["verbs"]}
 
 
 class Server:
@@ -52,6 +66,32 @@ class Server:
     def stop(self) -> None:
         subprocess.run(["bash", str(TOOLS / "stop.sh"), self.dir], capture_output=True, text=True,
                        timeout=120)
+
+    def token_kubeconfig(self, namespace: str, account: str, path: pathlib.Path) -> str:
+        """Writes a kubeconfig at `path` that authenticates as ServiceAccount namespace/account
+        (a one-hour token from `kubectl create token`; the account must exist)."""
+        token = self.kubectl("create", "token", account, "-n", namespace,
+                             "--duration", "1h").stdout.strip()
+        if not token:
+            raise AssertionError(f"kubectl create token {account} -n {namespace} gave no token")
+        admin = yaml.safe_load(pathlib.Path(self.kubeconfig).read_text())
+        ctx = next(c["context"] for c in admin["contexts"] if c["name"] == admin["current-context"])
+        cluster = next(c["cluster"] for c in admin["clusters"] if c["name"] == ctx["cluster"])
+        ca = cluster.get("certificate-authority-data") or base64.b64encode(
+            pathlib.Path(cluster["certificate-authority"]).read_bytes()).decode()
+        cfg = {"apiVersion": "v1", "kind": "Config", "current-context": account,
+               "clusters": [{"name": "kube-test", "cluster": {
+                   "server": cluster["server"], "certificate-authority-data": ca}}],
+               "users": [{"name": account, "user": {"token": token}}],
+               "contexts": [{"name": account, "context": {"cluster": "kube-test", "user": account}}]}
+        path.write_text(yaml.safe_dump(cfg))
+        path.chmod(0o600)
+        return str(path)
+
+    def can_i(self, verb: str, resource: str, user: str, namespace: str) -> str:
+        """`kubectl auth can-i` as `user`: "yes" or "no"."""
+        return self.kubectl("auth", "can-i", verb, resource, "--as", user, "-n", namespace,
+                            check=False).stdout.strip()
 
     def kubectl(self, *args: str, input: str | None = None, check: bool = True,
                 timeout: float = 300) -> subprocess.CompletedProcess:

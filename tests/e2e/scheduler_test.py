@@ -28,7 +28,6 @@ Skips when /opt/kube-test/bin/kube-apiserver is not built.
 
 from __future__ import annotations
 
-import base64
 import http.client
 import json
 import os
@@ -533,24 +532,7 @@ class Rbac(SchedulerTestCase):
 
     def sa_kubeconfig(self) -> str:
         SERVER.kubectl("apply", "-f", str(RBAC))
-        token = SERVER.kubectl("create", "token", "kai-scheduler", "-n", "kai-scheduler",
-                               "--duration", "1h").stdout.strip()
-        self.assertTrue(token, "kubectl create token gave no token")
-        admin = yaml.safe_load(pathlib.Path(SERVER.kubeconfig).read_text())
-        ctx = next(c["context"] for c in admin["contexts"] if c["name"] == admin["current-context"])
-        cluster = next(c["cluster"] for c in admin["clusters"] if c["name"] == ctx["cluster"])
-        ca = cluster.get("certificate-authority-data") or base64.b64encode(
-            pathlib.Path(cluster["certificate-authority"]).read_bytes()).decode()
-        cfg = {"apiVersion": "v1", "kind": "Config", "current-context": "kai-scheduler",
-               "clusters": [{"name": "kube-test", "cluster": {
-                   "server": cluster["server"], "certificate-authority-data": ca}}],
-               "users": [{"name": "kai-scheduler", "user": {"token": token}}],
-               "contexts": [{"name": "kai-scheduler", "context": {
-                   "cluster": "kube-test", "user": "kai-scheduler"}}]}
-        path = self.workdir / "sa.kubeconfig"
-        path.write_text(yaml.safe_dump(cfg))
-        path.chmod(0o600)
-        return str(path)
+        return SERVER.token_kubeconfig("kai-scheduler", "kai-scheduler", self.workdir / "sa.kubeconfig")
 
     def test_service_account_has_every_right_it_needs(self):
         ns = self.NS
@@ -560,15 +542,13 @@ class Rbac(SchedulerTestCase):
         for verb, res, allowed in [("create", "bindrequests.scheduling.run.ai", "yes"),
                                    ("update", "pods", "no"), ("patch", "pods", "no"), ("create", "pods/binding", "no"),
                                    ("delete", "nodes", "no"), ("update", "leases", "no")]:
-            got = SERVER.kubectl("auth", "can-i", verb, res, "--as", sa, "-n", ns,
-                                 check=False).stdout.strip()
-            self.assertEqual(got, allowed, f"can-i {verb} {res} (namespace {ns})")
+            self.assertEqual(SERVER.can_i(verb, res, sa, ns), allowed,
+                             f"can-i {verb} {res} (namespace {ns})")
         got = SERVER.kubectl("auth", "can-i", "patch", "pods", "--subresource", "status", "--as",
                              sa, "-n", ns, check=False).stdout.strip()
         self.assertEqual(got, "yes", "can-i patch pods/status")
-        got = SERVER.kubectl("auth", "can-i", "update", "leases", "--as", sa, "-n", LEADER_NS,
-                             check=False).stdout.strip()
-        self.assertEqual(got, "yes", f"can-i update leases -n {LEADER_NS}")
+        self.assertEqual(SERVER.can_i("update", "leases", sa, LEADER_NS), "yes",
+                         f"can-i update leases -n {LEADER_NS}")
 
         load([queue("rbac-q"), node("rbac-n1", 4), node("rbac-n2", 4),
               pod_group(ns, "gang", "rbac-q", 2), pod(ns, "gang-0", "gang", 4),
@@ -620,17 +600,10 @@ class Rbac(SchedulerTestCase):
         self.assertEqual(event_problems(ns, once=False), [], "events")
 
     def test_role_is_exactly_what_the_scheduler_calls(self):
-        docs = [d for d in yaml.safe_load_all(RBAC.read_text()) if d]
-        by_kind = {(d["kind"], d["metadata"]["name"]): d for d in docs}
+        by_kind = kube_server.rbac_objects(RBAC)
 
         def rules(kind, name):
-            out = set()
-            for r in by_kind[(kind, name)]["rules"]:
-                for g in r["apiGroups"]:
-                    for res in r["resources"]:
-                        for v in r["verbs"]:
-                            out.add((g, res, v))
-            return out
+            return kube_server.rbac_rules(by_kind[(kind, name)])
 
         watch = {("", "nodes"), ("", "pods"), ("scheduling.run.ai", "podgroups"),
                  ("scheduling.run.ai", "queues"), ("scheduling.k8s.io", "priorityclasses"),
