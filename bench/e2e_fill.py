@@ -265,9 +265,10 @@ class ReservationPlayer(threading.Thread):
     kai-resource-reservation and annotates each new reservation pod with a GPU of its node, as
     `kai resource-reservation` would, on `writers` connections."""
 
-    def __init__(self, kubeconfig: str, writers: int = 4):
+    def __init__(self, kubeconfig: str, writers: int = 4, delay: float = 0.0):
         super().__init__(daemon=True)
         self.kubeconfig = kubeconfig
+        self.delay = delay  # seconds from a reservation pod's creation to its annotation
         self.todo: list[dict] = []
         self.cv = threading.Condition()
         self.next_gpu: dict[str, int] = {}
@@ -286,7 +287,7 @@ class ReservationPlayer(threading.Thread):
                     md = ev["object"].get("metadata") or {}
                     if ev["type"] == "ADDED" and GPU_ANN not in (md.get("annotations") or {}):
                         with self.cv:
-                            self.todo.append(ev["object"])
+                            self.todo.append((time.monotonic() + self.delay, ev["object"]))
                             self.cv.notify()
                     if self.stopping:
                         break
@@ -301,10 +302,11 @@ class ReservationPlayer(threading.Thread):
                     self.cv.wait()
                 if self.stopping:
                     return
-                p = self.todo.pop()
+                due, p = self.todo.pop(0)
                 node_name = p["spec"].get("nodeName", "")
                 idx = self.next_gpu.get(node_name, 0)
                 self.next_gpu[node_name] = idx + 1
+            time.sleep(max(0.0, due - time.monotonic()))
             try:
                 c.merge_patch(f"/api/v1/namespaces/{RES_NS}/pods/{p['metadata']['name']}",
                               {"metadata": {"annotations": {GPU_ANN: f"GPU-{node_name}-{idx}"}}})
@@ -351,7 +353,8 @@ def bound_fill(server, args) -> dict:
     client = sl.Client(server.kubeconfig)
     client.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                        "metadata": {"name": RES_NS}})
-    player = ReservationPlayer(server.kubeconfig)
+    player = ReservationPlayer(server.kubeconfig, writers=16 if args.reservation_delay else 4,
+                               delay=args.reservation_delay)
     player.start()
     sched, _ = start_scheduler(server, args, [])
     binder, bport = start_binder(server, args)
@@ -516,6 +519,9 @@ def main() -> int:
                     help="with --binder: the API server's request counts during the bound fill")
     ap.add_argument("--binder-arg", action="append", default=[],
                     help="one more flag for `kai binder` (repeatable), e.g. --binder-arg=--status-write-deferral=30s")
+    ap.add_argument("--reservation-delay", type=float, default=0.0,
+                    help="with --fraction: seconds a reservation pod takes to report its GPU "
+                         "(a container starting)")
     ap.add_argument("--binder-workers", type=int, default=10, help="the binder's --max-concurrent")
     args = ap.parse_args()
     kube_server.require_apiserver()

@@ -284,6 +284,17 @@ def condition(p: dict, kind: str) -> dict | None:
     return None
 
 
+def finish_and_expect_reservation_gone(ns: str, pod_names: list[str], group: str) -> None:
+    """Marks the pods Succeeded and waits for the binder to delete the group's reservation pod."""
+    for name in pod_names:
+        CLIENT.request("PATCH", f"/api/v1/namespaces/{ns}/pods/{name}/status",
+                       {"status": {"phase": "Succeeded"}},
+                       content_type="application/merge-patch+json")
+    wait_for("the reservation pod deleted", lambda: not [
+        r for r in reservation_pods()
+        if r["metadata"]["labels"].get("runai-gpu-group") == group], timeout=20)
+
+
 def wait_for(what: str, fn, timeout: float = 30.0, interval: float = 0.1):
     deadline = time.time() + timeout
     last = None
@@ -562,12 +573,7 @@ class Cleanup(BinderCase):
         self.assert_bound("short", "n-gone", "Fraction")
         self.assertEqual(len([r for r in reservation_pods() if r["metadata"]["labels"].get(
             "runai-gpu-group") == "grp-gone"]), 1)
-        CLIENT.request("PATCH", f"/api/v1/namespaces/{self.ns}/pods/short/status",
-                       {"status": {"phase": "Succeeded"}},
-                       content_type="application/merge-patch+json")
-        wait_for("the reservation pod deleted", lambda: not [
-            r for r in reservation_pods()
-            if r["metadata"]["labels"].get("runai-gpu-group") == "grp-gone"], timeout=20)
+        finish_and_expect_reservation_gone(self.ns, ["short"], "grp-gone")
 
 
 RBAC = REPO / "deploy" / "rbac" / "binder.yaml"
@@ -644,13 +650,8 @@ class Rbac(BinderCase):
         lease = CLIENT.get("/apis/coordination.k8s.io/v1/namespaces/kai-scheduler/leases/kai-binder")
         self.assertEqual(lease["spec"]["holderIdentity"], "rbac-binder")
         # The last fraction pods finish: the reservation pod goes (delete pods).
-        for h in halves:
-            CLIENT.request("PATCH", f"/api/v1/namespaces/{self.ns}/pods/{h['metadata']['name']}/status",
-                           {"status": {"phase": "Succeeded"}},
-                           content_type="application/merge-patch+json")
-        wait_for("the reservation pod deleted", lambda: not [
-            r for r in reservation_pods()
-            if r["metadata"]["labels"].get("runai-gpu-group") == "grp-rbac"], timeout=20)
+        finish_and_expect_reservation_gone(self.ns, [h["metadata"]["name"] for h in halves],
+                                           "grp-rbac")
         p.send_signal(signal.SIGTERM)
         p.wait(timeout=30)
         log = self.logs[-1].read_text()

@@ -62,14 +62,23 @@ BindResult Binder::Bind(const PodView& pod, const BindRequestObject& request) {
                       " asks for a GPU fraction but names no GPU group (spec.selectedGPUGroups)",
                   BindFailure::kInvalidRequest);
     }
+    // Every group is asked for before any wait, so that a multi-device pod's reservation pods
+    // start together.
     for (const std::string& group : request.selected_gpu_groups) {
       auto gpu = reservations_.Reserve(pod, node, group);
       if (!gpu.ok()) {
         return fail("reserving GPU group " + group + " for pod " + pod.Ref() + ": " +
                     gpu.error().message);
       }
-      ctx.gpu_ids.push_back(*gpu);
+      if (!gpu->ready()) {
+        const bool first = out.waiting_groups.empty();
+        out.waiting_groups.push_back(group);
+        if (first || gpu->wait_left < out.wait_left) out.wait_left = gpu->wait_left;
+        continue;
+      }
+      ctx.gpu_ids.push_back(gpu->gpu);
     }
+    if (out.waiting()) return out;
   }
   for (const auto& p : plugins_) {
     if (auto s = p->PreBind(ctx); !s.ok()) {

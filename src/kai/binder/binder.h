@@ -4,7 +4,9 @@
 // pods/binding call sets the node and the received-resource-type annotation together. A failed
 // bind is rolled back: every plugin undoes its part, the pod loses its GPU group labels, and
 // the node's reservations are synced again (a reservation pod nothing needs goes).
+#include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kai/binder/plugins.h"
@@ -24,7 +26,12 @@ struct BindResult {
   BindFailure failure = BindFailure::kNone;
   std::string error;
   bool already_bound = false;  // an earlier attempt's binding had landed
-  bool ok() const { return failure == BindFailure::kNone; }
+  // Not bound yet, no failure: reservation pods that have no GPU id yet (their groups), and
+  // when the first of them times out. Nothing is to be rolled back.
+  std::vector<std::string> waiting_groups;
+  std::chrono::milliseconds wait_left{0};
+  bool ok() const { return failure == BindFailure::kNone && waiting_groups.empty(); }
+  bool waiting() const { return failure == BindFailure::kNone && !waiting_groups.empty(); }
 };
 
 class Binder {

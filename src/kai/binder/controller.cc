@@ -58,6 +58,7 @@ bool Finished(const BindRequestObject& b) { return b.phase == "Succeeded" || b.p
 struct Counters {
   std::atomic<int64_t> succeeded{0}, failed{0}, retried{0}, invalid_deleted{0}, already_bound{0};
   std::atomic<int64_t> bind_micros{0}, bind_count{0};
+  std::atomic<int64_t> parked{0};
 };
 
 class Controller : public GroupView {
@@ -73,7 +74,7 @@ class Controller : public GroupView {
     if (!plugins.ok()) return Fail(2, plugins.error().message);
     ReservationOptions ro = o_.reservation;
     ro.log = [this](const std::string& l) { Log(l); };
-    reservations_ = std::make_unique<ReservationService>(client_, ro, this, g_stop);
+    reservations_ = std::make_unique<ReservationService>(client_, ro, this);
     binder_ = std::make_unique<Binder>(client_, *reservations_, std::move(plugins.value()));
     StartInformer();
     if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
@@ -274,14 +275,18 @@ class Controller : public GroupView {
   }
 
   void OnPod(const std::string& key, const PodObject* p) {
-    std::vector<std::string> groups;
+    std::vector<std::string> groups, wake;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!p) {
-        if (const IndexedPod* known = groups_index_.Find(key)) groups = known->groups;
+        if (const IndexedPod* known = groups_index_.Find(key)) {
+          groups = known->groups;
+          if (known->reservation) Unpark(groups, wake);
+        }
         groups_index_.Erase(key);
       } else {
         IndexedPod ip = Indexed(*p);
+        if (ip.reservation) Unpark(ip.groups, wake);
         // A finished fraction pod frees its share; a reservation pod that went takes its
         // group's running pods with it (their GPU is no longer held).
         if (p->phase == "Succeeded" || p->phase == "Failed" || p->meta.deletion) groups = ip.groups;
@@ -289,6 +294,17 @@ class Controller : public GroupView {
       }
     }
     for (const std::string& g : groups) queue_.Add(GroupKey(g));
+    for (const std::string& k : wake) queue_.Add(RequestKey(k));
+  }
+
+  // The requests parked on a reservation pod of these groups, to try again (mu_ held).
+  void Unpark(const std::vector<std::string>& groups, std::vector<std::string>& wake) {
+    for (const std::string& g : groups) {
+      auto it = parked_.find(g);
+      if (it == parked_.end()) continue;
+      wake.insert(wake.end(), it->second.begin(), it->second.end());
+      parked_.erase(it);
+    }
   }
 
   IndexedPod Indexed(const PodObject& p) const {
@@ -298,7 +314,14 @@ class Controller : public GroupView {
     ip.reservation = p.meta.ns == o_.reservation.ns;
     ip.holds_gpu = !ip.reservation && !ip.node.empty() && !p.meta.deletion &&
                    (p.phase == "Running" || p.phase == "Pending");
+    ip.has_gpu_id = ip.reservation && !p.meta.deletion &&
+                    p.meta.annotations.count(std::string(keys::kReservedGpuAnnotation)) > 0;
     return ip;
+  }
+
+  size_t ParkedGroups() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return parked_.size();
   }
 
   bool NodeKnown(const std::string& name) const {
@@ -414,10 +437,32 @@ class Controller : public GroupView {
       ++counters_.bind_count;
       return Success(key, br, *pod);
     }
+    if (result.waiting()) return Park(key, result);
     Log("failed to bind pod " + pod->Ref() + " to node " + br.selected_node + ": " + result.error);
     if (auto s = binder_->Rollback(*pod, br); !s.ok()) Log(s.error().message);
     if (result.failure == BindFailure::kInvalidRequest) return DeleteInvalid(br, result.error);
     return Failure(key, br, &*pod, result.error);
+  }
+
+  // The bind waits for reservation pods without a GPU id: the request is tried again when one
+  // of them changes (OnPod) or when the first allocation time-out is due. The worker is free
+  // meanwhile, so a burst of new GPU groups starts its reservation pods together.
+  bool Park(const std::string& key, const BindResult& result) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // The GPU id may have come between the bind's read and now: then no event will follow.
+      const bool arrived =
+          std::any_of(result.waiting_groups.begin(), result.waiting_groups.end(),
+                      [&](const std::string& g) { return groups_index_.Ready(g) > 0; });
+      if (arrived) {  // (after a moment: the watch may be ahead of a pod deleted and re-made)
+        queue_.AddAfter(RequestKey(key), std::chrono::milliseconds(20));
+        return true;
+      }
+      for (const std::string& g : result.waiting_groups) parked_[g].insert(key);
+    }
+    ++counters_.parked;
+    queue_.AddAfter(RequestKey(key), result.wait_left + std::chrono::milliseconds(50));
+    return true;
   }
 
   // A read from the API server's watch cache (resourceVersion=0), which spares etcd a read per
@@ -445,6 +490,18 @@ class Controller : public GroupView {
     return true;
   }
 
+  // What the status write just made of the request, before the watch brings it back: a wake-up
+  // or a retry meanwhile must not bind with the stale copy.
+  void RecordFailed(const std::string& key, int attempts) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = requests_.find(key);
+    if (it == requests_.end()) return;
+    it->second.phase = "Failed";
+    it->second.failed_attempts = attempts;
+    SetActive(key, nullptr);
+    SetActive(key, &it->second);
+  }
+
   bool Failure(const std::string& key, const BindRequestObject& br, const PodView* pod,
                const std::string& error) {
     const FailureOutcome f = OnFailure(br);
@@ -467,6 +524,7 @@ class Controller : public GroupView {
       return false;
     }
     ++counters_.failed;
+    RecordFailed(key, f.failed_attempts);
     if (f.retry_after) {
       ++counters_.retried;
       queue_.AddAfter(RequestKey(key),
@@ -522,6 +580,8 @@ class Controller : public GroupView {
     out += "kai_binder_binds_total{result=\"failed\"} " + std::to_string(counters_.failed.load()) +
            "\n";
     line("bind_retries_scheduled_total", "counter", "", counters_.retried.load());
+    line("binds_parked_total", "counter", "", counters_.parked.load());
+    line("gpu_groups_awaited", "gauge", "", static_cast<double>(ParkedGroups()));
     line("pods_found_bound_total", "counter", "", counters_.already_bound.load());
     line("invalid_requests_deleted_total", "counter", "", counters_.invalid_deleted.load());
     line("bind_duration_seconds_sum", "counter", "", counters_.bind_micros.load() / 1e6);
@@ -561,6 +621,8 @@ class Controller : public GroupView {
   std::unordered_map<std::string, std::vector<std::string>> active_by_key_;
   std::unordered_map<std::string, int> active_groups_;
   GroupIndex groups_index_;
+  // GPU group -> requests whose bind waits for its reservation pod's GPU id.
+  std::unordered_map<std::string, std::unordered_set<std::string>> parked_;
   std::unordered_set<std::string> nodes_;  // names of the nodes the node watch sees
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> event_seq_{0};

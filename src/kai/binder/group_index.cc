@@ -23,6 +23,7 @@ void GroupIndex::Count(const IndexedPod& pod, int sign) {
     c.pods += sign;
     if (pod.reservation) c.reservations += sign;
     if (pod.holds_gpu) c.holders += sign;
+    if (pod.reservation && pod.has_gpu_id) c.ready += sign;
     if (c.pods == 0) groups_.erase(g);
     if (pod.node.empty()) continue;
     auto& on_node = by_node_[pod.node];
@@ -53,6 +54,11 @@ int GroupIndex::Reservations(const std::string& group) const {
 int GroupIndex::Holders(const std::string& group) const {
   auto it = groups_.find(group);
   return it == groups_.end() ? 0 : it->second.holders;
+}
+
+int GroupIndex::Ready(const std::string& group) const {
+  auto it = groups_.find(group);
+  return it == groups_.end() ? 0 : it->second.ready;
 }
 
 }  // namespace kai::binder

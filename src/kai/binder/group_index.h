@@ -31,6 +31,7 @@ struct IndexedPod {
   std::vector<std::string> groups;
   bool reservation = false;  // in the reservation namespace
   bool holds_gpu = false;    // a fraction pod bound to a node, Pending or Running, not deleted
+  bool has_gpu_id = false;   // a reservation pod whose GPU id annotation is written
 };
 
 // Per group: how many reservation pods and GPU-holding pods are known; per node: the groups of
@@ -44,11 +45,13 @@ class GroupIndex {
   // Reservation pods of the group; bound, live fraction pods labelled with it.
   int Reservations(const std::string& group) const;
   int Holders(const std::string& group) const;
+  // Reservation pods of the group that carry their GPU id.
+  int Ready(const std::string& group) const;
   size_t size() const { return pods_.size(); }
 
  private:
   struct Counts {
-    int reservations = 0, holders = 0, pods = 0;
+    int reservations = 0, holders = 0, ready = 0, pods = 0;
   };
   void Count(const IndexedPod& pod, int sign);
 

@@ -27,6 +27,13 @@ TEST(GroupIndex, CountsReservationsAndHoldersPerGroup) {
   EXPECT_EQ(ix.Reservations("g"), 0);
   EXPECT_EQ(ix.Holders("g"), 1);
   EXPECT_EQ(ix.Reservations("other"), 0);
+  EXPECT_EQ(ix.Ready("g"), 0);
+  ix.Upsert("r", {"n1", {"g"}, true, false, true});  // annotated with its GPU
+  EXPECT_EQ(ix.Ready("g"), 1);
+  ix.Upsert("x", {"n1", {"g"}, false, true, true});  // only reservation pods count as ready
+  EXPECT_EQ(ix.Ready("g"), 1);
+  ix.Erase("r");
+  EXPECT_EQ(ix.Ready("g"), 0);
 }
 
 TEST(GroupIndex, GroupsOnNodeFollowTheirPods) {

@@ -60,8 +60,8 @@ std::string ReservationPodName(const std::string& node, const std::string& group
 }
 
 ReservationService::ReservationService(const k8s::ApiClient& client, ReservationOptions options,
-                                       const GroupView* view, const std::atomic<bool>& stop)
-    : client_(client), o_(std::move(options)), view_(view), stop_(stop) {}
+                                       const GroupView* view)
+    : client_(client), o_(std::move(options)), view_(view) {}
 
 void ReservationService::Log(const std::string& line) const {
   if (o_.log) o_.log(line);
@@ -210,11 +210,11 @@ Status ReservationService::DeletePod(const std::string& ns, const std::string& n
   return Error{k8s::Describe({"DELETE", path}, r)};
 }
 
-Result<std::string> ReservationService::Reserve(const PodView& pod, const std::string& node,
-                                                const std::string& group) {
+Result<GpuReservation> ReservationService::Reserve(const PodView& pod, const std::string& node,
+                                                   const std::string& group) {
   GroupLocks::Guard guard(locks_, group);
   auto gpu = AcquireGpu(pod, node, group);
-  if (!gpu.ok()) return gpu;
+  if (!gpu.ok() || !gpu->ready()) return gpu;
   if (auto s = LabelPod(pod, group); !s.ok()) {
     if (auto sync = SyncGroupLocked(group); !sync.ok()) Log("binder: " + sync.error().message);
     return s.error();
@@ -222,8 +222,8 @@ Result<std::string> ReservationService::Reserve(const PodView& pod, const std::s
   return gpu;
 }
 
-Result<std::string> ReservationService::AcquireGpu(const PodView& pod, const std::string& node,
-                                                   const std::string& group) {
+Result<GpuReservation> ReservationService::AcquireGpu(const PodView& pod, const std::string& node,
+                                                      const std::string& group) {
   // Quorum reads: a reservation pod created a moment ago must be found, or a second one would
   // be created. First the pod this bind would create (one key), then, when the watch knows of a
   // reservation pod of the group (another node's, or one an earlier binder named otherwise),
@@ -234,10 +234,10 @@ Result<std::string> ReservationService::AcquireGpu(const PodView& pod, const std
   if (got.ok()) {
     auto r = ParsePod(got.body);
     if (!r.ok()) return Error{"reservation pod " + o_.ns + "/" + name + ": " + r.error().message};
-    if (std::string gpu = GpuOf(*r); !gpu.empty()) return gpu;
-    return WaitForGpu(name);  // created by an earlier attempt: wait for it as for a new one
+    return Found(*r);
   }
   if (got.status != 404) return Error{k8s::Describe({"GET", path}, got)};
+  DoneWaiting(name);
   if (!view_ || view_->KnownReserved(group)) {
     auto existing = ListPods(o_.ns, Selector(keys::kGpuGroupLabel, group), Read::kQuorum);
     if (!existing.ok()) return existing.error();
@@ -246,13 +246,47 @@ Result<std::string> ReservationService::AcquireGpu(const PodView& pod, const std
         return Error{"GPU group " + group + " is reserved on node " + r.node_name + " (pod " +
                      r.Ref() + "), not on " + node};
       }
-      if (std::string gpu = GpuOf(r); !gpu.empty()) return gpu;
-      return WaitForGpu(r.name);
+      return Found(r);
     }
   }
   auto created = CreateReservationPod(pod, node, group);
-  if (!created.ok()) return created;
-  return WaitForGpu(*created);
+  if (!created.ok()) return created.error();
+  return Pending(*created);
+}
+
+// A reservation pod found: its GPU, or (created by an earlier attempt, or still starting) the
+// wait for it.
+Result<GpuReservation> ReservationService::Found(const PodView& reservation) {
+  std::string gpu = GpuOf(reservation);
+  if (gpu.empty()) return Pending(reservation.name);
+  DoneWaiting(reservation.name);
+  return GpuReservation{std::move(gpu), "", {}};
+}
+
+Result<GpuReservation> ReservationService::Pending(const std::string& name) {
+  const auto now = o_.now();
+  std::chrono::milliseconds left{};
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    // Forget pods nobody asked about for two time-outs (their requests went another way).
+    std::erase_if(waiting_since_,
+                  [&](const auto& w) { return now - w.second > 2 * o_.allocation_timeout; });
+    auto since = waiting_since_.try_emplace(name, now).first->second;
+    left =
+        o_.allocation_timeout - std::chrono::duration_cast<std::chrono::milliseconds>(now - since);
+    if (left.count() > 0) return GpuReservation{"", name, left};
+    waiting_since_.erase(name);
+    ++stats_.timeouts;
+  }
+  if (auto s = DeletePod(o_.ns, name, true); !s.ok()) Log("binder: " + s.error().message);
+  return Error{"reservation pod " + o_.ns + "/" + name + " got no GPU id (annotation " +
+               std::string(keys::kReservedGpuAnnotation) + ") within " +
+               std::to_string(o_.allocation_timeout.count() / 1000) + "s; deleted it"};
+}
+
+void ReservationService::DoneWaiting(const std::string& name) {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  waiting_since_.erase(name);
 }
 
 Result<std::string> ReservationService::CreateReservationPod(const PodView& pod,
@@ -344,60 +378,6 @@ Result<std::string> ReservationService::CreateReservationPod(const PodView& pod,
   std::lock_guard<std::mutex> lock(stats_mu_);
   ++stats_.created;
   return name;
-}
-
-Result<std::string> ReservationService::WaitForGpu(const std::string& name) {
-  const auto deadline = std::chrono::steady_clock::now() + o_.allocation_timeout;
-  const std::string path = k8s::ObjectPath(res::kPod, o_.ns, name);
-  std::string gpu;
-  bool gone = false;
-  while (!stop_.load() && std::chrono::steady_clock::now() < deadline) {
-    k8s::HttpResponse r = client_.Get(path);
-    if (r.status == 404) {
-      gone = true;
-      break;
-    }
-    std::string rv;
-    if (r.ok()) {
-      auto p = ParsePod(r.body);
-      if (p.ok() && !(gpu = GpuOf(*p)).empty()) return gpu;
-      if (p.ok()) rv = p->resource_version;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::seconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (rv.empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      continue;
-    }
-    const int seconds = static_cast<int>(std::max<int64_t>(1, left.count()));
-    const std::string query = "fieldSelector=" + k8s::UrlEscape("metadata.name=" + name);
-    client_.Watch(
-        k8s::CollectionPath(res::kPod, o_.ns), query, rv, seconds,
-        [&](std::string_view line) {
-          auto ev = doc::ParseJson(line);
-          if (!ev.ok() || ev->Roots().empty()) return true;
-          const doc::Node root = ev->Roots()[0];
-          if (root["type"].Scalar() == "DELETED") {
-            gone = true;
-            return false;
-          }
-          auto p = ReadPod(root["object"]);
-          if (p.ok()) gpu = GpuOf(*p);
-          return gpu.empty() && std::chrono::steady_clock::now() < deadline;
-        },
-        stop_);
-    if (!gpu.empty()) return gpu;
-    if (gone) break;
-  }
-  if (gone) return Error{"reservation pod " + o_.ns + "/" + name + " was deleted while waiting"};
-  {
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    ++stats_.timeouts;
-  }
-  if (auto s = DeletePod(o_.ns, name, true); !s.ok()) Log("binder: " + s.error().message);
-  return Error{"reservation pod " + o_.ns + "/" + name + " got no GPU id (annotation " +
-               std::string(keys::kReservedGpuAnnotation) + ") within " +
-               std::to_string(o_.allocation_timeout.count() / 1000) + "s; deleted it"};
 }
 
 Status ReservationService::LabelPod(const PodView& pod, const std::string& group) {

@@ -33,6 +33,19 @@ struct ReservationOptions {
   std::chrono::milliseconds allocation_timeout{40000};
   bool fake_gpu_nodes = false;  // the pod sleeps instead (test clusters without GPUs)
   std::function<void(const std::string&)> log;
+  std::function<std::chrono::steady_clock::time_point()> now = [] {
+    return std::chrono::steady_clock::now();
+  };
+};
+
+// A group's GPU for a pod: its id, or the reservation pod that has none yet. A bind never
+// blocks on a reservation pod (its container may take seconds to start): it is tried again
+// when the pod changes, or when its allocation time-out is due.
+struct GpuReservation {
+  std::string gpu;                         // the GPU's id; empty while waiting
+  std::string pending_pod;                 // the reservation pod without a GPU id yet
+  std::chrono::milliseconds wait_left{0};  // until its allocation time-out
+  bool ready() const { return !gpu.empty(); }
 };
 
 struct ReservationStats {
@@ -72,7 +85,7 @@ class ReservationService {
   // `view` (may be null: every sync then asks the API server) is what the caller's watch knows
   // of the groups; it must outlive the service.
   ReservationService(const k8s::ApiClient& client, ReservationOptions options,
-                     const GroupView* view, const std::atomic<bool>& stop);
+                     const GroupView* view);
 
   // Every group that has a reservation pod or a labelled pod.
   Status SyncAll();
@@ -81,9 +94,10 @@ class ReservationService {
   Status SyncGroup(const std::string& group);
 
   // Holds the GPU of `group` on `node` for `pod`: reuses the group's reservation pod or creates
-  // one and waits for its GPU id; then labels `pod` with the group. Returns the GPU id.
-  Result<std::string> Reserve(const PodView& pod, const std::string& node,
-                              const std::string& group);
+  // one; once it has its GPU id, labels `pod` with the group and returns the id. A reservation
+  // pod still without an id past the allocation time-out is deleted (an error).
+  Result<GpuReservation> Reserve(const PodView& pod, const std::string& node,
+                                 const std::string& group);
   // Takes the group labels off `pod` (a bind's rollback): those it had when read and those a
   // reservation of `groups` added since.
   Status RemoveGroupLabels(const PodView& pod, const std::vector<std::string>& groups);
@@ -110,11 +124,14 @@ class ReservationService {
   Status SyncGroupsOf(const Result<std::vector<PodView>>& pods);
   Result<std::vector<PodView>> ListPods(const std::string& ns, const std::string& query,
                                         Read read) const;
-  Result<std::string> AcquireGpu(const PodView& pod, const std::string& node,
-                                 const std::string& group);
+  Result<GpuReservation> AcquireGpu(const PodView& pod, const std::string& node,
+                                    const std::string& group);
+  // The reservation pod `name` has no GPU id yet: how long it may still take, or the time-out.
+  Result<GpuReservation> Found(const PodView& reservation);
+  Result<GpuReservation> Pending(const std::string& name);
+  void DoneWaiting(const std::string& name);
   Result<std::string> CreateReservationPod(const PodView& pod, const std::string& node,
                                            const std::string& group);
-  Result<std::string> WaitForGpu(const std::string& name);
   Status DeletePod(const std::string& ns, const std::string& name, bool now);
   Status LabelPod(const PodView& pod, const std::string& group);
   bool ScalingUp() const;
@@ -123,10 +140,12 @@ class ReservationService {
   const k8s::ApiClient& client_;
   ReservationOptions o_;
   const GroupView* view_;
-  const std::atomic<bool>& stop_;
   GroupLocks locks_;
   mutable std::mutex stats_mu_;
   ReservationStats stats_;
+  // When this process first found each reservation pod without a GPU id (stats_mu_); a restart
+  // starts the allocation time-out anew.
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> waiting_since_;
 };
 
 }  // namespace kai::binder
