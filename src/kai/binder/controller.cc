@@ -281,12 +281,12 @@ class Controller : public GroupView {
       if (!p) {
         if (const IndexedPod* known = groups_index_.Find(key)) {
           groups = known->groups;
-          if (known->reservation) Unpark(groups, wake);
+          if (known->reservation) wake = parked_.Take(groups);
         }
         groups_index_.Erase(key);
       } else {
         IndexedPod ip = Indexed(*p);
-        if (ip.reservation) Unpark(ip.groups, wake);
+        if (ip.reservation) wake = parked_.Take(ip.groups);
         // A finished fraction pod frees its share; a reservation pod that went takes its
         // group's running pods with it (their GPU is no longer held).
         if (p->phase == "Succeeded" || p->phase == "Failed" || p->meta.deletion) groups = ip.groups;
@@ -295,16 +295,6 @@ class Controller : public GroupView {
     }
     for (const std::string& g : groups) queue_.Add(GroupKey(g));
     for (const std::string& k : wake) queue_.Add(RequestKey(k));
-  }
-
-  // The requests parked on a reservation pod of these groups, to try again (mu_ held).
-  void Unpark(const std::vector<std::string>& groups, std::vector<std::string>& wake) {
-    for (const std::string& g : groups) {
-      auto it = parked_.find(g);
-      if (it == parked_.end()) continue;
-      wake.insert(wake.end(), it->second.begin(), it->second.end());
-      parked_.erase(it);
-    }
   }
 
   IndexedPod Indexed(const PodObject& p) const {
@@ -321,7 +311,7 @@ class Controller : public GroupView {
 
   size_t ParkedGroups() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return parked_.size();
+    return parked_.groups();
   }
 
   bool NodeKnown(const std::string& name) const {
@@ -450,15 +440,12 @@ class Controller : public GroupView {
   bool Park(const std::string& key, const BindResult& result) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // The GPU id may have come between the bind's read and now: then no event will follow.
-      const bool arrived =
-          std::any_of(result.waiting_groups.begin(), result.waiting_groups.end(),
-                      [&](const std::string& g) { return groups_index_.Ready(g) > 0; });
-      if (arrived) {  // (after a moment: the watch may be ahead of a pod deleted and re-made)
+      // The GPU id may have come between the bind's read and now: then no event will follow
+      // (after a moment: the watch may be ahead of a pod deleted and made again).
+      if (!parked_.Park(key, result.waiting_groups, groups_index_)) {
         queue_.AddAfter(RequestKey(key), std::chrono::milliseconds(20));
         return true;
       }
-      for (const std::string& g : result.waiting_groups) parked_[g].insert(key);
     }
     ++counters_.parked;
     queue_.AddAfter(RequestKey(key), result.wait_left + std::chrono::milliseconds(50));
@@ -622,7 +609,7 @@ class Controller : public GroupView {
   std::unordered_map<std::string, int> active_groups_;
   GroupIndex groups_index_;
   // GPU group -> requests whose bind waits for its reservation pod's GPU id.
-  std::unordered_map<std::string, std::unordered_set<std::string>> parked_;
+  ParkedRequests parked_;
   std::unordered_set<std::string> nodes_;  // names of the nodes the node watch sees
   std::atomic<int> in_flight_{0};
   std::atomic<uint64_t> event_seq_{0};

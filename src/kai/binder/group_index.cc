@@ -61,4 +61,40 @@ int GroupIndex::Ready(const std::string& group) const {
   return it == groups_.end() ? 0 : it->second.ready;
 }
 
+bool ParkedRequests::Park(const std::string& key, const std::vector<std::string>& groups,
+                          const GroupIndex& index) {
+  const bool arrived = std::any_of(groups.begin(), groups.end(),
+                                   [&](const std::string& g) { return index.Ready(g) > 0; });
+  if (arrived) return false;
+  Remove(key);
+  for (const std::string& g : groups) by_group_[g].push_back(key);
+  groups_of_[key] = groups;
+  return true;
+}
+
+std::vector<std::string> ParkedRequests::Take(const std::vector<std::string>& groups) {
+  std::vector<std::string> keys;
+  for (const std::string& g : groups) {
+    if (auto it = by_group_.find(g); it != by_group_.end()) {
+      keys.insert(keys.end(), it->second.begin(), it->second.end());
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const std::string& k : keys) Remove(k);
+  return keys;
+}
+
+void ParkedRequests::Remove(const std::string& key) {
+  auto it = groups_of_.find(key);
+  if (it == groups_of_.end()) return;
+  for (const std::string& g : it->second) {
+    auto bg = by_group_.find(g);
+    if (bg == by_group_.end()) continue;
+    std::erase(bg->second, key);
+    if (bg->second.empty()) by_group_.erase(bg);
+  }
+  groups_of_.erase(it);
+}
+
 }  // namespace kai::binder

@@ -60,4 +60,25 @@ class GroupIndex {
   std::unordered_map<std::string, std::unordered_map<std::string, int>> by_node_;
 };
 
+// Requests whose bind waits for reservation pods' GPU ids, by GPU group: a watch event of a
+// group's reservation pod takes its requests out to be tried again. Not thread-safe (the owner
+// locks, with the same lock as the index, so that no wake-up is lost between them).
+class ParkedRequests {
+ public:
+  // Parks `key` on `groups`; false (not parked: try again now) when the index shows one of
+  // them with its GPU id already, since no event will follow.
+  bool Park(const std::string& key, const std::vector<std::string>& groups,
+            const GroupIndex& index);
+  // Every request parked on one of `groups`, each once, no longer parked on any group.
+  std::vector<std::string> Take(const std::vector<std::string>& groups);
+  size_t groups() const { return by_group_.size(); }
+  size_t requests() const { return groups_of_.size(); }
+
+ private:
+  void Remove(const std::string& key);
+
+  std::unordered_map<std::string, std::vector<std::string>> by_group_;   // group -> keys
+  std::unordered_map<std::string, std::vector<std::string>> groups_of_;  // key -> groups
+};
+
 }  // namespace kai::binder

@@ -62,5 +62,38 @@ TEST(GroupIndex, AnUnboundPodCountsForNoNode) {
   EXPECT_EQ(ix.GroupsOnNode("n1"), (std::vector<std::string>{"g"}));
 }
 
+TEST(ParkedRequests, AnEventOfAGroupWakesItsRequestsOnce) {
+  GroupIndex ix;
+  ParkedRequests parked;
+  EXPECT_TRUE(parked.Park("a", {"g1"}, ix));
+  EXPECT_TRUE(parked.Park("b", {"g1", "g2"}, ix));  // a multi-device request
+  EXPECT_TRUE(parked.Park("c", {"g3"}, ix));
+  EXPECT_EQ(parked.groups(), 3u);
+  EXPECT_EQ(parked.Take({"g1"}), (std::vector<std::string>{"a", "b"}));
+  // b is no longer parked on g2 either: an event there wakes nobody.
+  EXPECT_TRUE(parked.Take({"g2"}).empty());
+  EXPECT_EQ(parked.requests(), 1u);
+  EXPECT_EQ(parked.Take({"g3", "g9"}), (std::vector<std::string>{"c"}));
+  EXPECT_EQ(parked.groups(), 0u);
+}
+
+TEST(ParkedRequests, ParkingAgainMovesTheRequest) {
+  GroupIndex ix;
+  ParkedRequests parked;
+  EXPECT_TRUE(parked.Park("a", {"g1", "g2"}, ix));
+  EXPECT_TRUE(parked.Park("a", {"g2"}, ix));  // g1 became ready meanwhile
+  EXPECT_TRUE(parked.Take({"g1"}).empty());
+  EXPECT_EQ(parked.Take({"g2"}), (std::vector<std::string>{"a"}));
+}
+
+TEST(ParkedRequests, AGpuIdAlreadySeenIsNotWaitedFor) {
+  GroupIndex ix;
+  ix.Upsert("r", {"n1", {"g"}, true, false, true});  // the watch saw the annotation already
+  ParkedRequests parked;
+  EXPECT_FALSE(parked.Park("a", {"g"}, ix));
+  EXPECT_EQ(parked.requests(), 0u);
+  EXPECT_TRUE(parked.Park("a", {"other"}, ix));
+}
+
 }  // namespace
 }  // namespace kai::binder
