@@ -256,28 +256,6 @@ std::vector<PodState> States(const Session& s) {
   return out;
 }
 
-struct Eviction {
-  std::string action;
-  JobId beneficiary = kNone;
-};
-
-Eviction ParseEviction(const Session& s, const std::string& why) {
-  Eviction e;
-  const size_t f = why.find(" for ");
-  const size_t colon = why.find(':');
-  if (f == std::string::npos || (colon != std::string::npos && colon < f)) {
-    e.action = why.substr(0, colon);
-    return e;
-  }
-  e.action = why.substr(0, f);
-  const std::string who = why.substr(f + 5, why.find(':', f) - f - 5);
-  for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
-    const SnapJob& job = s.snap().jobs[j];
-    if (std::string(job.ns) + "/" + std::string(job.name) == who) e.beneficiary = j;
-  }
-  return e;
-}
-
 class Checker {
  public:
   Checker(const ClusterState& world, int cycle, Violations& out, Stats* stats)
@@ -417,7 +395,7 @@ class Checker {
       if (!evicted && !moved) continue;
       if (stats_) ++(*stats_)[action + (evicted ? " evicted" : " moved")];
       const std::string who = std::string(pod.ns) + "/" + std::string(pod.name);
-      const std::string& why = s.EvictionReason(p);
+      const std::string why = s.EvictionReason(p);
       if (why.empty()) {
         Fail("explained",
              when + ": " + who + " was " + (evicted ? "evicted" : "moved") + " without a reason");
@@ -426,7 +404,7 @@ class Checker {
       if (pod.job == kNone) continue;
       const SnapJob& victim = snap.jobs[pod.job];
       victim_jobs.insert(pod.job);
-      const Eviction e = ParseEviction(s, why);
+      const EvictionVerdict& e = s.Eviction(p);
       if (action == "allocate") Fail("explained", when + ": allocate evicted " + who);
       if (e.action != action) {
         Fail("explained", when + ": " + who + " carries reason \"" + why + "\"");
@@ -442,13 +420,13 @@ class Checker {
       if (action == "consolidation" && evicted) {
         Fail("consolidation-moves", when + ": " + who + " evicted for good: " + why);
       }
-      if (e.beneficiary == kNone) {
+      if (e.preemptor == kNone) {
         if (action == "reclaim" || action == "preempt") {
           Fail("explained", when + ": no beneficiary in \"" + why + "\"");
         }
         continue;
       }
-      const SnapJob& ben = snap.jobs[e.beneficiary];
+      const SnapJob& ben = snap.jobs[e.preemptor];
       if (action == "preempt" && (ben.queue != victim.queue || victim.priority >= ben.priority)) {
         Fail("preempt-queue",
              when + ": " + who + " (queue " + std::string(snap.queues[victim.queue].name) +
@@ -950,7 +928,8 @@ TEST(DisruptionProperty, CheckerCatchesBadDecisions) {
     stmt.Allocate(2, 0);  // 4 GPUs onto a node with 3 left after the eviction
     stmt.Commit();
   }
-  s.SetEvictionReason(0, "reclaim for default/victim: test");
+  s.SetEviction(0, {EvictionKind::kEvicted, "reclaim", 0,
+                    std::make_shared<const std::string>("test"), false});
   Violations v;
   Checker(w, 1, v, nullptr).CheckAction(s, "reclaim", before, last_start, leaf_before);
   for (const char* property : {"overcommit", "gang", "reclaim-queue", "reclaim-in-quota",

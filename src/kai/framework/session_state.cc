@@ -36,9 +36,7 @@ AllocationChange ChangeOf(bool was_allocated, bool is_allocated) {
 }  // namespace
 
 SessionState::SessionState(Snapshot snapshot)
-    : snap_(std::move(snapshot)),
-      job_reasons_(snap_.jobs.size()),
-      eviction_reasons_(snap_.pods.size()) {
+    : snap_(std::move(snapshot)), job_reasons_(snap_.jobs.size()), evictions_(snap_.pods.size()) {
   all_nodes_.resize(snap_.nodes.size());
   std::iota(all_nodes_.begin(), all_nodes_.end(), NodeId{0});
   candidates_ = all_nodes_;
@@ -136,11 +134,15 @@ void SessionState::LeaveFloorOf(PodId id) {
   if (pod.job != kNone) LeaveFloor(snap_.jobs[pod.job], pod);
 }
 
-void SessionState::SetEvictionReason(PodId pod, std::string why) {
-  eviction_reasons_[pod] = std::move(why);
+void SessionState::SetEviction(PodId pod, EvictionVerdict verdict) {
+  evictions_[pod] = std::move(verdict);
 }
 
-const std::string& SessionState::EvictionReason(PodId pod) const { return eviction_reasons_[pod]; }
+const EvictionVerdict& SessionState::Eviction(PodId pod) const { return evictions_[pod]; }
+
+std::string SessionState::EvictionReason(PodId pod) const {
+  return DescribeEviction(evictions_[pod], snap_, pod);
+}
 
 void SessionState::SetJobReasons(JobId job, std::vector<Reason> reasons) {
   job_reasons_[job] = std::move(reasons);

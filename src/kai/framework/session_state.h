@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kai/explain/eviction.h"
 #include "kai/explain/reasons.h"
 #include "kai/snapshot/snapshot.h"
 
@@ -77,9 +78,11 @@ class SessionState {
   const SessionCounters& counters() const { return counters_; }
   void SetJobReasons(JobId job, std::vector<Reason> reasons);
   const std::vector<Reason>& JobReasons(JobId job) const;
-  // Why a pod was evicted (action, beneficiary, rule), for explanations.
-  void SetEvictionReason(PodId pod, std::string why);
-  const std::string& EvictionReason(PodId pod) const;
+  // Why a pod was evicted (action, beneficiary, rule), for outputs, events and explanations.
+  void SetEviction(PodId pod, EvictionVerdict verdict);
+  const EvictionVerdict& Eviction(PodId pod) const;
+  // The same as one line ("" when the pod was not evicted).
+  std::string EvictionReason(PodId pod) const;
 
   // Requested resources of a set of pods (a shared-GPU pod's GPU as its queue request), and of a
   // job's pending pods.
@@ -120,7 +123,7 @@ class SessionState {
   std::vector<uint64_t> queue_versions_;
   std::vector<NodeId> node_changes_;
   std::vector<std::vector<Reason>> job_reasons_;
-  std::vector<std::string> eviction_reasons_;
+  std::vector<EvictionVerdict> evictions_;
 };
 
 }  // namespace kai

@@ -62,22 +62,6 @@ void FillGpu(const SnapPod& p, BindDecision& b) {
   }
 }
 
-// "reclaim for ns/pg: rule" -> action "reclaim", preemptor ns/pg.
-void ParseEvictionReason(const std::string& why, EvictDecision& e) {
-  const size_t colon = why.find(':');
-  const std::string head = why.substr(0, colon);
-  const size_t for_at = head.find(" for ");
-  e.action = head.substr(0, for_at);
-  if (for_at != std::string::npos) {
-    const std::string who = head.substr(for_at + 5);
-    const size_t slash = who.find('/');
-    if (slash != std::string::npos) {
-      e.preemptor.ns = who.substr(0, slash);
-      e.preemptor.name = who.substr(slash + 1);
-    }
-  }
-}
-
 void TimerAnnotation(std::string_view key, const std::optional<UnixSeconds>& before,
                      const std::optional<UnixSeconds>& after, PodGroupDecision& d) {
   if (before == after) return;
@@ -163,8 +147,10 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
         ++gang[pod.job];
       }
       evicted_jobs.push_back(pod.job);
+      const EvictionVerdict& v = s.Eviction(p);
       e.message = s.EvictionReason(p);
-      ParseEvictionReason(e.message, e);
+      e.action = v.action;
+      if (v.preemptor != kNone) e.preemptor = RefOf(snap.jobs[v.preemptor]);
       out.evictions.push_back(std::move(e));
     } else if (pod.status == PodStatus::kPipelined && pod.obj->node_name.empty()) {
       out.nominations.push_back({RefOf(pod), std::string(snap.nodes[pod.node].name)});

@@ -79,6 +79,29 @@ void WriteReason(W& w, const Reason& r) {
   w.EndObject();
 }
 
+// The typed fields of the eviction, next to its line.
+template <class W>
+void WriteEvictionVerdict(W& w, const PodReport& p) {
+  const EvictionVerdict& v = p.eviction_verdict;
+  w.Key("eviction");
+  w.StartObject();
+  w.Key("kind");
+  w.String(EvictionKindName(v.kind));
+  w.Key("action");
+  w.String(v.action.c_str());
+  w.Key("preemptor");
+  if (p.preemptor.empty()) {
+    w.Null();
+  } else {
+    w.String(p.preemptor.c_str());
+  }
+  w.Key("rule");
+  w.String(v.rule_text().c_str());
+  w.Key("aboveSemiPreemptibleFloor");
+  w.Bool(v.above_semi_preemptible_floor);
+  w.EndObject();
+}
+
 template <class W>
 void WritePod(W& w, const PodReport& p) {
   w.StartObject();
@@ -109,6 +132,7 @@ void WritePod(W& w, const PodReport& p) {
   if (!p.eviction.empty()) {
     w.Key("evictedBy");
     w.String(p.eviction.c_str());
+    WriteEvictionVerdict(w, p);
   }
   w.EndObject();
 }

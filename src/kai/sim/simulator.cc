@@ -45,6 +45,11 @@ PodReport ReportPod(const Session& s, PodId id) {
   r.gpu_groups = pod.gpu_groups;
   if (pod.status == PodStatus::kPending) r.reasons = PendingReasons(s, pod);
   r.eviction = s.EvictionReason(id);
+  r.eviction_verdict = s.Eviction(id);
+  if (const JobId pre = r.eviction_verdict.preemptor; pre != kNone) {
+    const SnapJob& job = s.snap().jobs[pre];
+    r.preemptor = std::string(job.ns) + "/" + std::string(job.name);
+  }
   return r;
 }
 

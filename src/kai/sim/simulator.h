@@ -26,6 +26,8 @@ struct PodReport {
   std::vector<std::string> gpu_groups;
   std::vector<Reason> reasons;
   std::string eviction;  // why the pod was evicted this cycle (action, beneficiary, rule)
+  EvictionVerdict eviction_verdict;
+  std::string preemptor;  // the verdict's job as namespace/name ("" when none)
 };
 
 struct NodeReport {

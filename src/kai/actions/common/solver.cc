@@ -787,31 +787,24 @@ SolveResult SolveJob(Session& s, Statement& stmt, JobId job, const std::vector<J
 
 namespace {
 
-// Why a pod of a semi-preemptible job could be taken at all; empty for other jobs.
-std::string SemiPreemptibleNote(const Session& s, PodId p) {
-  const SnapPod& pod = s.snap().pods[p];
-  if (pod.job == kNone || !s.snap().jobs[pod.job].semi_preemptible) return "";
-  const SnapJob& job = s.snap().jobs[pod.job];
-  const SnapSubGroup& set = job.sub_groups[pod.sub_group];
-  const std::string where = job.HasSubGroups() ? " of SubGroup " + std::string(set.name) : "";
-  return "; evictable: above the semi-preemptible floor" + where + " (minMember " +
-         std::to_string(set.min_member) + ")";
+bool SemiPreemptible(const Session& s, PodId p) {
+  const JobId j = s.snap().pods[p].job;
+  return j != kNone && s.snap().jobs[j].semi_preemptible;
 }
 
 }  // namespace
 
 void ExplainEvictions(Session& s, JobId preemptor, const SolveResult& result,
                       const std::string& action, const std::string& rule) {
-  const SnapJob& job = s.snap().jobs[preemptor];
-  // The same words for every pod of one kind: built once, copied per pod.
-  const std::string prefix = action + " for " + std::string(job.ns) + "/" + std::string(job.name);
-  const std::string evicted = prefix + ": " + rule;
-  const std::string moved = prefix + ": moved to make room (" + rule + ")";
-  const std::string restarted =
-      prefix + ": moved back onto its node, restarted with its gang (" + rule + ")";
-  for (PodId p : result.evicted) s.SetEvictionReason(p, evicted + SemiPreemptibleNote(s, p));
-  for (PodId p : result.moved) s.SetEvictionReason(p, moved + SemiPreemptibleNote(s, p));
-  for (PodId p : result.restarted) s.SetEvictionReason(p, restarted);
+  const auto shared_rule = std::make_shared<const std::string>(rule);
+  auto mark = [&](const std::vector<PodId>& pods, EvictionKind kind, bool note_floor) {
+    for (PodId p : pods) {
+      s.SetEviction(p, {kind, action, preemptor, shared_rule, note_floor && SemiPreemptible(s, p)});
+    }
+  };
+  mark(result.evicted, EvictionKind::kEvicted, true);
+  mark(result.moved, EvictionKind::kMoved, true);
+  mark(result.restarted, EvictionKind::kRestarted, false);
 }
 
 }  // namespace kai::actions

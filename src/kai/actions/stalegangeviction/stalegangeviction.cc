@@ -3,6 +3,9 @@
 // Stale <=> no Succeeded pod, at least one active pod, and some PodSet with fewer active pods
 // than its minMember (minSubGroup is not consulted, as in KAI).
 // The first cycle that sees it stale stamps the time; a job no longer stale loses the stamp.
+#include <memory>
+#include <string>
+
 #include "kai/actions/builtin.h"
 #include "kai/framework/statement.h"
 #include "kai/framework/subgroups.h"
@@ -35,11 +38,12 @@ class StaleGangEvictionAction : public Action {
   static void Evict(Session& s, JobId j) {
     Statement stmt(s);
     const SnapJob& job = s.snap().jobs[j];
+    static const auto rule = std::make_shared<const std::string>(
+        "its gang ran below minMember past the staleness grace period");
     for (PodId p : job.pods) {
       if (!IsActiveAllocated(s.snap().pods[p].status)) continue;
       stmt.Evict(p);
-      s.SetEvictionReason(p, "stalegangeviction: gang " + std::string(job.name) +
-                                 " ran below its minMember past its staleness grace period");
+      s.SetEviction(p, {EvictionKind::kStaleGang, "stalegangeviction", kNone, rule, false});
     }
     stmt.Commit();
   }
