@@ -160,17 +160,10 @@ std::string SharingPrefix(PatchBuilder& patch, const PodInfo& pod, const Contain
                           const RandomSuffix& random) {
   const std::string* existing = pod.Annotation(keys::kSharedGpuConfigMapAnnotation);
   if (existing && !existing->empty()) return *existing;
+  // The pod has annotations: the GPU share is asked for in them.
   const std::string prefix = NewPrefix(pod, c, random);
-  if (pod.has_annotations) {
-    patch.Add("/metadata/annotations/" + PointerToken(keys::kSharedGpuConfigMapAnnotation),
-              JsonString(prefix));
-  } else {
-    patch.Add("/metadata/annotations", k8s::Json([&](k8s::JsonWriter& w) {
-                w.StartObject();
-                k8s::KeyStr(w, keys::kSharedGpuConfigMapAnnotation, prefix);
-                w.EndObject();
-              }));
-  }
+  patch.Add("/metadata/annotations/" + PointerToken(keys::kSharedGpuConfigMapAnnotation),
+            JsonString(prefix));
   return prefix;
 }
 

@@ -96,7 +96,6 @@ PodInfo ReadPodInfo(const Request& request, const doc::Node& pod) {
   if (p.name.empty()) p.name = request.name;
   p.generate_name = std::string(md["generateName"].Scalar());
   p.owner_name = std::string(md["ownerReferences"][0]["name"].Scalar());
-  p.has_annotations = md["annotations"].IsMap();
   for (const auto& e : md["annotations"].Entries()) {
     p.annotations.emplace(std::string(e.first.Scalar()), std::string(e.second.Scalar()));
   }

@@ -40,7 +40,7 @@ struct PodInfo {
   std::string name, generate_name, owner_name;
   std::string scheduler_name;
   std::optional<std::string> runtime_class_name;
-  bool has_annotations = false, has_volumes = false;
+  bool has_volumes = false;
   std::map<std::string, std::string, std::less<>> annotations;
   std::vector<ContainerInfo> init_containers, containers;
   std::vector<VolumeInfo> volumes;
