@@ -12,6 +12,9 @@ namespace kai::admission {
 namespace {
 
 constexpr std::string_view kPodGroupApiVersion = "scheduling.run.ai/v2alpha2";
+// What the decoder requires and KAI's PodGroup does not: a queue (the scheduler reports a
+// PodGroup without one) and, for generateName, a name (the API server gives it after admission).
+const std::vector<std::string_view> kLenient = {"spec.queue: missing", "metadata.name: missing"};
 
 // What the tree check found: errors deny; warnings are what KAI lets through (a minSubGroup above
 // the number of children always, a mid-level minMember on updates, for objects made before
@@ -133,7 +136,7 @@ std::string WithoutSource(std::string message) {
 std::optional<std::string> RaisedMinimums(const Request& request, const PodGroupObject& after,
                                           const ClusterLookup& lookup) {
   auto before = DecodeRequestObject(request, request.old_object, kPodGroupApiVersion, "PodGroup",
-                                    true, {"spec.queue: missing"});
+                                    true, kLenient);
   if (!before.ok() || before->pod_groups.empty()) return std::nullopt;  // the old object stood
   std::string ns(request.object["metadata"]["namespace"].Scalar());
   if (ns.empty()) ns = request.ns;
@@ -153,9 +156,8 @@ std::optional<std::string> RaisedMinimums(const Request& request, const PodGroup
 
 Verdict ValidatePodGroup(const Request& request, const ClusterLookup& lookup) {
   if (request.operation == Operation::kDelete) return Verdict::Allow();
-  // KAI's PodGroup has no required queue (the scheduler reports a PodGroup without one).
-  auto decoded = DecodeRequestObject(request, request.object, kPodGroupApiVersion, "PodGroup", true,
-                                     {"spec.queue: missing"});
+  auto decoded =
+      DecodeRequestObject(request, request.object, kPodGroupApiVersion, "PodGroup", true, kLenient);
   if (!decoded.ok()) return Verdict::Deny(decoded.error().message);
   const PodGroupObject& pg = decoded->pod_groups.front();
   const std::string ref = ObjectRef(request, request.object, "PodGroup", true);

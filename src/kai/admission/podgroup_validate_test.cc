@@ -38,8 +38,12 @@ TEST_F(PodGroupTest, AWellFormedTreeIsAllowed) {
   EXPECT_TRUE(v.allowed) << v.message;
   EXPECT_TRUE(v.warnings.empty());
   EXPECT_TRUE(Check(PodGroupYaml("  minMember: 3\n")).allowed);
-  // KAI's PodGroup may leave the queue out.
+  // KAI's PodGroup may leave the queue out, and a generateName PodGroup has no name yet.
   EXPECT_TRUE(Check(PodGroupYaml("  minMember: 3\n", false)).allowed);
+  auto unnamed = MakeReview(Operation::kCreate,
+                            "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\n"
+                            "metadata: {generateName: job-}\nspec: {queue: q}\n");
+  EXPECT_TRUE(ValidatePodGroup(unnamed.request, lookup).allowed);
 }
 
 TEST_F(PodGroupTest, NamesAreUniqueAndParentsExist) {

@@ -132,7 +132,9 @@ bool ParentChanged(const Request& request, const QueueObject& q) {
 Verdict ValidateQueue(const Request& request, const Options& options, const ClusterLookup& lookup) {
   if (request.operation == Operation::kDelete) return ValidateQueueDelete(request, lookup);
   const std::string ref = ObjectRef(request, request.object, "Queue", false);
-  auto decoded = DecodeRequestObject(request, request.object, kQueueApiVersion, "Queue", false);
+  // A name from generateName comes after admission.
+  auto decoded = DecodeRequestObject(request, request.object, kQueueApiVersion, "Queue", false,
+                                     {"metadata.name: missing"});
   if (!decoded.ok()) return Verdict::Deny(decoded.error().message);
   const QueueObject& q = decoded->queues.front();
   const doc::Node resources = request.object["spec"]["resources"];
