@@ -1,0 +1,160 @@
+// The validating pod webhook: KAI's gpusharing and deviceaccess admission plugins
+// (pkg/admission/webhook/v1alpha2/, pkg/binder/plugins/gpusharing/gpu-request/).
+#include <algorithm>
+
+#include "kai/admission/admission.h"
+#include "kai/admission/pod_view.h"
+#include "kai/k8s/decode_fields.h"
+#include "kai/k8s/keys.h"
+#include "kai/resource/quantity.h"
+
+namespace kai::admission {
+namespace {
+
+constexpr std::string_view kMpsAnnotation = "mps";
+constexpr int kFractionScale = 18;  // the fraction is compared with 1 at 10^-18 exactly
+constexpr int64_t kOneAtFractionScale = 1'000'000'000'000'000'000;
+
+std::string AnnotationField(std::string_view key) {
+  return "metadata.annotations." + std::string(key);
+}
+
+std::string Denial(const PodInfo& pod, std::string_view field, std::string_view rule) {
+  return pod.ref + ": " + std::string(field) + ": " + std::string(rule);
+}
+
+// A plain decimal number, as Go's strconv.ParseFloat and a resource quantity both read it
+// (KAI asks both): digits, one '.', an optional exponent; no SI or binary suffix.
+bool PlainDecimal(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+  });
+}
+
+// gpu-fraction strictly between 0 and 1, decided exactly (ParseQuantity, the scheduler's parser,
+// at 10^-18; a value finer than that rounds up, so 1 - 10^-19 counts as 1, as a double does).
+bool ValidFraction(std::string_view s) {
+  if (!PlainDecimal(s)) return false;
+  const Result<int64_t> v = ParseQuantity(s, kFractionScale);
+  return v.ok() && v.value() > 0 && v.value() < kOneAtFractionScale;
+}
+
+bool PositiveInteger(std::string_view s) {
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  const std::optional<int64_t> v = decoding::ParseWholeInteger(s);
+  return v && *v > 0;
+}
+
+bool HasWholeGpuLimit(const PodInfo& pod) {
+  auto limit = [](const ContainerInfo& c) { return c.whole_gpu_limit; };
+  return std::any_of(pod.containers.begin(), pod.containers.end(), limit) ||
+         std::any_of(pod.init_containers.begin(), pod.init_containers.end(), limit);
+}
+
+// How the GPU-sharing annotations may combine (KAI's ValidateGpuRequests, in its order).
+std::optional<std::string> CombinationError(const PodInfo& pod, bool whole_gpu) {
+  const std::string* fraction = pod.Annotation(keys::kGpuFraction);
+  const std::string* memory = pod.Annotation(keys::kGpuMemory);
+  const std::string* mps = pod.Annotation(kMpsAnnotation);
+  if (!fraction && !memory && mps && *mps == "true") {
+    return Denial(pod, AnnotationField(kMpsAnnotation),
+                  "\"true\" needs a GPU share (gpu-fraction or gpu-memory)");
+  }
+  if (fraction && whole_gpu) {
+    return Denial(pod, AnnotationField(keys::kGpuFraction),
+                  "a GPU fraction cannot be combined with an nvidia.com/gpu limit");
+  }
+  if (memory && (fraction || whole_gpu)) {
+    return Denial(pod, AnnotationField(keys::kGpuMemory),
+                  std::string("gpu-memory cannot be combined with ") +
+                      (fraction ? "gpu-fraction" : "an nvidia.com/gpu limit"));
+  }
+  if (pod.Annotation(keys::kGpuFractionNumDevices) && !fraction && !memory) {
+    return Denial(pod, AnnotationField(keys::kGpuFractionNumDevices),
+                  "needs gpu-fraction or gpu-memory (the share of each device)");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> NumberError(const PodInfo& pod) {
+  if (const std::string* v = pod.Annotation(keys::kGpuMemory); v && !PositiveInteger(*v)) {
+    return Denial(pod, AnnotationField(keys::kGpuMemory),
+                  "must be a positive integer (MiB), got \"" + *v + "\"");
+  }
+  if (const std::string* v = pod.Annotation(keys::kGpuFraction); v && !ValidFraction(*v)) {
+    return Denial(pod, AnnotationField(keys::kGpuFraction),
+                  "must be a decimal number strictly between 0 and 1 (a whole GPU is requested "
+                  "as nvidia.com/gpu), got \"" +
+                      *v + "\"");
+  }
+  if (const std::string* v = pod.Annotation(keys::kGpuFractionNumDevices);
+      v && !PositiveInteger(*v)) {
+    return Denial(pod, AnnotationField(keys::kGpuFractionNumDevices),
+                  "must be a positive integer, got \"" + *v + "\"");
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> GpuSharingError(const PodInfo& pod, const Options& options) {
+  if (!options.gpu_sharing_enabled && pod.RequestsGpuSharing()) {
+    const bool fraction = pod.Annotation(keys::kGpuFraction) != nullptr;
+    return Denial(pod, AnnotationField(fraction ? keys::kGpuFraction : keys::kGpuMemory),
+                  "GPU sharing is disabled on this cluster");
+  }
+  if (auto e = CombinationError(pod, HasWholeGpuLimit(pod))) return e;
+  return NumberError(pod);
+}
+
+// NVIDIA_VISIBLE_DEVICES of a container the GPU share does not go to: only "void" or "none",
+// never from a reference (KAI's deviceaccess plugin).
+std::optional<std::string> VisibleDevicesError(const PodInfo& pod, const ContainerInfo& c) {
+  for (size_t i = 0; i < c.env.size(); ++i) {
+    const EnvEntry& e = c.env[i];
+    if (e.name != keys::kNvidiaVisibleDevices) continue;
+    const std::string field = c.Field() + ".env[" + std::to_string(i) + "]";
+    if (e.value && !e.value->empty() && *e.value != "void" && *e.value != "none") {
+      return Denial(pod, field,
+                    "container \"" + c.name + "\" sets NVIDIA_VISIBLE_DEVICES to \"" + *e.value +
+                        "\"; only \"void\" or \"none\" are allowed (the device plugin assigns "
+                        "GPUs)");
+    }
+    if ((!e.value || e.value->empty()) && e.value_from) {
+      return Denial(pod, field,
+                    "container \"" + c.name +
+                        "\" takes NVIDIA_VISIBLE_DEVICES from a reference; only the values "
+                        "\"void\" or \"none\" are allowed");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> DeviceAccessError(PodInfo& pod) {
+  const ContainerInfo* fraction = nullptr;
+  if (pod.RequestsGpuSharing()) {
+    auto r = FractionContainer(pod);
+    if (!r.ok()) return r.error().message;
+    fraction = r.value();
+  }
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerInfo& c : *list) {
+      if (&c == fraction) continue;
+      if (auto e = VisibleDevicesError(pod, c)) return e;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Verdict ValidatePod(const Request& request, const Options& options) {
+  if (request.operation == Operation::kDelete) return Verdict::Allow();
+  PodInfo pod = ReadPodInfo(request, request.object);
+  if (pod.scheduler_name != options.scheduler_name) return Verdict::Allow();
+  if (auto e = GpuSharingError(pod, options)) return Verdict::Deny(*e);
+  if (options.block_nvidia_visible_devices) {
+    if (auto e = DeviceAccessError(pod)) return Verdict::Deny(*e);
+  }
+  return Verdict::Allow();
+}
+
+}  // namespace kai::admission
