@@ -11,6 +11,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev \
   libgtest-dev libgmock-dev googletest libbenchmark-dev \
   clang-14 libclang-rt-14-dev \
-  python3 python3-yaml \
+  python3 python3-yaml openssl \
   clang-format valgrind >/dev/null
 echo "kai: build dependencies installed"

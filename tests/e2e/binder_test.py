@@ -95,12 +95,7 @@ def setUpModule():
 def tearDownModule():
     if KUBELET is not None:
         KUBELET.stop()
-    if CLIENT is not None:
-        CLIENT.close()
-    if SERVER is not None:
-        SERVER.stop()
-    if TMP is not None:
-        TMP.cleanup()
+    kube_server.release(CLIENT, SERVER, TMP)
 
 
 def ensure_namespace(ns: str) -> None:

@@ -28,6 +28,17 @@ def require_apiserver() -> None:
         raise unittest.SkipTest(SKIP_MESSAGE)
 
 
+def release(client=None, server: "Server | None" = None, tmp=None) -> None:
+    """A test module's teardown: closes the client, stops the server and removes the temporary
+    folder (each may be None)."""
+    if client is not None:
+        client.close()
+    if server is not None:
+        server.stop()
+    if tmp is not None:
+        tmp.cleanup()
+
+
 def rbac_objects(path: pathlib.Path) -> dict:
     """The objects of an RBAC manifest by (kind, name)."""
     return {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(path.read_text()) if d}

@@ -92,12 +92,7 @@ def setUpModule():
 
 
 def tearDownModule():
-    if CLIENT is not None:
-        CLIENT.close()
-    if SERVER is not None:
-        SERVER.stop()
-    if TMP is not None:
-        TMP.cleanup()
+    kube_server.release(CLIENT, SERVER, TMP)
 
 
 # --------------------------------------------------------------------------------------------

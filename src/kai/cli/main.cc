@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <iomanip>
 
+#include "kai/admission/review.h"
 #include "kai/binder/controller.h"
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
@@ -25,6 +27,7 @@
 #include "kai/sim/simulator.h"
 #include "kai/util/time.h"
 #include "kai/util/trace.h"
+#include "kai/webhook/server.h"
 
 namespace {
 
@@ -461,6 +464,64 @@ int RunResourceReservationCommand(const kai::reservation::ProgramOptions& o) {
   return kai::reservation::RunResourceReservation(o, std::cout, std::cerr);
 }
 
+struct AdmissionArgs {
+  kai::webhook::ServerOptions o;
+  bool print_config = false;
+  std::string ca_bundle, url;
+};
+
+CLI::App* AddAdmissionCommand(CLI::App& app, AdmissionArgs& a) {
+  auto& o = a.o;
+  CLI::App* c = app.add_subcommand(
+      "admission", "the admission webhooks: GPU-sharing pods, Queues and PodGroups (KAI's)");
+  c->add_option("--bind-address", o.address, "HOST:PORT to serve HTTPS on (default 0.0.0.0:9443)");
+  c->add_option("--tls-cert-file", o.cert_file, "PEM certificate chain (read again on a change)");
+  c->add_option("--tls-key-file", o.key_file, "PEM private key of the certificate");
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--scheduler-name", o.admission.scheduler_name,
+                "pods of this scheduler are admitted (default kai-scheduler)");
+  c->add_flag("--gpu-sharing-enabled,!--no-gpu-sharing-enabled", o.admission.gpu_sharing_enabled,
+              "accept GPU fractions and gpu-memory (default on)");
+  c->add_flag("--block-nvidia-visible-devices", o.admission.block_nvidia_visible_devices,
+              "containers that request no GPU get NVIDIA_VISIBLE_DEVICES=void");
+  c->add_option("--gpu-fraction-runtime-class-name", o.admission.gpu_fraction_runtime_class_name,
+                "runtime class for GPU-sharing pods that name none (default nvidia; \"\" = none)");
+  c->add_flag("--queue-quota-warnings", o.admission.queue_quota_warnings,
+              "warn when a queue's quota exceeds its parent's");
+  c->add_flag("--print-webhook-config", a.print_config,
+              "print the webhook configurations for --url and --ca-bundle, then exit");
+  c->add_option("--ca-bundle", a.ca_bundle, "PEM file of the CA that signed the certificate");
+  c->add_option("--url", a.url, "https://HOST:PORT the API server reaches the webhooks at");
+  return c;
+}
+
+void OnAdmissionSignal(int) { kai::webhook::RequestAdmissionStop(); }
+
+int RunAdmissionCommand(const AdmissionArgs& a) {
+  if (a.print_config) {
+    if (a.ca_bundle.empty() || a.url.empty()) {
+      return Fail("--print-webhook-config: needs --ca-bundle FILE and --url https://HOST:PORT");
+    }
+    if (a.url.rfind("https://", 0) != 0) return Fail("--url: must start with https://");
+    std::ifstream in(a.ca_bundle, std::ios::binary);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return Fail("--ca-bundle " + a.ca_bundle + ": no PEM certificate in it");
+    }
+    std::cout << kai::admission::WebhookConfigYaml(a.url, pem.str());
+    return 0;
+  }
+  if (a.o.cert_file.empty() || a.o.key_file.empty()) {
+    return Fail("admission: --tls-cert-file and --tls-key-file are required");
+  }
+  std::signal(SIGTERM, OnAdmissionSignal);
+  std::signal(SIGINT, OnAdmissionSignal);
+  return kai::webhook::RunAdmission(a.o, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -505,6 +566,9 @@ int main(int argc, char** argv) {
   CLI::App* binder = AddBinderCommand(app, ba);
   kai::reservation::ProgramOptions ra;
   CLI::App* reservation = AddResourceReservationCommand(app, ra);
+  AdmissionArgs aa;
+  aa.o.admission.gpu_sharing_enabled = true;  // as KAI's operator deploys it
+  CLI::App* admission = AddAdmissionCommand(app, aa);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -518,6 +582,7 @@ int main(int argc, char** argv) {
     if (*scheduler) return RunSchedulerCommand(sa);
     if (*binder) return RunBinderCommand(ba);
     if (*reservation) return RunResourceReservationCommand(ra);
+    if (*admission) return RunAdmissionCommand(aa);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,37 @@
+#pragma once
+// The admission.k8s.io/v1 AdmissionReview envelope, without I/O: the request the API server
+// posts to a webhook, read into a Request, and the review the webhook answers with, written from
+// a Verdict (the patch as base64 JSON Patch, a denial as status 403 with the message).
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "kai/admission/admission.h"
+#include "kai/k8s/doc.h"
+#include "kai/util/result.h"
+
+namespace kai::admission {
+
+// A parsed review: the request (its objects are views into `doc`, which stays put when the
+// review moves), its uid and kind.
+struct Review {
+  std::unique_ptr<doc::Document> doc;
+  std::string uid, kind;  // request.uid; request.kind.kind ("Pod", "Queue", "PodGroup")
+  Request request;
+};
+
+// Reads an AdmissionReview request body; errors name the field ("request.uid: missing").
+Result<Review> ParseReview(std::string_view body);
+
+// The AdmissionReview response for `uid`.
+std::string ReviewResponse(const std::string& uid, const Verdict& verdict);
+
+// The ValidatingWebhookConfiguration and MutatingWebhookConfiguration that register a server at
+// `url` (https://host:port, no path) whose certificate `ca_bundle_pem` verifies, as one
+// multi-document YAML for `kubectl apply -f -`.
+std::string WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem);
+
+// RFC 4648 base64 (the JSON Patch travels base64-encoded).
+std::string Base64(std::string_view bytes);
+
+}  // namespace kai::admission

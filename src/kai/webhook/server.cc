@@ -1,0 +1,320 @@
+#include "kai/webhook/server.h"
+
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <httplib.h>
+
+#include "kai/admission/review.h"
+#include "kai/k8s/api_client.h"
+#include "kai/k8s/decode.h"
+#include "kai/k8s/keys.h"
+#include "kai/k8s/kubeconfig.h"
+
+namespace kai::webhook {
+namespace {
+
+namespace res = k8s::resources;
+using admission::ClusterLookup;
+using admission::Request;
+using admission::Verdict;
+std::atomic<bool> g_stop{false};
+
+// --- the serving certificate, read again when its files change ---
+
+struct X509Free {
+  void operator()(X509* x) const { X509_free(x); }
+};
+struct PkeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+struct ChainFree {
+  void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
+};
+
+struct CertPair {
+  std::unique_ptr<X509, X509Free> leaf;
+  std::unique_ptr<STACK_OF(X509), ChainFree> chain;  // the intermediates after the leaf
+  std::unique_ptr<EVP_PKEY, PkeyFree> key;
+};
+
+std::string FileStamp(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return "";
+  return std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "/" +
+         std::to_string(st.st_size);
+}
+
+Result<CertPair> ReadPair(const std::string& cert_file, const std::string& key_file) {
+  CertPair p;
+  std::unique_ptr<BIO, decltype(&BIO_free)> cert(BIO_new_file(cert_file.c_str(), "r"), BIO_free);
+  if (!cert) return Error{"--tls-cert-file " + cert_file + ": cannot be read"};
+  p.leaf.reset(PEM_read_bio_X509(cert.get(), nullptr, nullptr, nullptr));
+  if (!p.leaf) return Error{"--tls-cert-file " + cert_file + ": no PEM certificate"};
+  p.chain.reset(sk_X509_new_null());
+  while (X509* extra = PEM_read_bio_X509(cert.get(), nullptr, nullptr, nullptr)) {
+    sk_X509_push(p.chain.get(), extra);
+  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> key(BIO_new_file(key_file.c_str(), "r"), BIO_free);
+  if (!key) return Error{"--tls-key-file " + key_file + ": cannot be read"};
+  p.key.reset(PEM_read_bio_PrivateKey(key.get(), nullptr, nullptr, nullptr));
+  if (!p.key) return Error{"--tls-key-file " + key_file + ": no PEM private key"};
+  if (X509_check_private_key(p.leaf.get(), p.key.get()) != 1) {
+    return Error{"--tls-key-file " + key_file + ": does not match the certificate in " + cert_file};
+  }
+  return p;
+}
+
+class CertStore {
+ public:
+  CertStore(std::string cert_file, std::string key_file, std::ostream& err, std::mutex& log_mu)
+      : cert_file_(std::move(cert_file)),
+        key_file_(std::move(key_file)),
+        err_(err),
+        log_mu_(log_mu) {}
+
+  Status Load() {
+    auto p = ReadPair(cert_file_, key_file_);
+    if (!p.ok()) return p.error();
+    std::lock_guard<std::mutex> lock(mu_);
+    pair_ = std::make_shared<CertPair>(std::move(p.value()));
+    stamp_ = Stamp();
+    return Ok();
+  }
+
+  // The current pair on one connection (OpenSSL's certificate callback, per handshake).
+  bool Install(SSL* ssl) {
+    ReloadIfChanged();
+    std::shared_ptr<CertPair> p;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      p = pair_;
+    }
+    return p && SSL_use_certificate(ssl, p->leaf.get()) == 1 &&
+           SSL_use_PrivateKey(ssl, p->key.get()) == 1 && SSL_set1_chain(ssl, p->chain.get()) == 1;
+  }
+
+ private:
+  std::string Stamp() const { return FileStamp(cert_file_) + "|" + FileStamp(key_file_); }
+
+  void ReloadIfChanged() {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (now - checked_ < std::chrono::seconds(1)) return;
+      checked_ = now;
+      if (Stamp() == stamp_) return;
+    }
+    // A rotation may write the two files one after the other: keep the old pair until both
+    // match again.
+    if (auto s = Load(); !s.ok()) {
+      std::lock_guard<std::mutex> lock(log_mu_);
+      err_ << "kai admission: keeping the previous certificate: " << s.error().message << "\n";
+      return;
+    }
+    std::lock_guard<std::mutex> lock(log_mu_);
+    err_ << "kai admission: certificate reloaded from " << cert_file_ << "\n";
+  }
+
+  const std::string cert_file_, key_file_;
+  std::ostream& err_;
+  std::mutex& log_mu_;
+  std::mutex mu_;
+  std::shared_ptr<CertPair> pair_;
+  std::string stamp_;
+  std::chrono::steady_clock::time_point checked_{};
+};
+
+int CertCallback(SSL* ssl, void* store) { return static_cast<CertStore*>(store)->Install(ssl); }
+
+// --- what the Queue and PodGroup rules read from the cluster ---
+
+class ApiLookup : public ClusterLookup {
+ public:
+  explicit ApiLookup(const k8s::ApiClient& client) : client_(client) {}
+
+  Result<std::optional<QueueObject>> FindQueue(std::string_view name) const override {
+    const std::string path = k8s::ObjectPath(res::kQueue, "", std::string(name));
+    k8s::HttpResponse r = client_.Get(path);
+    if (r.status == 404) return std::optional<QueueObject>{};
+    if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
+    ClusterState state;
+    auto errors = DecodeJsonText(r.body, "queue " + std::string(name), state);
+    if (!errors.empty() || state.queues.empty()) {
+      return Error{"queue " + std::string(name) + ": " + (errors.empty() ? "" : errors.front())};
+    }
+    return std::optional<QueueObject>{std::move(state.queues.front())};
+  }
+
+  Result<std::vector<std::string>> ChildQueues(std::string_view name) const override {
+    std::vector<std::string> children;
+    k8s::ApiClient::ListCallbacks cb;
+    cb.page = [&](const doc::Node& items) {
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (items[i]["spec"]["parentQueue"].Scalar() == name) {
+          children.emplace_back(items[i]["metadata"]["name"].Scalar());
+        }
+      }
+    };
+    cb.restart = [&] { children.clear(); };
+    auto rv = client_.List(k8s::CollectionPath(res::kQueue, ""), "", 500, cb);
+    if (!rv.ok()) return rv.error();
+    return children;
+  }
+
+  Result<bool> PodGroupRunning(std::string_view ns, std::string_view name) const override {
+    bool running = false;
+    k8s::ApiClient::ListCallbacks cb;
+    cb.page = [&](const doc::Node& items) {
+      for (size_t i = 0; i < items.size(); ++i) running = running || HoldsANode(items[i], name);
+    };
+    cb.restart = [&] { running = false; };
+    auto rv = client_.List(k8s::CollectionPath(res::kPod, std::string(ns)), "", 500, cb);
+    if (!rv.ok()) return rv.error();
+    return running;
+  }
+
+ private:
+  static bool HoldsANode(const doc::Node& pod, std::string_view group) {
+    const doc::Node md = pod["metadata"];
+    if (md["annotations"][keys::kPodGroupAnnotation].Scalar() != group) return false;
+    if (md["deletionTimestamp"].IsDefined() && !md["deletionTimestamp"].IsNull()) return false;
+    const std::string_view phase = pod["status"]["phase"].Scalar();
+    return !pod["spec"]["nodeName"].Scalar().empty() && phase != "Succeeded" && phase != "Failed";
+  }
+
+  const k8s::ApiClient& client_;
+};
+
+// KAI's alphabet for the random part of the ConfigMap names (no vowels: no words).
+std::string RandomName(size_t n) {
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out.push_back(kAlphabet[pick(rng)]);
+  return out;
+}
+
+// --- the server ---
+
+class Webhooks {
+ public:
+  Webhooks(const ServerOptions& o, const ClusterLookup& lookup, std::ostream& err,
+           std::mutex& log_mu)
+      : o_(o), lookup_(lookup), err_(err), log_mu_(log_mu) {}
+
+  void Routes(httplib::Server& s) {
+    Route(s, "/mutate-pod", [this](const Request& r) {
+      return admission::MutatePod(r, o_.admission, [](size_t n) { return RandomName(n); });
+    });
+    Route(s, "/validate-pod",
+          [this](const Request& r) { return admission::ValidatePod(r, o_.admission); });
+    Route(s, "/validate-queue",
+          [this](const Request& r) { return admission::ValidateQueue(r, o_.admission, lookup_); });
+    Route(s, "/validate-podgroup",
+          [this](const Request& r) { return admission::ValidatePodGroup(r, lookup_); });
+    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("ok\n", "text/plain");
+    });
+  }
+
+ private:
+  template <class F>
+  void Route(httplib::Server& s, const char* path, F decide) {
+    s.Post(path, [this, path, decide](const httplib::Request& req, httplib::Response& res) {
+      auto review = admission::ParseReview(req.body);
+      if (!review.ok()) {
+        Log(std::string(path) + ": " + review.error().message);
+        res.status = 400;
+        res.set_content(review.error().message + "\n", "text/plain");
+        return;
+      }
+      const Verdict v = decide(review->request);
+      if (!v.allowed) Log(std::string(path) + ": denied: " + v.message);
+      res.set_content(admission::ReviewResponse(review->uid, v), "application/json");
+    });
+  }
+
+  void Log(const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    err_ << "kai admission: " << line << "\n";
+  }
+
+  const ServerOptions& o_;
+  const ClusterLookup& lookup_;
+  std::ostream& err_;
+  std::mutex& log_mu_;
+};
+
+bool SplitAddress(const std::string& address, std::string& host, int& port) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = address.substr(0, colon);
+  if (host.empty()) host = "0.0.0.0";
+  try {
+    port = std::stoi(address.substr(colon + 1));
+  } catch (...) {
+    return false;
+  }
+  return port > 0 && port < 65536;
+}
+
+}  // namespace
+
+void RequestAdmissionStop() { g_stop = true; }
+
+int RunAdmission(const ServerOptions& o, std::ostream& err) {
+  g_stop = false;
+  std::mutex log_mu;
+  std::string host;
+  int port = 0;
+  if (!SplitAddress(o.address, host, port)) {
+    err << "kai admission: --bind-address " << o.address << ": not HOST:PORT\n";
+    return 2;
+  }
+  CertStore certs(o.cert_file, o.key_file, err, log_mu);
+  if (auto s = certs.Load(); !s.ok()) {
+    err << "kai admission: " << s.error().message << "\n";
+    return 2;
+  }
+  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai admission: " << config.error().message << "\n";
+    return 2;
+  }
+  k8s::ApiClient client(*config);
+  ApiLookup lookup(client);
+  httplib::SSLServer server([&certs](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
+    SSL_CTX_set_cert_cb(&ctx, CertCallback, &certs);
+    return true;
+  });
+  Webhooks hooks(o, lookup, err, log_mu);
+  hooks.Routes(server);
+  if (!server.bind_to_port(host.c_str(), port)) {
+    err << "kai admission: cannot listen on " << o.address << "\n";
+    return 1;
+  }
+  std::thread stopper([&] {
+    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server.stop();
+  });
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    err << "kai admission: serving on https://" << o.address << "\n";
+  }
+  server.listen_after_bind();
+  g_stop = true;
+  stopper.join();
+  return 0;
+}
+
+}  // namespace kai::webhook

@@ -1,0 +1,28 @@
+#pragma once
+// `kai admission`: the HTTPS webhook server around admission/'s decisions (cpp-httplib + OpenSSL).
+// Routes:
+//   POST /mutate-pod, /validate-pod, /validate-queue, /validate-podgroup   AdmissionReview v1
+//   GET  /healthz
+// The certificate and key are read from files and read again when either file changes (checked
+// at most every second, on a handshake), so a rotated certificate is served without a restart.
+#include <atomic>
+#include <ostream>
+#include <string>
+
+#include "kai/admission/admission.h"
+
+namespace kai::webhook {
+
+struct ServerOptions {
+  std::string address = "0.0.0.0:9443";  // HOST:PORT
+  std::string cert_file, key_file;       // PEM: the certificate chain, its private key
+  std::string kubeconfig, context;       // for the Queue and PodGroup lookups
+  admission::Options admission;
+};
+
+// Serves until RequestAdmissionStop (SIGTERM). Exit status: 0 on a stop, 2 on bad options or
+// unreadable certificate files, 1 when the address cannot be bound.
+int RunAdmission(const ServerOptions& options, std::ostream& err);
+void RequestAdmissionStop();
+
+}  // namespace kai::webhook

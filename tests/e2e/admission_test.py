@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""`kai admission` on a real kube-apiserver: the webhooks registered with
+`kai admission --print-webhook-config` (a CA and a serving certificate made by this test), then
+objects created through kubectl and the API: GPU-sharing pods refused with the rule or mutated
+(the ConfigMap environment the binder fills, the runtime class), a queue tree whose parent cannot
+be deleted while it has children, a PodGroup with a broken SubGroup tree refused, and the serving
+certificate replaced on disk and served without a restart.
+
+    python3 tests/e2e/admission_test.py        (KAI_BIN: the kai binary; default build/kai)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import kube_server  # noqa: E402
+import scenario_loader as sl  # noqa: E402
+
+REPO = kube_server.REPO_ROOT
+KAI_BIN = pathlib.Path(os.environ.get("KAI_BIN", REPO / "build" / "kai"))
+NS = "adm"
+
+SERVER: kube_server.Server | None = None
+CLIENT: sl.Client | None = None
+TMP: tempfile.TemporaryDirectory | None = None
+WEBHOOK: subprocess.Popen | None = None
+PORT = 0
+LOG: pathlib.Path | None = None
+LOG_FILE = None
+
+
+def openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def make_certs(d: pathlib.Path, name: str, serial: int) -> None:
+    """A CA (once) and a serving certificate for 127.0.0.1 signed by it, as <name>.crt/.key."""
+    if not (d / "ca.crt").exists():
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                "/CN=kai-e2e-ca", "-keyout", str(d / "ca.key"), "-out", str(d / "ca.crt"))
+    (d / "san.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN=kai-admission-{serial}",
+            "-keyout", str(d / f"{name}.key"), "-out", str(d / f"{name}.csr"))
+    openssl("x509", "-req", "-in", str(d / f"{name}.csr"), "-CA", str(d / "ca.crt"), "-CAkey",
+            str(d / "ca.key"), "-set_serial", str(serial), "-days", "1", "-extfile",
+            str(d / "san.cnf"), "-out", str(d / f"{name}.crt"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def served_subject() -> str:
+    """The CN of the certificate the webhook serves now (verified against the test CA)."""
+    ctx = ssl.create_default_context(cafile=str(pathlib.Path(TMP.name) / "ca.crt"))
+    with socket.create_connection(("127.0.0.1", PORT), timeout=5) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            subject = dict(x[0] for x in tls.getpeercert()["subject"])
+            return subject["commonName"]
+
+
+def wait_for(what: str, fn, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except (OSError, sl.ApiError, ssl.SSLError) as e:
+            last = e
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r}); "
+                         f"webhook log:\n{LOG.read_text()[-3000:] if LOG else ''}")
+
+
+def setUpModule():
+    global SERVER, CLIENT, TMP, WEBHOOK, PORT, LOG, LOG_FILE
+    kube_server.require_apiserver()
+    if not KAI_BIN.is_file():
+        raise unittest.SkipTest(f"{KAI_BIN} not built")
+    TMP = tempfile.TemporaryDirectory(prefix="kai-admission-e2e-")
+    d = pathlib.Path(TMP.name)
+    make_certs(d, "serving", 1)
+    SERVER = kube_server.Server.start()
+    try:
+        CLIENT = sl.Client(SERVER.kubeconfig)
+        sl.Loader(CLIENT).ensure_crds()
+        CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": NS}})
+        CLIENT.post("/apis/node.k8s.io/v1/runtimeclasses",
+                    {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                     "metadata": {"name": "nvidia"}, "handler": "nvidia"})
+        PORT = free_port()
+        LOG = d / "admission.log"
+        LOG_FILE = LOG.open("w")
+        WEBHOOK = subprocess.Popen(
+            [str(KAI_BIN), "admission", "--bind-address", f"127.0.0.1:{PORT}",
+             "--tls-cert-file", str(d / "serving.crt"), "--tls-key-file", str(d / "serving.key"),
+             "--kubeconfig", SERVER.kubeconfig],
+            stdout=subprocess.DEVNULL, stderr=LOG_FILE)
+        wait_for("the webhook serving TLS", served_subject)
+        cfg = subprocess.run([str(KAI_BIN), "admission", "--print-webhook-config", "--ca-bundle",
+                              str(d / "ca.crt"), "--url", f"https://127.0.0.1:{PORT}"],
+                             check=True, capture_output=True, text=True).stdout
+        SERVER.kubectl("apply", "-f", "-", input=cfg)
+        # The API server picks new webhook configurations up within a moment.
+        wait_for("the pod webhook in force", lambda: refused(pod("probe", {"gpu-fraction": "1.0"})))
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def tearDownModule():
+    if WEBHOOK is not None and WEBHOOK.poll() is None:
+        WEBHOOK.terminate()
+        WEBHOOK.wait(timeout=10)
+    if LOG_FILE is not None:
+        LOG_FILE.close()
+    if os.environ.get("KAI_E2E_VERBOSE") and LOG is not None and LOG.exists():
+        sys.stderr.write(LOG.read_text()[-4000:])
+    kube_server.release(CLIENT, SERVER, TMP)
+
+
+def pod(name: str, annotations: dict | None = None, gpus: str | None = None,
+        scheduler: str = "kai-scheduler") -> dict:
+    c = {"name": "main", "image": "busybox", "resources": {"limits": {"cpu": "1"}}}
+    if gpus:
+        c["resources"]["limits"]["nvidia.com/gpu"] = gpus
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NS, "annotations": annotations or {}},
+            "spec": {"schedulerName": scheduler, "containers": [c]}}
+
+
+def refused(obj: dict, path: str | None = None) -> str:
+    """The API server's refusal message for creating obj ("" when it was created)."""
+    path = path or f"/api/v1/namespaces/{NS}/pods"
+    try:
+        CLIENT.post(path, obj)
+    except sl.ApiError as e:
+        return e.message
+    return ""
+
+
+def queue(name: str, parent: str | None = None, gpu_quota: int = 2) -> dict:
+    spec = {"resources": {r: {"quota": gpu_quota if r == "gpu" else -1, "limit": -1,
+                              "overQuotaWeight": 1} for r in ("gpu", "cpu", "memory")}}
+    if parent:
+        spec["parentQueue"] = parent
+    return {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": name},
+            "spec": spec}
+
+
+QUEUES = "/apis/scheduling.run.ai/v2/queues"
+
+
+class Pods(unittest.TestCase):
+    def test_bad_gpu_requests_are_refused_with_the_rule(self):
+        msg = refused(pod("whole-fraction", {"gpu-fraction": "1.0"}))
+        self.assertIn("gpu-fraction", msg)
+        self.assertIn(f"Pod {NS}/whole-fraction", msg)
+        msg = refused(pod("both", {"gpu-fraction": "0.5"}, gpus="1"))
+        self.assertIn("nvidia.com/gpu", msg)
+        msg = refused(pod("mem-and-fraction", {"gpu-fraction": "0.5", "gpu-memory": "1000"}))
+        self.assertIn("gpu-memory", msg)
+        # The same through kubectl, as a user sees it.
+        p = SERVER.kubectl("apply", "-f", "-", check=False,
+                           input=json.dumps(pod("kubectl-bad", {"gpu-fraction": "0"})))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("denied the request", p.stderr)
+        self.assertIn("gpu-fraction", p.stderr)
+
+    def test_a_fraction_pod_gets_the_environment_the_binder_fills(self):
+        self.assertEqual(refused(pod("half", {"gpu-fraction": "0.5"})), "")
+        got = CLIENT.get(f"/api/v1/namespaces/{NS}/pods/half")
+        prefix = got["metadata"]["annotations"]["runai/shared-gpu-configmap"]
+        self.assertTrue(prefix.startswith("half-") and prefix.endswith("-shared-gpu"), prefix)
+        self.assertEqual(got["spec"].get("runtimeClassName"), "nvidia")
+        c = got["spec"]["containers"][0]
+        env = {e["name"]: e for e in c.get("env") or []}
+        self.assertEqual(env["NVIDIA_VISIBLE_DEVICES"]["valueFrom"]["configMapKeyRef"]["name"],
+                         f"{prefix}-0")
+        self.assertEqual(env["GPU_PORTION"]["valueFrom"]["configMapKeyRef"]["name"], f"{prefix}-0")
+        self.assertIn({"configMapRef": {"name": f"{prefix}-0-evar", "optional": False}},
+                      c.get("envFrom") or [])
+
+    def test_other_schedulers_pods_are_left_alone(self):
+        self.assertEqual(refused(pod("foreign", {"gpu-fraction": "1.0"}, scheduler="default-scheduler")), "")
+        got = CLIENT.get(f"/api/v1/namespaces/{NS}/pods/foreign")
+        self.assertNotIn("runai/shared-gpu-configmap", got["metadata"].get("annotations") or {})
+
+
+class Queues(unittest.TestCase):
+    def test_a_tree_is_built_top_down_and_taken_down_bottom_up(self):
+        self.assertIn("parentQueue", refused(queue("orphan", "no-such-parent"), QUEUES))
+        self.assertEqual(refused(queue("dept"), QUEUES), "")
+        self.assertEqual(refused(queue("team", "dept"), QUEUES), "")
+        with self.assertRaises(sl.ApiError) as e:
+            CLIENT.delete(f"{QUEUES}/dept")
+        self.assertIn("team", e.exception.message)
+        CLIENT.delete(f"{QUEUES}/team")
+        CLIENT.delete(f"{QUEUES}/dept")
+        wait_for("dept gone", lambda: dept_gone())
+        bad = queue("greedy", gpu_quota=4)
+        bad["spec"]["resources"]["gpu"]["limit"] = 2
+        self.assertIn("limit", refused(bad, QUEUES))
+
+
+def dept_gone() -> bool:
+    try:
+        CLIENT.get(f"{QUEUES}/dept")
+    except sl.ApiError as e:
+        return e.status == 404
+    return False
+
+
+class PodGroups(unittest.TestCase):
+    def test_a_broken_sub_group_tree_is_refused(self):
+        pg = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+              "metadata": {"name": "gang", "namespace": NS},
+              "spec": {"queue": "team", "minMember": 2,
+                       "subGroups": [{"name": "workers", "minMember": 2},
+                                     {"name": "workers", "minMember": 1}]}}
+        path = f"/apis/scheduling.run.ai/v2alpha2/namespaces/{NS}/podgroups"
+        msg = refused(pg, path)
+        self.assertIn("workers", msg)
+        self.assertIn("PodGroup", msg)
+        pg["spec"]["subGroups"][1]["name"] = "launcher"
+        pg["spec"]["subGroups"][1]["parent"] = "missing"
+        self.assertIn("missing", refused(pg, path))
+        del pg["spec"]["subGroups"][1]["parent"]
+        self.assertEqual(refused(pg, path), "")
+
+
+class Certificates(unittest.TestCase):
+    def test_a_rotated_certificate_is_served_without_a_restart(self):
+        d = pathlib.Path(TMP.name)
+        self.assertEqual(served_subject(), "kai-admission-1")
+        make_certs(d, "next", 2)
+        # Replace both files (rename: each swap is atomic, as a Secret volume update is).
+        os.replace(d / "next.key", d / "serving.key")
+        os.replace(d / "next.crt", d / "serving.crt")
+        wait_for("the new certificate served", lambda: served_subject() == "kai-admission-2")
+        self.assertNotEqual(refused(pod("after-rotation", {"gpu-fraction": "2"})), "")
+        self.assertIsNone(WEBHOOK.poll(), "the webhook exited")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
