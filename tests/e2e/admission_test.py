@@ -4,7 +4,8 @@
 objects created through kubectl and the API: GPU-sharing pods refused with the rule or mutated
 (the ConfigMap environment the binder fills, the runtime class), a queue tree whose parent cannot
 be deleted while it has children, a PodGroup with a broken SubGroup tree refused, and the serving
-certificate replaced on disk and served without a restart.
+certificate replaced on disk and served without a restart; and the whole path of a half-GPU
+pod: admission -> `kai scheduler --once` -> `kai binder` -> bound, with its ConfigMaps filled.
 
     python3 tests/e2e/admission_test.py        (KAI_BIN: the kai binary; default build/kai)
 """
@@ -255,6 +256,62 @@ class Certificates(unittest.TestCase):
         wait_for("the new certificate served", lambda: served_subject() == "kai-admission-2")
         self.assertNotEqual(refused(pod("after-rotation", {"gpu-fraction": "2"})), "")
         self.assertIsNone(WEBHOOK.poll(), "the webhook exited")
+
+
+class FullPath(unittest.TestCase):
+    """A half-GPU pod as a user submits it: admission adds the ConfigMap environment, the
+    scheduler writes its BindRequest, the binder reserves a GPU (the fake kubelet of
+    binder_test.py runs the real `kai resource-reservation` on a fake NVML) and fills the
+    ConfigMaps the pod's environment reads."""
+
+    def test_admission_scheduler_binder(self):
+        import binder_test as bt  # the fake kubelet; its module state is not used
+        if not bt.FAKE_NVML.is_file():
+            self.skipTest(f"{bt.FAKE_NVML} not built")
+        CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": bt.RES_NS}})
+        kubelet = bt.FakeKubelet(SERVER.kubeconfig)
+        kubelet.start()
+        binder = None
+        try:
+            CLIENT.post(QUEUES, queue("fp-q", gpu_quota=8))
+            CLIENT.post("/api/v1/nodes", bt.node("fp-n"))
+            CLIENT.post(f"/apis/scheduling.run.ai/v2alpha2/namespaces/{NS}/podgroups",
+                        {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+                         "metadata": {"name": "fp-pg", "namespace": NS},
+                         "spec": {"queue": "fp-q", "minMember": 1}})
+            self.assertEqual(refused(pod("fp-half", {"gpu-fraction": "0.5",
+                                                     "pod-group-name": "fp-pg"})), "")
+            binder_log = pathlib.Path(TMP.name) / "binder.log"
+            with binder_log.open("w") as log:
+                binder = subprocess.Popen([str(KAI_BIN), "binder", "--kubeconfig",
+                                           SERVER.kubeconfig, "--status-write-deferral", "0s"],
+                                          stdout=subprocess.DEVNULL, stderr=log)
+            out = subprocess.run([str(KAI_BIN), "scheduler", "--kubeconfig", SERVER.kubeconfig,
+                                  "--once"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+            got = wait_for("fp-half bound", lambda: (lambda p: p if p["spec"].get("nodeName")
+                                                     else None)(
+                CLIENT.get(f"/api/v1/namespaces/{NS}/pods/fp-half")), timeout=60)
+            self.assertEqual(got["spec"]["nodeName"], "fp-n")
+            env = {e["name"]: e for e in got["spec"]["containers"][0]["env"]}
+            cm = env["NVIDIA_VISIBLE_DEVICES"]["valueFrom"]["configMapKeyRef"]["name"]
+            data = wait_for(f"ConfigMap {cm} filled", lambda: CLIENT.get(
+                f"/api/v1/namespaces/{NS}/configmaps/{cm}").get("data"))
+            group = got["metadata"]["labels"]["runai-gpu-group"]
+            res = [r for r in CLIENT.get(f"/api/v1/namespaces/{bt.RES_NS}/pods")["items"]
+                   if r["metadata"]["labels"].get("runai-gpu-group") == group]
+            self.assertEqual(len(res), 1)
+            self.assertEqual(data["NVIDIA_VISIBLE_DEVICES"],
+                             res[0]["metadata"]["annotations"][bt.GPU_ANN])
+            self.assertEqual(data["GPU_PORTION"], "0.50")
+            evar = got["spec"]["containers"][0]["envFrom"][0]["configMapRef"]["name"]
+            CLIENT.get(f"/api/v1/namespaces/{NS}/configmaps/{evar}")  # exists
+        finally:
+            if binder is not None:
+                binder.terminate()
+                binder.wait(timeout=30)
+            kubelet.stop()
 
 
 if __name__ == "__main__":
