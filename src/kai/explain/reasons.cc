@@ -164,6 +164,18 @@ std::string Reason::Message() const {
   return detail;
 }
 
+bool IsStaticMismatch(FitCode code) {
+  switch (code) {
+    case FitCode::kNodeSelectorMismatch:
+    case FitCode::kNodeAffinityMismatch:
+    case FitCode::kTaintNotTolerated:
+    case FitCode::kGpuSharingUnsupported:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) {
   std::map<std::tuple<int, std::string, std::string>, Reason> groups;
   for (const NodeVerdict& v : verdicts) {
@@ -184,6 +196,7 @@ std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) 
       r.short_by = std::min(r.short_by, short_by);
     }
     ++r.nodes;
+    if (v.never) ++r.never_nodes;
   }
   std::vector<Reason> out;
   for (auto& [k, r] : groups) out.push_back(std::move(r));

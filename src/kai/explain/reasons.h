@@ -27,6 +27,10 @@ struct NodeVerdict {
   FitCode code = FitCode::kFits;
   Shortage shortage;   // kInsufficientResources
   std::string detail;  // e.g. the taint or label involved
+  // Never fits: a mismatch of the pod and the node themselves (selector, affinity, taint, GPU
+  // sharing) or a request beyond what the empty node has. Otherwise it fits later: resources
+  // others hold now, a node not ready, a queue's limit.
+  bool never = false;
   bool Fits() const { return code == FitCode::kFits; }
 };
 
@@ -49,6 +53,7 @@ struct Reason {
   std::string resource;           // kNodes (insufficient), kOverLimit, kNonPreemptibleOverQuota
   std::string queue;              // queue named by a quota reason
   int nodes = 0;                  // number of nodes with this verdict
+  int never_nodes = 0;            // of those, nodes the pod can never fit (NodeVerdict::never)
   int64_t short_by = 0;           // smallest shortage among those nodes, in kai units
   int64_t requested = 0, available = 0;  // quota reasons
   int placed = 0, required = 0;  // kGang, kNotReady; kTopology: pods the best domain holds / pods
@@ -70,6 +75,8 @@ std::string JoinReasons(const std::vector<Reason>& reasons);
 // Groups per-node verdicts of one pod into reasons, largest group first.
 std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts);
 std::string FitCodeName(FitCode code);
+// Codes that no change of the cluster's load undoes (the pod's and node's own properties).
+bool IsStaticMismatch(FitCode code);
 std::string FormatResourceAmount(const std::string& resource, int64_t amount);
 
 }  // namespace kai

@@ -60,6 +60,8 @@ void WriteReason(W& w, const Reason& r) {
   if (r.nodes > 0) {
     w.Key("nodes");
     w.Int(r.nodes);
+    w.Key("neverFitsNodes");
+    w.Int(r.never_nodes);
   }
   if (r.short_by > 0) {
     w.Key("shortBy");

@@ -78,6 +78,14 @@ bool FitsIdle(const SnapPod& pod, const SnapNode& node) {
   return !pod.share.IsShared() || SharedDevicesFit(pod, node, h.milli_gpu);
 }
 
+bool FitsEmptyNode(const SnapPod& pod, const SnapNode& node) {
+  Resources need = pod.request;
+  if (pod.share.IsShared())
+    need.milli_gpu = std::max<int64_t>(1, pod.share.devices) * kMilliPerUnit;
+  if (node.allocatable.pods == 0) need.pods = 0;  // no pod count on the node: none to exceed
+  return FitsIn(need, node.allocatable);
+}
+
 bool FitsIdleOrReleasingFull(const SnapPod& pod, const SnapNode& node, Shortage* shortage) {
   // The common answer without building the sums; the shortage is worked out only on a miss.
   const Resources& r = pod.request;

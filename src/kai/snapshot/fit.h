@@ -16,6 +16,10 @@ namespace kai {
 
 // Fits on the node's idle resources alone (best-effort pods always fit).
 bool FitsIdle(const SnapPod& pod, const SnapNode& node);
+// Whether the pod's request fits the node's allocatable resources with nothing else on it (a
+// fraction needs one GPU per device); false: the pod never fits this node, however the load
+// changes.
+bool FitsEmptyNode(const SnapPod& pod, const SnapNode& node);
 // Fits on idle plus releasing resources; a shared-GPU pod also needs devices for its portion.
 bool FitsIdleOrReleasingFull(const SnapPod& pod, const SnapNode& node, Shortage* shortage);
 inline bool FitsIdleOrReleasing(const SnapPod& pod, const SnapNode& node,

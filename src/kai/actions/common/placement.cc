@@ -11,13 +11,18 @@ namespace kai::actions {
 
 NodeVerdict CheckNode(const Session& s, PodId pod, NodeId node) {
   NodeVerdict v;
-  if (!FitsIdleOrReleasing(s.snap().pods[pod], s.snap().nodes[node], &v.shortage)) {
+  const SnapPod& p = s.snap().pods[pod];
+  const SnapNode& n = s.snap().nodes[node];
+  if (!FitsIdleOrReleasing(p, n, &v.shortage)) {
     v.code = v.shortage.is_core && v.shortage.core == CoreResource::kPods
                  ? FitCode::kTooManyPods
                  : FitCode::kInsufficientResources;
+    v.never = !FitsEmptyNode(p, n);
     return v;
   }
-  return s.CheckPredicates(pod, node);
+  v = s.CheckPredicates(pod, node);
+  v.never = IsStaticMismatch(v.code);
+  return v;
 }
 
 namespace {
