@@ -1,0 +1,51 @@
+#pragma once
+// The kind -> grouper table (KAI's pkg/podgrouper/podgrouper/hub/hub.go): a top owner's grouper
+// is found by group, version and kind, then by group and kind under the wildcard version "*";
+// kinds with no entry get the default grouper.
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+#include "kai/podgrouper/grouper.h"
+
+namespace kai::podgrouper {
+
+class Hub {
+ public:
+  Hub();  // the default grouper alone
+  Hub(Hub&&) noexcept;
+  Hub& operator=(Hub&&) noexcept;
+  ~Hub();
+
+  // Registers `grouper` for (group, version, kind); version "*" matches any version.
+  void Register(std::string_view group, std::string_view version, std::string_view kind,
+                std::shared_ptr<const Grouper> grouper);
+
+  // The grouper of an exact entry, else of the wildcard entry; nullptr when neither.
+  const Grouper* Find(std::string_view group, std::string_view version,
+                      std::string_view kind) const;
+  // The exact entry only (KAI's skip-top-owner grouper looks up the next owner so).
+  const Grouper* FindExact(std::string_view group, std::string_view version,
+                           std::string_view kind) const;
+  // Find, else the default grouper.
+  const Grouper& For(std::string_view group, std::string_view version, std::string_view kind) const;
+  const Grouper& For(const Object& top_owner) const {
+    return For(top_owner.Group(), top_owner.Version(), top_owner.kind);
+  }
+  const Grouper& Default() const { return *default_; }
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string>;  // group, version, kind
+  std::map<Key, std::shared_ptr<const Grouper>, std::less<>> table_;
+  std::shared_ptr<const Grouper> default_;
+};
+
+// KAI's table: every kind KAI's pod grouper knows, skip-top-owner kinds included. Not served
+// (they fall back to the default grouper): Grove's PodGangSet and PodCliqueSet, and Karta-described
+// kinds (KAI's --generic-karta-fallback).
+const Hub& DefaultHub();
+Hub MakeDefaultHub();
+
+}  // namespace kai::podgrouper
