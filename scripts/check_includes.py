@@ -19,15 +19,19 @@ FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder", "reservation", "we
 # The core's own layers, bottom up; each rule below forbids an include upwards.
 LOWEST = {"util", "resource", "model"}
 ABOVE_MODEL = {"k8s", "snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim",
-               "usage"}
+               "usage", "podgrouper"}
+# The scheduler's own layers, which the pod grouper (owner chains -> PodGroups) does not need.
+SCHEDULING = {"snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim", "usage"}
 # The Kubernetes client of k8s/: I/O, part of the front ends' library (kaikube).
 K8S_CLIENT = {"kai/k8s/http.h", "kai/k8s/kubeconfig.h", "kai/k8s/api_client.h"}
 
 # (including directories, included directories, why)
 RULES = [
     (LOWEST, ABOVE_MODEL, "util, resource and model are the bottom layers"),
-    ({"k8s"}, {"snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim", "usage"},
-     "k8s (decoding) sits below the snapshot"),
+    ({"k8s"}, SCHEDULING | {"podgrouper"}, "k8s (decoding) sits below the snapshot and the pod grouper"),
+    ({"podgrouper"}, SCHEDULING,
+     "the pod grouper reads Kubernetes objects (k8s/, model/), not the scheduler's layers"),
+    (SCHEDULING, {"podgrouper"}, "the scheduler's layers do not include the pod grouper"),
     ({"snapshot"}, {"k8s"}, "the snapshot reads the model, not the decoder (k8s/)"),
     ({"snapshot"}, {"framework", "plugins", "actions", "builtin", "sim"},
      "the snapshot sits below the framework"),
