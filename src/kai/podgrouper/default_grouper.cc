@@ -68,59 +68,43 @@ bool IsTimestamp(std::string_view s) {
   return i == s.size();
 }
 
-// Strings yaml.v3 would read back as another type (null, bool, number, timestamp) are written
-// double-quoted.
-bool ResolvesToNonString(std::string_view s) {
-  static constexpr std::array<std::string_view, 28> kSpecial = {
+// The words yaml.v3 reads as null, bool, float or merge key, and YAML 1.1's booleans.
+bool IsYamlKeyword(std::string_view s) {
+  static constexpr std::array<std::string_view, 40> kWords = {
       "",      "~",     "null",  "Null", "NULL", "true", "True", "TRUE",  "false", "False",
       "FALSE", ".nan",  ".NaN",  ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
-      "-.inf", "-.Inf", "-.INF", "<<",   "y",    "Y",    "n",    "N"};
-  for (std::string_view k : kSpecial) {
+      "-.inf", "-.Inf", "-.INF", "<<",   "y",    "Y",    "n",    "N",     "yes",   "Yes",
+      "YES",   "no",    "No",    "NO",   "on",   "On",   "ON",   "off",   "Off",   "OFF"};
+  for (std::string_view k : kWords) {
     if (s == k) return true;
   }
-  // isOldBool: YAML 1.1 booleans.
-  for (std::string_view k :
-       {"yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"}) {
-    if (s == k) return true;
+  return false;
+}
+
+template <class Pred>
+bool AllOf(std::string_view t, Pred pred) {
+  if (t.empty()) return false;
+  for (char c : t) {
+    if (!pred(c)) return false;
   }
-  if (s.empty() || !(IsDigit(s[0]) || s[0] == '+' || s[0] == '-' || s[0] == '.')) return false;
-  std::string plain;
-  for (char c : s) {
-    if (c != '_') plain += c;
-  }
-  std::string_view p = plain;
-  if (!p.empty() && (p[0] == '+' || p[0] == '-')) p.remove_prefix(1);
-  if (p.empty()) return false;
-  auto all = [&](std::string_view t, auto pred) {
-    if (t.empty()) return false;
-    for (char c : t) {
-      if (!pred(c)) return false;
-    }
-    return true;
-  };
-  // Integers in any base strconv.ParseInt(s, 0, 64) reads.
+  return true;
+}
+
+// What strconv.ParseInt(s, 0, 64) or yaml.v3's float pattern reads, underscores dropped, or a
+// base-60 number (1:20); `p` has no sign.
+bool IsYamlNumber(std::string_view p) {
   if (p.size() > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-    return all(p.substr(2), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+    return AllOf(p.substr(2), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
   }
   if (p.size() > 2 && p[0] == '0' && (p[1] == 'o' || p[1] == 'O' || p[1] == 'b' || p[1] == 'B')) {
-    return all(p.substr(2), [](char c) { return c >= '0' && c <= '7'; });
+    return AllOf(p.substr(2), [](char c) { return c >= '0' && c <= '7'; });
   }
-  // Floats: [0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)? or \.[0-9]+... (digits alone included).
-  size_t i = 0;
-  const size_t whole = [&] {
-    size_t n = 0;
-    while (i < p.size() && IsDigit(p[i])) ++i, ++n;
-    return n;
-  }();
-  size_t frac = 0;
+  size_t i = 0, whole = 0, frac = 0;
+  for (; i < p.size() && IsDigit(p[i]); ++i) ++whole;
   if (i < p.size() && p[i] == '.') {
-    ++i;
-    while (i < p.size() && IsDigit(p[i])) ++i, ++frac;
+    for (++i; i < p.size() && IsDigit(p[i]); ++i) ++frac;
   }
-  if (whole == 0 && frac == 0) {
-    // Base-60 numbers and timestamps start with digits; nothing else here is a number.
-    return false;
-  }
+  if (whole == 0 && frac == 0) return false;
   if (i < p.size() && (p[i] == 'e' || p[i] == 'E')) {
     ++i;
     if (i < p.size() && (p[i] == '+' || p[i] == '-')) ++i;
@@ -129,12 +113,23 @@ bool ResolvesToNonString(std::string_view s) {
     if (i == start) return false;
   }
   if (i == p.size()) return true;
-  // A timestamp (2006-1-2[...]) or a base-60 float (1:20) is quoted too.
+  return frac == 0 && p[i] == ':' &&
+         AllOf(p.substr(i), [](char c) { return IsDigit(c) || c == ':' || c == '.'; });
+}
+
+// Strings yaml.v3 would read back as another type (null, bool, number, timestamp) are written
+// double-quoted.
+bool ResolvesToNonString(std::string_view s) {
+  if (IsYamlKeyword(s)) return true;
+  if (!(IsDigit(s[0]) || s[0] == '+' || s[0] == '-' || s[0] == '.')) return false;
   if (IsTimestamp(s)) return true;
-  if (frac == 0 && p[i] == ':') {
-    return all(p.substr(i), [](char c) { return IsDigit(c) || c == ':' || c == '.'; });
+  std::string plain;
+  for (char c : s) {
+    if (c != '_') plain += c;
   }
-  return false;
+  std::string_view p = plain;
+  if (!p.empty() && (p[0] == '+' || p[0] == '-')) p.remove_prefix(1);
+  return !p.empty() && IsYamlNumber(p);
 }
 
 // The emitter's plain-scalar analysis (block context): indicators that forbid a plain scalar.

@@ -112,20 +112,42 @@ std::vector<SubGroupMetadata> Unsegmented(int replicas, const Object& pod) {
   return out;
 }
 
-Result<std::vector<SubGroupMetadata>> Segmented(const Object& lws, const Object& pod, int replicas,
-                                                int segment, std::string_view policy,
-                                                const std::optional<TopologyConstraint>& topology) {
+// segment-0..n-1 of `segment` pods each; the last holds what is left of the group.
+std::vector<SubGroupMetadata> SegmentSubGroups(int replicas, int segment,
+                                               const std::optional<TopologyConstraint>& topology) {
   const int count = SegmentCount(replicas, segment);
   std::vector<SubGroupMetadata> out;
   for (int i = 0; i < count; ++i) {
     out.push_back(
         {"segment-" + std::to_string(i), std::nullopt, segment, std::nullopt, topology, {}});
   }
-  // The last segment holds what is left of the workers.
   int last = 0;
   for (int w = replicas - 1; w >= 0 && SegmentIndex(w, replicas, segment) == count - 1; --w) ++last;
   out.back().min_member = last;
+  return out;
+}
 
+// LeaderWorker: the first segment becomes the parent of `leader` and its `workers`. Returns
+// whether the pod was placed in one of them.
+bool SplitFirstSegment(std::vector<SubGroupMetadata>& out, int replicas, int segment,
+                       const Object& pod, int pod_segment) {
+  SubGroupMetadata& first = out.front();
+  if (Divisible(replicas, segment)) first.min_member += 1;
+  const std::string parent = first.name;
+  const int first_min = first.min_member;
+  first.min_sub_group = 2;
+  first.min_member = 0;
+  const bool leader = IsLeader(pod), first_worker = pod_segment == 0 && !leader;
+  out.push_back({"leader", parent, 1, std::nullopt, std::nullopt, PodIf(leader, pod)});
+  out.push_back(
+      {"workers", parent, first_min - 1, std::nullopt, std::nullopt, PodIf(first_worker, pod)});
+  return leader || first_worker;
+}
+
+Result<std::vector<SubGroupMetadata>> Segmented(const Object& lws, const Object& pod, int replicas,
+                                                int segment, std::string_view policy,
+                                                const std::optional<TopologyConstraint>& topology) {
+  std::vector<SubGroupMetadata> out = SegmentSubGroups(replicas, segment, topology);
   const std::string key(keys::kLwsWorkerIndexLabel);
   const std::string* index = pod.Label(key);
   const auto worker = index == nullptr ? std::nullopt : Atoi(*index);
@@ -135,18 +157,8 @@ Result<std::vector<SubGroupMetadata>> Segmented(const Object& lws, const Object&
   }
   int pod_segment = SegmentIndex(static_cast<int>(*worker), replicas, segment);
   bool placed = false;
-  const bool leader = IsLeader(pod);
   if (policy == "LeaderWorker") {
-    SubGroupMetadata& first = out.front();
-    if (Divisible(replicas, segment)) first.min_member += 1;
-    const std::string parent = first.name;
-    const int first_min = first.min_member;
-    first.min_sub_group = 2;
-    first.min_member = 0;
-    out.push_back({"leader", parent, 1, std::nullopt, std::nullopt, PodIf(leader, pod)});
-    out.push_back({"workers", parent, first_min - 1, std::nullopt, std::nullopt,
-                   PodIf(pod_segment == 0 && !leader, pod)});
-    placed = leader || (pod_segment == 0 && !leader);
+    placed = SplitFirstSegment(out, replicas, segment, pod, pod_segment);
   } else if (policy == "LeaderExcluded") {
     if (!Divisible(replicas, segment)) {
       return FieldError(lws, "spec.leaderWorkerTemplate.subGroupPolicy",
@@ -155,16 +167,15 @@ Result<std::vector<SubGroupMetadata>> Segmented(const Object& lws, const Object&
                             std::to_string(segment));
     }
     out.insert(out.begin(), {"leader", std::nullopt, 1, std::nullopt, std::nullopt, {}});
-    if (!leader) pod_segment += 1;
+    if (!IsLeader(pod)) pod_segment += 1;
   }
-  if (!placed) {
-    if (pod_segment < 0 || pod_segment >= static_cast<int>(out.size())) {
-      return FieldError(pod, "metadata.labels." + key,
-                        "worker index " + *index + " is beyond the group's " +
-                            std::to_string(replicas) + " pods");
-    }
-    out[pod_segment].pods.push_back(pod.name);
+  if (placed) return out;
+  if (pod_segment < 0 || pod_segment >= static_cast<int>(out.size())) {
+    return FieldError(
+        pod, "metadata.labels." + key,
+        "worker index " + *index + " is beyond the group's " + std::to_string(replicas) + " pods");
   }
+  out[pod_segment].pods.push_back(pod.name);
   return out;
 }
 

@@ -68,6 +68,80 @@ Result<TopologyConstraint> DecodeTopology(const Object& o, const Field& f) {
   return c;
 }
 
+Result<std::optional<TopologyConstraint>> OptTopology(const Object& o, const Field& from) {
+  auto t = NestedMap(o, from, {"topologyConstraint"});
+  if (!t) return t.error();
+  if (!t->has_value()) return std::optional<TopologyConstraint>();
+  auto c = DecodeTopology(o, **t);
+  if (!c) return c.error();
+  return std::optional<TopologyConstraint>(std::move(*c));
+}
+
+Result<SubGroupSpec> DecodeSubGroup(const Object& o, const Field& item) {
+  SubGroupSpec sg;
+  auto name = NestedString(o, item, {"name"});
+  if (!name) return name.error();
+  if (!name->has_value()) return FieldError(o, item.path + ".name", "missing");
+  sg.name = **name;
+  auto parent = NestedString(o, item, {"parent"});
+  if (!parent) return parent.error();
+  sg.parent = *parent;
+  for (auto [field, key] :
+       {std::pair{&sg.min_member, "minMember"}, {&sg.min_sub_group, "minSubGroup"}}) {
+    auto v = OptInt(o, item, {key});
+    if (!v) return v.error();
+    *field = *v;
+  }
+  auto t = OptTopology(o, item);
+  if (!t) return t.error();
+  sg.topology = std::move(*t);
+  return sg;
+}
+
+// The scalars of a spec: counts, names, markUnschedulable and the durations.
+Status DecodeSpecScalars(const Object& o, const Field& f, PodGroupSpec& s) {
+  for (auto [field, key] : {std::pair{&s.min_member, "minMember"},
+                            {&s.min_sub_group, "minSubGroup"},
+                            {&s.scheduling_backoff, "schedulingBackoff"}}) {
+    auto v = OptInt(o, f, {key});
+    if (!v) return v.error();
+    *field = *v;
+  }
+  for (auto [field, key] : {std::pair{&s.queue, "queue"},
+                            {&s.priority_class_name, "priorityClassName"},
+                            {&s.preemptibility, "preemptibility"}}) {
+    auto v = NestedString(o, f, {key});
+    if (!v) return v.error();
+    *field = v->value_or("");
+  }
+  auto mark = NestedBool(o, f, {"markUnschedulable"});
+  if (!mark) return mark.error();
+  s.mark_unschedulable = *mark;
+  for (auto [field, key] : {std::pair{&s.preemption_delay_ns, "preemptionDelay"},
+                            {&s.staleness_grace_period_ns, "stalenessGracePeriod"}}) {
+    auto v = OptDuration(o, f, key);
+    if (!v) return v.error();
+    *field = *v;
+  }
+  return Ok();
+}
+
+Result<PodGroupSpec> DecodeSpec(const Object& o, const Field& f) {
+  PodGroupSpec s;
+  if (auto st = DecodeSpecScalars(o, f, s); !st) return st.error();
+  auto t = OptTopology(o, f);
+  if (!t) return t.error();
+  if (t->has_value()) s.topology = std::move(**t);
+  auto sub_groups = NestedSequence(o, f, {"subGroups"});
+  if (!sub_groups) return sub_groups.error();
+  for (const Field& item : sub_groups->value_or(std::vector<Field>{})) {
+    auto sg = DecodeSubGroup(o, item);
+    if (!sg) return sg.error();
+    s.sub_groups.push_back(std::move(*sg));
+  }
+  return s;
+}
+
 void WriteTopology(k8s::JsonWriter& w, const TopologyConstraint& c) {
   w.StartObject();
   if (!c.preferred_level.empty()) k8s::KeyStr(w, "preferredTopologyLevel", c.preferred_level);
@@ -81,6 +155,81 @@ void WriteMap(k8s::JsonWriter& w, std::string_view key, const Labels& m) {
   k8s::Str(w, key);
   w.StartObject();
   for (const auto& [k, v] : m) k8s::KeyStr(w, k.view(), v);
+  w.EndObject();
+}
+
+void WriteOptInt(k8s::JsonWriter& w, std::string_view key, const std::optional<int>& v) {
+  if (!v) return;
+  k8s::Str(w, key);
+  w.Int(*v);
+}
+
+void WriteMetadata(k8s::JsonWriter& w, const PodGroupManifest& pg) {
+  k8s::Str(w, "metadata");
+  w.StartObject();
+  k8s::KeyStr(w, "name", pg.name);
+  k8s::KeyStr(w, "namespace", pg.ns);
+  if (!pg.resource_version.empty()) k8s::KeyStr(w, "resourceVersion", pg.resource_version);
+  WriteMap(w, "labels", pg.labels);
+  WriteMap(w, "annotations", pg.annotations);
+  if (!pg.owner_refs.empty()) {
+    k8s::Str(w, "ownerReferences");
+    w.StartArray();
+    for (const OwnerReference& r : pg.owner_refs) {
+      w.StartObject();
+      k8s::KeyStr(w, "apiVersion", r.api_version);
+      k8s::KeyStr(w, "kind", r.kind);
+      k8s::KeyStr(w, "name", r.name);
+      k8s::KeyStr(w, "uid", r.uid);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void WriteSubGroup(k8s::JsonWriter& w, const SubGroupSpec& sg) {
+  w.StartObject();
+  k8s::KeyStr(w, "name", sg.name);
+  WriteOptInt(w, "minMember", sg.min_member);
+  WriteOptInt(w, "minSubGroup", sg.min_sub_group);
+  if (sg.parent) k8s::KeyStr(w, "parent", *sg.parent);
+  if (sg.topology) {
+    k8s::Str(w, "topologyConstraint");
+    WriteTopology(w, *sg.topology);
+  }
+  w.EndObject();
+}
+
+// Go's omitempty: unset pointers and empty strings and lists are left out; topologyConstraint
+// (a struct) is always written.
+void WriteSpec(k8s::JsonWriter& w, const PodGroupSpec& s) {
+  k8s::Str(w, "spec");
+  w.StartObject();
+  WriteOptInt(w, "minMember", s.min_member);
+  WriteOptInt(w, "minSubGroup", s.min_sub_group);
+  if (!s.queue.empty()) k8s::KeyStr(w, "queue", s.queue);
+  if (!s.priority_class_name.empty()) k8s::KeyStr(w, "priorityClassName", s.priority_class_name);
+  if (!s.preemptibility.empty()) k8s::KeyStr(w, "preemptibility", s.preemptibility);
+  k8s::Str(w, "topologyConstraint");
+  WriteTopology(w, s.topology);
+  if (!s.sub_groups.empty()) {
+    k8s::Str(w, "subGroups");
+    w.StartArray();
+    for (const SubGroupSpec& sg : s.sub_groups) WriteSubGroup(w, sg);
+    w.EndArray();
+  }
+  if (s.mark_unschedulable) {
+    k8s::Str(w, "markUnschedulable");
+    w.Bool(*s.mark_unschedulable);
+  }
+  WriteOptInt(w, "schedulingBackoff", s.scheduling_backoff);
+  if (s.preemption_delay_ns) {
+    k8s::KeyStr(w, "preemptionDelay", FormatGoDuration(*s.preemption_delay_ns));
+  }
+  if (s.staleness_grace_period_ns) {
+    k8s::KeyStr(w, "stalenessGracePeriod", FormatGoDuration(*s.staleness_grace_period_ns));
+  }
   w.EndObject();
 }
 
@@ -128,64 +277,9 @@ Result<PodGroupManifest> DecodePodGroupManifest(const Object& o) {
   auto spec = NestedMap(o, Root(o), {"spec"});
   if (!spec) return spec.error();
   if (!spec->has_value()) return pg;
-  const Field& f = **spec;
-  PodGroupSpec& s = pg.spec;
-  for (auto [field, key] : {std::pair{&s.min_member, "minMember"},
-                            {&s.min_sub_group, "minSubGroup"},
-                            {&s.scheduling_backoff, "schedulingBackoff"}}) {
-    auto v = OptInt(o, f, {key});
-    if (!v) return v.error();
-    *field = *v;
-  }
-  for (auto [field, key] : {std::pair{&s.queue, "queue"},
-                            {&s.priority_class_name, "priorityClassName"},
-                            {&s.preemptibility, "preemptibility"}}) {
-    auto v = NestedString(o, f, {key});
-    if (!v) return v.error();
-    *field = v->value_or("");
-  }
-  auto mark = NestedBool(o, f, {"markUnschedulable"});
-  if (!mark) return mark.error();
-  s.mark_unschedulable = *mark;
-  for (auto [field, key] : {std::pair{&s.preemption_delay_ns, "preemptionDelay"},
-                            {&s.staleness_grace_period_ns, "stalenessGracePeriod"}}) {
-    auto v = OptDuration(o, f, key);
-    if (!v) return v.error();
-    *field = *v;
-  }
-  if (auto t = NestedMap(o, f, {"topologyConstraint"}); !t) {
-    return t.error();
-  } else if (t->has_value()) {
-    auto c = DecodeTopology(o, **t);
-    if (!c) return c.error();
-    s.topology = std::move(*c);
-  }
-  auto sub_groups = NestedSequence(o, f, {"subGroups"});
-  if (!sub_groups) return sub_groups.error();
-  for (const Field& item : sub_groups->value_or(std::vector<Field>{})) {
-    SubGroupSpec sg;
-    auto name = NestedString(o, item, {"name"});
-    if (!name) return name.error();
-    if (!name->has_value()) return FieldError(o, item.path + ".name", "missing");
-    sg.name = **name;
-    auto parent = NestedString(o, item, {"parent"});
-    if (!parent) return parent.error();
-    sg.parent = *parent;
-    for (auto [field, key] :
-         {std::pair{&sg.min_member, "minMember"}, {&sg.min_sub_group, "minSubGroup"}}) {
-      auto v = OptInt(o, item, {key});
-      if (!v) return v.error();
-      *field = *v;
-    }
-    auto t = NestedMap(o, item, {"topologyConstraint"});
-    if (!t) return t.error();
-    if (t->has_value()) {
-      auto c = DecodeTopology(o, **t);
-      if (!c) return c.error();
-      sg.topology = std::move(*c);
-    }
-    s.sub_groups.push_back(std::move(sg));
-  }
+  auto decoded = DecodeSpec(o, **spec);
+  if (!decoded) return decoded.error();
+  pg.spec = std::move(*decoded);
   return pg;
 }
 
@@ -215,81 +309,8 @@ std::string EncodePodGroupJson(const PodGroupManifest& pg) {
     w.StartObject();
     k8s::KeyStr(w, "apiVersion", "scheduling.run.ai/v2alpha2");
     k8s::KeyStr(w, "kind", "PodGroup");
-    k8s::Str(w, "metadata");
-    w.StartObject();
-    k8s::KeyStr(w, "name", pg.name);
-    k8s::KeyStr(w, "namespace", pg.ns);
-    if (!pg.resource_version.empty()) k8s::KeyStr(w, "resourceVersion", pg.resource_version);
-    WriteMap(w, "labels", pg.labels);
-    WriteMap(w, "annotations", pg.annotations);
-    if (!pg.owner_refs.empty()) {
-      k8s::Str(w, "ownerReferences");
-      w.StartArray();
-      for (const OwnerReference& r : pg.owner_refs) {
-        w.StartObject();
-        k8s::KeyStr(w, "apiVersion", r.api_version);
-        k8s::KeyStr(w, "kind", r.kind);
-        k8s::KeyStr(w, "name", r.name);
-        k8s::KeyStr(w, "uid", r.uid);
-        w.EndObject();
-      }
-      w.EndArray();
-    }
-    w.EndObject();
-    const PodGroupSpec& s = pg.spec;
-    k8s::Str(w, "spec");
-    w.StartObject();
-    if (s.min_member) {
-      k8s::Str(w, "minMember");
-      w.Int(*s.min_member);
-    }
-    if (s.min_sub_group) {
-      k8s::Str(w, "minSubGroup");
-      w.Int(*s.min_sub_group);
-    }
-    if (!s.queue.empty()) k8s::KeyStr(w, "queue", s.queue);
-    if (!s.priority_class_name.empty()) k8s::KeyStr(w, "priorityClassName", s.priority_class_name);
-    if (!s.preemptibility.empty()) k8s::KeyStr(w, "preemptibility", s.preemptibility);
-    k8s::Str(w, "topologyConstraint");  // a struct: Go's omitempty keeps it
-    WriteTopology(w, s.topology);
-    if (!s.sub_groups.empty()) {
-      k8s::Str(w, "subGroups");
-      w.StartArray();
-      for (const SubGroupSpec& sg : s.sub_groups) {
-        w.StartObject();
-        k8s::KeyStr(w, "name", sg.name);
-        if (sg.min_member) {
-          k8s::Str(w, "minMember");
-          w.Int(*sg.min_member);
-        }
-        if (sg.min_sub_group) {
-          k8s::Str(w, "minSubGroup");
-          w.Int(*sg.min_sub_group);
-        }
-        if (sg.parent) k8s::KeyStr(w, "parent", *sg.parent);
-        if (sg.topology) {
-          k8s::Str(w, "topologyConstraint");
-          WriteTopology(w, *sg.topology);
-        }
-        w.EndObject();
-      }
-      w.EndArray();
-    }
-    if (s.mark_unschedulable) {
-      k8s::Str(w, "markUnschedulable");
-      w.Bool(*s.mark_unschedulable);
-    }
-    if (s.scheduling_backoff) {
-      k8s::Str(w, "schedulingBackoff");
-      w.Int(*s.scheduling_backoff);
-    }
-    if (s.preemption_delay_ns) {
-      k8s::KeyStr(w, "preemptionDelay", FormatGoDuration(*s.preemption_delay_ns));
-    }
-    if (s.staleness_grace_period_ns) {
-      k8s::KeyStr(w, "stalenessGracePeriod", FormatGoDuration(*s.staleness_grace_period_ns));
-    }
-    w.EndObject();
+    WriteMetadata(w, pg);
+    WriteSpec(w, pg.spec);
     w.EndObject();
   });
 }

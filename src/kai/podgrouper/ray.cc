@@ -37,6 +37,35 @@ struct Sizing {
   std::vector<SubGroupMetadata> sub_groups;
 };
 
+// One worker group: its SubGroup, or nullopt when it counts no pod (suspended, or 0 replicas).
+Result<std::optional<SubGroupMetadata>> WorkerGroup(const Object& rc, const Field& g, size_t i) {
+  if (!g.node.IsMap()) return FieldError(rc, g.path, "expected an object");
+  auto suspended = NestedBool(rc, g, {"suspended"});
+  if (!suspended) return suspended.error();
+  if (suspended->value_or(false)) return std::optional<SubGroupMetadata>();
+  auto replicas = NestedInt(rc, g, {"replicas"});
+  if (!replicas) return replicas.error();
+  auto min_replicas = NestedInt(rc, g, {"minReplicas"});
+  if (!min_replicas) return min_replicas.error();
+  const int64_t desired = replicas->value_or(0), min = min_replicas->value_or(0);
+  if (min > desired) {
+    return FieldError(rc, g.path,
+                      "replicas (" + std::to_string(desired) +
+                          ") may not be less than minReplicas (" + std::to_string(min) + ")");
+  }
+  if (min == 0 && desired == 0) return std::optional<SubGroupMetadata>();
+  auto hosts = NestedInt(rc, g, {"numOfHosts"});
+  if (!hosts) return hosts.error();
+  const int64_t group_min = (min > 0 ? min : desired) * hosts->value_or(1);
+  auto name = NestedString(rc, g, {"groupName"});
+  const std::string group_name =
+      name && name->has_value() && !(*name)->empty() ? **name : "worker-group-" + std::to_string(i);
+  auto topology = TemplateTopology(rc, g, "workerGroupSpecs." + group_name);
+  if (!topology) return topology.error();
+  return std::optional<SubGroupMetadata>(SubGroupMetadata{
+      group_name, std::nullopt, static_cast<int>(group_min), std::nullopt, *topology, {}});
+}
+
 Result<Sizing> SizeCluster(const Object& rc) {
   Sizing out;
   std::optional<TopologyConstraint> head_topology;
@@ -50,36 +79,12 @@ Result<Sizing> SizeCluster(const Object& rc) {
   out.sub_groups.push_back({"headgroup", std::nullopt, 1, std::nullopt, head_topology, {}});
   auto groups = NestedSequence(rc, Root(rc), {"spec", "workerGroupSpecs"});
   if (!groups) return groups.error();
-  if (!groups->has_value()) return out;
-  for (size_t i = 0; i < (*groups)->size(); ++i) {
-    const Field& g = (**groups)[i];
-    if (!g.node.IsMap()) return FieldError(rc, g.path, "expected an object");
-    auto suspended = NestedBool(rc, g, {"suspended"});
-    if (!suspended) return suspended.error();
-    if (suspended->value_or(false)) continue;
-    auto replicas = NestedInt(rc, g, {"replicas"});
-    if (!replicas) return replicas.error();
-    auto min_replicas = NestedInt(rc, g, {"minReplicas"});
-    if (!min_replicas) return min_replicas.error();
-    const int64_t desired = replicas->value_or(0), min = min_replicas->value_or(0);
-    if (min > desired) {
-      return FieldError(rc, g.path,
-                        "replicas (" + std::to_string(desired) +
-                            ") may not be less than minReplicas (" + std::to_string(min) + ")");
-    }
-    if (min == 0 && desired == 0) continue;
-    auto hosts = NestedInt(rc, g, {"numOfHosts"});
-    if (!hosts) return hosts.error();
-    const int64_t group_min = (min > 0 ? min : desired) * hosts->value_or(1);
-    out.min_member += static_cast<int>(group_min);
-    auto name = NestedString(rc, g, {"groupName"});
-    const std::string group_name = name && name->has_value() && !(*name)->empty()
-                                       ? **name
-                                       : "worker-group-" + std::to_string(i);
-    auto topology = TemplateTopology(rc, g, "workerGroupSpecs." + group_name);
-    if (!topology) return topology.error();
-    out.sub_groups.push_back(
-        {group_name, std::nullopt, static_cast<int>(group_min), std::nullopt, *topology, {}});
+  for (size_t i = 0; groups->has_value() && i < (*groups)->size(); ++i) {
+    auto sg = WorkerGroup(rc, (**groups)[i], i);
+    if (!sg) return sg.error();
+    if (!sg->has_value()) continue;
+    out.min_member += (*sg)->min_member;
+    out.sub_groups.push_back(std::move(**sg));
   }
   return out;
 }
