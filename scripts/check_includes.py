@@ -15,7 +15,8 @@ import re
 import sys
 
 # The front ends: they do I/O and sit on top of the pure core (libkai).
-FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder", "reservation", "webhook"}
+FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder", "reservation", "webhook",
+              "podgrouperd"}
 # The core's own layers, bottom up; each rule below forbids an include upwards.
 LOWEST = {"util", "resource", "model"}
 ABOVE_MODEL = {"k8s", "snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim",

@@ -20,7 +20,6 @@ import ssl
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -73,18 +72,7 @@ def served_subject() -> str:
 
 
 def wait_for(what: str, fn, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-            if last:
-                return last
-        except (OSError, sl.ApiError, ssl.SSLError) as e:
-            last = e
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r}); "
-                         f"webhook log:\n{LOG.read_text()[-3000:] if LOG else ''}")
+    return kube_server.wait_until(what, fn, timeout, (OSError, sl.ApiError, ssl.SSLError), LOG)
 
 
 def setUpModule():
@@ -125,9 +113,7 @@ def setUpModule():
 
 
 def tearDownModule():
-    if WEBHOOK is not None and WEBHOOK.poll() is None:
-        WEBHOOK.terminate()
-        WEBHOOK.wait(timeout=10)
+    kube_server.stop_process(WEBHOOK)
     if LOG_FILE is not None:
         LOG_FILE.close()
     if os.environ.get("KAI_E2E_VERBOSE") and LOG is not None and LOG.exists():

@@ -12,6 +12,7 @@ import os
 import pathlib
 import shlex
 import subprocess
+import time
 import unittest
 
 import yaml
@@ -26,6 +27,32 @@ SKIP_MESSAGE = "kube-apiserver not built: see ../shared/tools/kube-apiserver/REA
 def require_apiserver() -> None:
     if not APISERVER.is_file() or not (TOOLS / "start.sh").is_file():
         raise unittest.SkipTest(SKIP_MESSAGE)
+
+
+def wait_until(what: str, fn, timeout: float = 30.0, errors: tuple = (OSError,),
+               log: pathlib.Path | None = None, interval: float = 0.2):
+    """fn()'s first truthy answer within `timeout` s (the `errors` it raises count as "not yet");
+    else an AssertionError naming `what`, the last answer and the tail of `log`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except errors as e:
+            last = e
+        time.sleep(interval)
+    tail = log.read_text()[-3000:] if log is not None and log.exists() else ""
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})" +
+                         (f"; {log.name}:\n{tail}" if tail else ""))
+
+
+def stop_process(p) -> None:
+    """SIGTERM to a process still running, and its end awaited."""
+    if p is not None and p.poll() is None:
+        p.terminate()
+        p.wait(timeout=10)
 
 
 def release(client=None, server: "Server | None" = None, tmp=None) -> None:

@@ -20,6 +20,7 @@
 #include "kai/io/manifest_files.h"
 #include "kai/io/usage_file.h"
 #include "kai/k8s/decode.h"
+#include "kai/podgrouperd/controller.h"
 #include "kai/reservation/reservation.h"
 #include "kai/resource/quantity.h"
 #include "kai/scheduler/scheduler.h"
@@ -497,6 +498,37 @@ CLI::App* AddAdmissionCommand(CLI::App& app, AdmissionArgs& a) {
   return c;
 }
 
+CLI::App* AddPodGrouperCommand(CLI::App& app, kai::podgrouperd::PodGrouperOptions& o) {
+  auto& g = o.grouper;
+  CLI::App* c = app.add_subcommand(
+      "podgrouper", "give the kai scheduler's pods their PodGroups from their workloads (KAI's)");
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--scheduler-name", g.scheduler_name, "pods of this scheduler are grouped");
+  c->add_option("--queue-label-key", g.queue_label_key, "the label naming a workload's queue");
+  c->add_option("--nodepool-label-key", g.node_pool_label_key, "the node-pool label");
+  c->add_flag("--search-legacy-pg,!--no-search-legacy-pg", g.search_for_legacy_pod_groups,
+              "keep PodGroups named the legacy way (default on)");
+  c->add_flag("--knative-gang-schedule,!--no-knative-gang-schedule", g.knative_gang_schedule,
+              "one PodGroup per Knative revision (default on)");
+  c->add_option("--default-priorities-configmap-name", g.default_priorities_configmap_name,
+                "ConfigMap of per-kind default priority classes");
+  c->add_option("--default-priorities-configmap-namespace",
+                g.default_priorities_configmap_namespace, "its namespace");
+  c->add_option("--max-concurrent", o.max_concurrent, "pods grouped at once (default 4)")
+      ->check(CLI::PositiveNumber);
+  return c;
+}
+
+void OnPodGrouperSignal(int) { kai::podgrouperd::RequestPodGrouperStop(); }
+
+int RunPodGrouperCommand(const kai::podgrouperd::PodGrouperOptions& o) {
+  std::signal(SIGTERM, OnPodGrouperSignal);
+  std::signal(SIGINT, OnPodGrouperSignal);
+  return kai::podgrouperd::RunPodGrouper(o, std::cerr);
+}
+
 void OnAdmissionSignal(int) { kai::webhook::RequestAdmissionStop(); }
 
 int RunAdmissionCommand(const AdmissionArgs& a) {
@@ -569,6 +601,8 @@ int main(int argc, char** argv) {
   AdmissionArgs aa;
   aa.o.admission.gpu_sharing_enabled = true;  // as KAI's operator deploys it
   CLI::App* admission = AddAdmissionCommand(app, aa);
+  kai::podgrouperd::PodGrouperOptions pga;
+  CLI::App* podgrouper = AddPodGrouperCommand(app, pga);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -583,6 +617,7 @@ int main(int argc, char** argv) {
     if (*binder) return RunBinderCommand(ba);
     if (*reservation) return RunResourceReservationCommand(ra);
     if (*admission) return RunAdmissionCommand(aa);
+    if (*podgrouper) return RunPodGrouperCommand(pga);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,207 @@
+#include "kai/podgrouperd/controller.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "kai/binder/workqueue.h"
+#include "kai/informer/informer.h"
+#include "kai/k8s/json_body.h"
+#include "kai/k8s/keys.h"
+#include "kai/k8s/kubeconfig.h"
+#include "kai/podgrouper/podgroup.h"
+#include "kai/podgrouper/podgrouper.h"
+#include "kai/podgrouperd/api_reader.h"
+
+namespace kai::podgrouperd {
+namespace {
+
+namespace res = k8s::resources;
+using podgrouper::ApplyPlan;
+std::atomic<bool> g_stop{false};
+
+// What one pod's reconcile ended with: done, or to be tried again (the rate limiter's delay).
+enum class Outcome { kDone, kRetry };
+
+class Controller {
+ public:
+  Controller(const PodGrouperOptions& o, const k8s::ApiClient& client, std::ostream& err)
+      : o_(o), client_(client), err_(err), reader_(client) {}
+
+  int Run() {
+    StartInformer();
+    if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
+      Log("the pod watch did not sync within the time-out (is the API server reachable?)");
+      informer_->Stop();
+      return 1;
+    }
+    for (int i = 0; i < std::max(1, o_.max_concurrent); ++i) {
+      workers_.emplace_back([this] { Work(); });
+    }
+    Log("started: " + std::to_string(workers_.size()) + " workers, pods of scheduler " +
+        o_.grouper.scheduler_name);
+    while (!g_stop) {
+      ClusterChanges changes;
+      informer_->WaitForDeltas(std::chrono::milliseconds(500));
+      informer_->Apply(world_, changes);
+    }
+    queue_.ShutDown();
+    for (auto& t : workers_) t.join();
+    informer_->Stop();
+    return 0;
+  }
+
+ private:
+  void Log(const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    err_ << "kai podgrouper: " << line << "\n";
+  }
+
+  void StartInformer() {
+    informer::InformerOptions io;
+    io.log = [this](const std::string& l) { Log(l); };
+    io.on_delta = [this](size_t, const std::string& key, const ClusterState* obj) {
+      OnPod(key, obj && !obj->pods.empty() ? &obj->pods[0] : nullptr);
+    };
+    const std::string query =
+        "fieldSelector=" + k8s::UrlEscape("spec.schedulerName=" + o_.grouper.scheduler_name);
+    informer_ = std::make_unique<informer::Informer>(
+        client_, std::vector<informer::WatchSpec>{{res::kPod, query}}, io);
+    informer_->Start();
+  }
+
+  // A pod seen grouped once is grouped again only when its PodGroup annotation goes (KAI
+  // reconciles every event; the PodGroup changes only with the owner, which a new pod shows).
+  void OnPod(const std::string& key, const PodObject* p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!p || p->meta.deletion) {
+      grouped_.erase(key);
+      return;
+    }
+    if (grouped_.count(key) && p->meta.annotations.count(std::string(keys::kPodGroupAnnotation))) {
+      return;
+    }
+    queue_.Add(key);
+  }
+
+  void Work() {
+    for (;;) {
+      auto key = queue_.Get(std::chrono::milliseconds(500));
+      if (!key) {
+        if (g_stop) return;
+        continue;
+      }
+      if (Reconcile(*key) == Outcome::kDone) {
+        queue_.Forget(*key);
+      } else {
+        queue_.AddRateLimited(*key);
+      }
+      queue_.Done(*key);
+    }
+  }
+
+  Outcome Reconcile(const std::string& key) {
+    const size_t slash = key.find('/');
+    const podgrouper::ObjectKey pod_key{"v1", "Pod", key.substr(0, slash), key.substr(slash + 1)};
+    podgrouper::Fetched pod = reader_.Get(pod_key);
+    if (pod.status == podgrouper::FetchStatus::kNotFound) return Outcome::kDone;
+    if (pod.status != podgrouper::FetchStatus::kFound) return Failed(key, pod.message);
+    auto decision = podgrouper::GroupPod(pod.object, reader_, o_.grouper);
+    if (!decision.ok()) return Failed(key, decision.error().message);
+    if (decision->skip) return Outcome::kDone;
+    if (Apply(decision->metadata) == Outcome::kRetry) return Outcome::kRetry;
+    if (auto a = podgrouper::PodAssignmentFor(pod.object, decision->metadata)) {
+      if (!AssignPod(pod.object, *a)) return Outcome::kRetry;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    grouped_.insert(key);
+    return Outcome::kDone;
+  }
+
+  Outcome Failed(const std::string& key, const std::string& why) {
+    Log("pod " + key + ": " + why);
+    return Outcome::kRetry;
+  }
+
+  // Creates or updates the PodGroup; the existing one is read from etcd (its resourceVersion
+  // guards the update).
+  Outcome Apply(const podgrouper::PodGroupMetadata& md) {
+    const std::string path = k8s::ObjectPath(res::kPodGroup, md.ns, md.name);
+    k8s::HttpResponse r = client_.Get(path);
+    std::optional<podgrouper::PodGroupManifest> existing;
+    if (r.ok()) {
+      auto pg = ReadPodGroup(r.body);
+      if (!pg.ok()) return Failed(md.ns + "/" + md.name, pg.error().message);
+      existing = std::move(pg.value());
+    } else if (r.status != 404) {
+      return Failed(md.ns + "/" + md.name, k8s::Describe({"GET", path}, r));
+    }
+    const ApplyPlan plan = podgrouper::PlanApply(existing, md, o_.grouper);
+    if (plan.action == ApplyPlan::Action::kNone) return Outcome::kDone;
+    const std::string body = podgrouper::EncodePodGroupJson(plan.object);
+    k8s::HttpResponse w = plan.action == ApplyPlan::Action::kCreate
+                              ? client_.Create(k8s::CollectionPath(res::kPodGroup, md.ns), body)
+                              : client_.Update(path, body);
+    if (w.ok()) {
+      Log((plan.action == ApplyPlan::Action::kCreate ? "created PodGroup " : "updated PodGroup ") +
+          md.ns + "/" + md.name);
+      return Outcome::kDone;
+    }
+    // 409: created meanwhile, or changed since it was read: read it again.
+    return Failed(md.ns + "/" + md.name, k8s::Describe({"WRITE", path}, w));
+  }
+
+  static Result<podgrouper::PodGroupManifest> ReadPodGroup(const std::string& body) {
+    auto parsed = doc::ParseJson(body);
+    if (!parsed.ok() || parsed->Roots().empty()) return Error{"the PodGroup is not JSON"};
+    auto doc = std::make_shared<const doc::Document>(std::move(parsed.value()));
+    auto obj = podgrouper::DecodeObject(doc->Roots()[0], doc);
+    if (!obj.ok()) return obj.error();
+    return podgrouper::DecodePodGroupManifest(*obj);
+  }
+
+  bool AssignPod(const podgrouper::Object& pod, const podgrouper::PodAssignment& a) {
+    k8s::MetaPatch patch;
+    patch.annotations.push_back({std::string(keys::kPodGroupAnnotation), a.pod_group});
+    if (!a.sub_group.empty())
+      patch.labels.push_back({std::string(keys::kSubGroupLabel), a.sub_group});
+    const std::string path = k8s::ObjectPath(res::kPod, pod.ns, pod.name);
+    k8s::HttpResponse r =
+        client_.Patch(path, k8s::MetadataMergePatch(patch), k8s::PatchType::kMerge);
+    if (r.ok() || r.status == 404) return true;
+    Log(k8s::Describe({"PATCH", path}, r));
+    return false;
+  }
+
+  const PodGrouperOptions& o_;
+  const k8s::ApiClient& client_;
+  std::ostream& err_;
+  ApiReader reader_;
+  std::mutex log_mu_, mu_;
+  binder::WorkQueue queue_;
+  std::unordered_set<std::string> grouped_;  // pods grouped and annotated (live pods only)
+  std::unique_ptr<informer::Informer> informer_;
+  ClusterState world_;  // what Apply fills (the pods, kept for the watch's bookkeeping)
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+void RequestPodGrouperStop() { g_stop = true; }
+
+int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err) {
+  g_stop = false;
+  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai podgrouper: " << config.error().message << "\n";
+    return 2;
+  }
+  k8s::ApiClient client(*config);
+  Controller c(options, client, err);
+  return c.Run();
+}
+
+}  // namespace kai::podgrouperd

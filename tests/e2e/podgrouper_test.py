@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""`kai podgrouper` on a real kube-apiserver: workloads of several kinds (a batch Job, a bare pod,
+a Deployment's pod, a PyTorchJob and a JobSet through stand-in CRDs, the fixtures of
+tests/podgrouper/) with the pods their controllers would make (no controller runs here: the test
+makes them, owner references and all); the pod grouper gives each pod its PodGroup, as KAI's
+does, and `kai scheduler --once` then schedules the gangs. A pod owned by a kind no API serves is
+reported and left alone, and the pod grouper keeps running.
+
+    python3 tests/e2e/podgrouper_test.py        (KAI_BIN: the kai binary; default build/kai)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import kube_server  # noqa: E402
+import scenario_loader as sl  # noqa: E402
+
+REPO = kube_server.REPO_ROOT
+KAI_BIN = pathlib.Path(os.environ.get("KAI_BIN", REPO / "build" / "kai"))
+FIXTURES = REPO / "tests" / "podgrouper"
+PG_PATH = "/apis/scheduling.run.ai/v2alpha2/namespaces/{ns}/podgroups"
+
+SERVER: kube_server.Server | None = None
+CLIENT: sl.Client | None = None
+TMP: tempfile.TemporaryDirectory | None = None
+GROUPER: subprocess.Popen | None = None
+LOG: pathlib.Path | None = None
+
+
+def wait_for(what: str, fn, timeout: float = 30.0):
+    return kube_server.wait_until(what, fn, timeout, (OSError, sl.ApiError), LOG)
+
+
+def create(obj: dict) -> dict:
+    """Creates any object through kubectl; returns it as the server has it (its uid)."""
+    for k in ("uid", "resourceVersion", "creationTimestamp"):
+        obj["metadata"].pop(k, None)
+    obj.pop("status", None)
+    out = SERVER.kubectl("create", "-f", "-", "-o", "json", input=json.dumps(obj))
+    return json.loads(out.stdout)
+
+
+def load_with_owners(objs: list[dict]) -> dict[tuple[str, str], dict]:
+    """Creates objects in order, pointing each owner reference at the owner's new uid."""
+    made: dict[tuple[str, str], dict] = {}
+    for o in objs:
+        for ref in o["metadata"].get("ownerReferences") or []:
+            owner = made.get((ref["kind"], ref["name"]))
+            if owner is not None:
+                ref["uid"] = owner["metadata"]["uid"]
+        got = create(o)
+        made[(got["kind"], got["metadata"]["name"])] = got
+    return made
+
+
+def fixture(file: str, keep) -> list[dict]:
+    return [o for o in sl.read_objects(FIXTURES / file) if keep(o)]
+
+
+def owned_by(o: dict, names: set[str]) -> bool:
+    return o["metadata"]["name"] in names or any(
+        r["name"] in names for r in o["metadata"].get("ownerReferences") or [])
+
+
+def setUpModule():
+    global SERVER, CLIENT, TMP, GROUPER, LOG
+    kube_server.require_apiserver()
+    if not KAI_BIN.is_file():
+        raise unittest.SkipTest(f"{KAI_BIN} not built")
+    TMP = tempfile.TemporaryDirectory(prefix="kai-podgrouper-e2e-")
+    SERVER = kube_server.Server.start()
+    try:
+        CLIENT = sl.Client(SERVER.kubeconfig)
+        sl.Loader(CLIENT).ensure_crds()
+        sl.Loader(CLIENT, crds_dir=pathlib.Path(__file__).parent / "workload_crds").ensure_crds()
+        for ns in ("research", "pg"):
+            CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                               "metadata": {"name": ns}})
+        LOG = pathlib.Path(TMP.name) / "podgrouper.log"
+        with LOG.open("w") as log:
+            GROUPER = subprocess.Popen([str(KAI_BIN), "podgrouper", "--kubeconfig",
+                                        SERVER.kubeconfig], stdout=subprocess.DEVNULL, stderr=log)
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def tearDownModule():
+    kube_server.stop_process(GROUPER)
+    if os.environ.get("KAI_E2E_VERBOSE") and LOG is not None and LOG.exists():
+        sys.stderr.write(LOG.read_text()[-4000:])
+    kube_server.release(CLIENT, SERVER, TMP)
+
+
+def pod_group_of(ns: str, pod: str) -> dict:
+    """The PodGroup the pod's pod-group-name annotation names, once both exist."""
+    def find():
+        p = CLIENT.get(f"/api/v1/namespaces/{ns}/pods/{pod}")
+        name = (p["metadata"].get("annotations") or {}).get("pod-group-name")
+        return name and CLIENT.get(PG_PATH.format(ns=ns) + "/" + name)
+    return wait_for(f"the PodGroup of {ns}/{pod}", find)
+
+
+def gpu_pod(name: str, owner: dict | None = None) -> dict:
+    md = {"name": name, "namespace": "pg"}
+    if owner:
+        md["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+                                  "name": owner["metadata"]["name"],
+                                  "uid": owner["metadata"]["uid"], "controller": True}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md,
+            "spec": {"schedulerName": "kai-scheduler", "restartPolicy": "Never",
+                     "containers": [{"name": "c", "image": "x",
+                                     "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
+
+
+class Workloads(unittest.TestCase):
+    def test_pytorchjob_gang_with_master_and_worker_sub_groups(self):
+        made = load_with_owners(fixture("pytorch.yaml", lambda o: owned_by(o, {"bert"})))
+        job_uid = made[("PyTorchJob", "bert")]["metadata"]["uid"]
+        pg = pod_group_of("research", "bert-worker-2")
+        self.assertEqual(pg["metadata"]["name"], f"pg-bert-{job_uid}")
+        self.assertEqual(pg["spec"]["queue"], "research")
+        self.assertEqual(pg["spec"]["priorityClassName"], "train")
+        subs = {s["name"]: s["minMember"] for s in pg["spec"]["subGroups"]}
+        self.assertEqual(subs, {"master": 1, "worker": 3})
+        self.assertEqual(pg["metadata"]["ownerReferences"][0]["uid"], job_uid)
+        master = CLIENT.get("/api/v1/namespaces/research/pods/bert-master-0")
+        self.assertEqual(master["metadata"]["labels"].get("kai.scheduler/subgroup-name"), "master")
+
+    def test_jobset_sub_group_per_replica(self):
+        made = load_with_owners(fixture("jobset.yaml", lambda o: owned_by(
+            o, {"trainer", "trainer-workers-0", "trainer-workers-1"}) and o["metadata"].get(
+            "namespace") == "research"))
+        pods = [n for (k, n) in made if k == "Pod"]
+        self.assertTrue(pods, "the fixture has trainer pods")
+        pg = pod_group_of("research", pods[0])
+        uid = made[("JobSet", "trainer")]["metadata"]["uid"]
+        self.assertEqual(pg["metadata"]["name"], f"pg-trainer-{uid}")
+        names = {s["name"] for s in pg["spec"]["subGroups"]}
+        self.assertIn("workers", names)
+
+    def test_a_job_and_a_bare_pod_are_grouped_and_then_scheduled(self):
+        CLIENT.post("/apis/scheduling.run.ai/v2/queues", {
+            "apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "team"},
+            "spec": {"resources": {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+                                   for r in ("gpu", "cpu", "memory")}}})
+        alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+        CLIENT.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                                      "metadata": {"name": "pg-node"},
+                                      "status": {"capacity": alloc, "allocatable": alloc,
+                                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+        job = create({"apiVersion": "batch/v1", "kind": "Job",
+                      "metadata": {"name": "train", "namespace": "pg",
+                                   "labels": {"kai.scheduler/queue": "team"}},
+                      "spec": {"parallelism": 2, "template": {"spec": {
+                          "restartPolicy": "Never", "schedulerName": "kai-scheduler",
+                          "containers": [{"name": "c", "image": "x"}]}}}})
+        for i in range(2):
+            create(gpu_pod(f"train-{i}", job))
+        bare = create(dict(gpu_pod("solo"), metadata={"name": "solo", "namespace": "pg",
+                                                       "labels": {"kai.scheduler/queue": "team"}}))
+        pg = pod_group_of("pg", "train-0")
+        self.assertEqual(pg["metadata"]["name"], f"pg-train-{job['metadata']['uid']}")
+        self.assertEqual(pg["spec"]["queue"], "team")
+        self.assertEqual(pod_group_of("pg", "train-1")["metadata"]["name"], pg["metadata"]["name"])
+        solo = pod_group_of("pg", "solo")
+        self.assertEqual(solo["metadata"]["name"], f"pg-solo-{bare['metadata']['uid']}")
+        out = subprocess.run([str(KAI_BIN), "scheduler", "--kubeconfig", SERVER.kubeconfig,
+                              "--once", "-o", "json"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        brs = CLIENT.get("/apis/scheduling.run.ai/v1alpha2/namespaces/pg/bindrequests")["items"]
+        self.assertEqual(sorted(b["spec"]["podName"] for b in brs), ["solo", "train-0", "train-1"])
+
+    def test_an_owner_no_api_serves_is_reported_and_left_alone(self):
+        p = gpu_pod("widget-pod")
+        p["metadata"]["ownerReferences"] = [{"apiVersion": "example.com/v1", "kind": "Widget",
+                                             "name": "w", "uid": "0000", "controller": True}]
+        create(p)
+        wait_for("the missing kind reported", lambda: "Widget" in LOG.read_text())
+        self.assertIsNone(GROUPER.poll(), "the pod grouper exited")
+        got = CLIENT.get("/api/v1/namespaces/pg/pods/widget-pod")
+        self.assertNotIn("pod-group-name", got["metadata"].get("annotations") or {})
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
