@@ -197,6 +197,14 @@ class Queues(unittest.TestCase):
         with self.assertRaises(sl.ApiError) as e:
             CLIENT.delete(f"{QUEUES}/dept")
         self.assertIn("team", e.exception.message)
+        # The same as a user meets it, through kubectl.
+        p = SERVER.kubectl("delete", "queues.scheduling.run.ai", "dept", check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("denied the request", p.stderr)
+        self.assertIn("cannot be deleted", p.stderr)
+        p = SERVER.kubectl("apply", "-f", "-", check=False,
+                           input=json.dumps(queue("orphan2", "nowhere")))
+        self.assertIn("does not exist", p.stderr)
         CLIENT.delete(f"{QUEUES}/team")
         CLIENT.delete(f"{QUEUES}/dept")
         wait_for("dept gone", lambda: dept_gone())

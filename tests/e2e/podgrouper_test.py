@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """`kai podgrouper` on a real kube-apiserver: workloads of several kinds (a batch Job, a bare pod,
-a Deployment's pod, a PyTorchJob and a JobSet through stand-in CRDs, the fixtures of
-tests/podgrouper/) with the pods their controllers would make (no controller runs here: the test
-makes them, owner references and all); the pod grouper gives each pod its PodGroup, as KAI's
-does, and `kai scheduler --once` then schedules the gangs. A pod owned by a kind no API serves is
+a PyTorchJob and a JobSet through stand-in CRDs, from the fixtures of tests/podgrouper/ and made
+here) with the pods their controllers would make (no controller runs here: the test makes them,
+owner references and all); the pod grouper gives each pod its PodGroup, as KAI's does, and
+`kai scheduler --once` then schedules the gangs whole. A pod owned by a kind no API serves is
 reported and left alone, and the pod grouper keeps running.
 
     python3 tests/e2e/podgrouper_test.py        (KAI_BIN: the kai binary; default build/kai)
@@ -109,8 +109,8 @@ def pod_group_of(ns: str, pod: str) -> dict:
     return wait_for(f"the PodGroup of {ns}/{pod}", find)
 
 
-def gpu_pod(name: str, owner: dict | None = None) -> dict:
-    md = {"name": name, "namespace": "pg"}
+def gpu_pod(name: str, owner: dict | None = None, ns: str = "pg") -> dict:
+    md = {"name": name, "namespace": ns}
     if owner:
         md["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
                                   "name": owner["metadata"]["name"],
@@ -134,6 +134,67 @@ class Workloads(unittest.TestCase):
         self.assertEqual(pg["metadata"]["ownerReferences"][0]["uid"], job_uid)
         master = CLIENT.get("/api/v1/namespaces/research/pods/bert-master-0")
         self.assertEqual(master["metadata"]["labels"].get("kai.scheduler/subgroup-name"), "master")
+
+    def test_gangs_of_a_pytorchjob_and_a_jobset_are_scheduled_whole(self):
+        ns = "gangs"
+        CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": ns}})
+        CLIENT.post("/apis/scheduling.run.ai/v2/queues", {
+            "apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "gang-q"},
+            "spec": {"resources": {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+                                   for r in ("gpu", "cpu", "memory")}}})
+        alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+        CLIENT.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
+                                      "metadata": {"name": "gang-node"},
+                                      "status": {"capacity": alloc, "allocatable": alloc,
+                                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+        labels = {"kai.scheduler/queue": "gang-q"}
+        template = {"spec": {"schedulerName": "kai-scheduler", "restartPolicy": "Never",
+                             "containers": [{"name": "c", "image": "x"}]}}
+        ddp = create({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                      "metadata": {"name": "ddp", "namespace": ns, "labels": labels},
+                      "spec": {"pytorchReplicaSpecs": {
+                          "Master": {"replicas": 1, "template": template},
+                          "Worker": {"replicas": 2, "template": template}}}})
+        pods = []
+        for role, i in (("master", 0), ("worker", 0), ("worker", 1)):
+            p = gpu_pod(f"ddp-{role}-{i}", ddp, ns)
+            p["metadata"]["labels"] = {"training.kubeflow.org/job-name": "ddp",
+                                       "training.kubeflow.org/replica-type": role,
+                                       "training.kubeflow.org/replica-index": str(i)}
+            pods.append(create(p)["metadata"]["name"])
+        sweep = create({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                        "metadata": {"name": "sweep", "namespace": ns, "labels": labels},
+                        "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {
+                            "spec": {"parallelism": 2, "completions": 2, "template": template}}}]}})
+        js = {"jobset.sigs.k8s.io/jobset-name": "sweep",
+              "jobset.sigs.k8s.io/replicatedjob-name": "workers",
+              "jobset.sigs.k8s.io/job-index": "0"}
+        job = create({"apiVersion": "batch/v1", "kind": "Job",
+                      "metadata": {"name": "sweep-workers-0", "namespace": ns, "labels": js,
+                                   "ownerReferences": gpu_pod("x", sweep)["metadata"]["ownerReferences"]},
+                      "spec": {"parallelism": 2, "completions": 2, "template": template}})
+        for i in range(2):
+            p = gpu_pod(f"sweep-workers-0-{i}", job, ns)
+            p["metadata"]["labels"] = dict(js, **{"jobset.sigs.k8s.io/replicatedjob-replicas": "1",
+                                                  "batch.kubernetes.io/job-name": "sweep-workers-0"})
+            pods.append(create(p)["metadata"]["name"])
+        ddp_pg = pod_group_of(ns, "ddp-worker-1")
+        self.assertEqual(ddp_pg["metadata"]["name"], f"pg-ddp-{ddp['metadata']['uid']}")
+        self.assertEqual(ddp_pg["spec"]["queue"], "gang-q")
+        self.assertEqual({s["name"]: s["minMember"] for s in ddp_pg["spec"]["subGroups"]},
+                         {"master": 1, "worker": 2})
+        sweep_pg = pod_group_of(ns, "sweep-workers-0-1")
+        self.assertEqual(sweep_pg["metadata"]["name"], f"pg-sweep-{sweep['metadata']['uid']}")
+        leaves = {s["name"]: s.get("minMember") for s in sweep_pg["spec"]["subGroups"]}
+        self.assertEqual(leaves.get("workers-replica-0"), 2, sweep_pg["spec"])
+        for name in pods:
+            pod_group_of(ns, name)  # every pod annotated
+        out = subprocess.run([str(KAI_BIN), "scheduler", "--kubeconfig", SERVER.kubeconfig,
+                              "--once", "-o", "json"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        brs = CLIENT.get(f"/apis/scheduling.run.ai/v1alpha2/namespaces/{ns}/bindrequests")["items"]
+        self.assertEqual(sorted(b["spec"]["podName"] for b in brs), sorted(pods))
 
     def test_jobset_sub_group_per_replica(self):
         made = load_with_owners(fixture("jobset.yaml", lambda o: owned_by(
