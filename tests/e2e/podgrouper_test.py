@@ -121,6 +121,18 @@ def gpu_pod(name: str, owner: dict | None = None, ns: str = "pg") -> dict:
                                      "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}
 
 
+def make_queue_and_node(queue: str, node: str) -> None:
+    """An unlimited queue and a ready node of 8 GPUs."""
+    CLIENT.post("/apis/scheduling.run.ai/v2/queues", {
+        "apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": queue},
+        "spec": {"resources": {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+                               for r in ("gpu", "cpu", "memory")}}})
+    alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
+    CLIENT.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node},
+                                  "status": {"capacity": alloc, "allocatable": alloc,
+                                             "conditions": [{"type": "Ready", "status": "True"}]}})
+
+
 class Workloads(unittest.TestCase):
     def test_pytorchjob_gang_with_master_and_worker_sub_groups(self):
         made = load_with_owners(fixture("pytorch.yaml", lambda o: owned_by(o, {"bert"})))
@@ -139,15 +151,7 @@ class Workloads(unittest.TestCase):
         ns = "gangs"
         CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
                                            "metadata": {"name": ns}})
-        CLIENT.post("/apis/scheduling.run.ai/v2/queues", {
-            "apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "gang-q"},
-            "spec": {"resources": {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-                                   for r in ("gpu", "cpu", "memory")}}})
-        alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
-        CLIENT.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
-                                      "metadata": {"name": "gang-node"},
-                                      "status": {"capacity": alloc, "allocatable": alloc,
-                                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+        make_queue_and_node("gang-q", "gang-node")
         labels = {"kai.scheduler/queue": "gang-q"}
         template = {"spec": {"schedulerName": "kai-scheduler", "restartPolicy": "Never",
                              "containers": [{"name": "c", "image": "x"}]}}
@@ -209,15 +213,7 @@ class Workloads(unittest.TestCase):
         self.assertIn("workers", names)
 
     def test_a_job_and_a_bare_pod_are_grouped_and_then_scheduled(self):
-        CLIENT.post("/apis/scheduling.run.ai/v2/queues", {
-            "apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "team"},
-            "spec": {"resources": {r: {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-                                   for r in ("gpu", "cpu", "memory")}}})
-        alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}
-        CLIENT.post("/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
-                                      "metadata": {"name": "pg-node"},
-                                      "status": {"capacity": alloc, "allocatable": alloc,
-                                                 "conditions": [{"type": "Ready", "status": "True"}]}})
+        make_queue_and_node("team", "pg-node")
         job = create({"apiVersion": "batch/v1", "kind": "Job",
                       "metadata": {"name": "train", "namespace": "pg",
                                    "labels": {"kai.scheduler/queue": "team"}},
