@@ -17,7 +17,7 @@ void Hub::Register(std::string_view group, std::string_view version, std::string
 
 const Grouper* Hub::FindExact(std::string_view group, std::string_view version,
                               std::string_view kind) const {
-  auto it = table_.find(std::tuple{group, version, kind});
+  auto it = table_.find(View{group, version, kind});
   return it == table_.end() ? nullptr : it->second.get();
 }
 

@@ -38,7 +38,19 @@ class Hub {
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;  // group, version, kind
-  std::map<Key, std::shared_ptr<const Grouper>, std::less<>> table_;
+  using View = std::tuple<std::string_view, std::string_view, std::string_view>;
+  // Orders keys and views alike, so that a lookup by views builds no strings (a comparison of
+  // tuples of different element types is not portable across standard libraries and compilers).
+  struct KeyLess {
+    using is_transparent = void;
+    static View AsView(const Key& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+    static const View& AsView(const View& v) { return v; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return AsView(a) < AsView(b);
+    }
+  };
+  std::map<Key, std::shared_ptr<const Grouper>, KeyLess> table_;
   std::shared_ptr<const Grouper> default_;
 };
 
