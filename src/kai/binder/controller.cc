@@ -393,7 +393,9 @@ class Controller : public GroupView {
     if (br.meta.deletion || br.phase == "Succeeded") return true;
     if (br.phase == "Failed" && !PendingRetry(br)) return true;
     const std::string pod_path = k8s::ObjectPath(res::kPod, br.meta.ns, br.pod_name);
-    k8s::HttpResponse r = GetFromCache(pod_path);
+    // From the watch cache: a stale "not bound yet" is safe, the binding itself then fails with
+    // a conflict and CreateBinding reads the pod from etcd.
+    k8s::HttpResponse r = client_.GetCached(pod_path);
     if (r.status == 404) return true;  // the request goes with its pod (owner reference)
     if (!r.ok()) {
       Log(k8s::Describe({"GET", pod_path}, r));
@@ -450,15 +452,6 @@ class Controller : public GroupView {
     ++counters_.parked;
     queue_.AddAfter(RequestKey(key), result.wait_left + std::chrono::milliseconds(50));
     return true;
-  }
-
-  // A read from the API server's watch cache (resourceVersion=0), which spares etcd a read per
-  // bind; a 404 there is confirmed by a quorum read, since the cache may lag a moment behind. A
-  // stale "not bound yet" is safe: the binding itself fails with a conflict, and CreateBinding
-  // then reads the pod from etcd.
-  k8s::HttpResponse GetFromCache(const std::string& path) {
-    k8s::HttpResponse r = client_.Get(path + "?resourceVersion=0");
-    return r.status == 404 ? client_.Get(path) : r;
   }
 
   bool Success(const std::string& key, const BindRequestObject& br, const PodView& pod) {

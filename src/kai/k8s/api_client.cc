@@ -138,6 +138,11 @@ HttpResponse ApiClient::Call(HttpRequest req) const {
 
 HttpResponse ApiClient::Get(const std::string& path) const { return Call({"GET", path}); }
 
+HttpResponse ApiClient::GetCached(const std::string& path) const {
+  HttpResponse r = Get(path + "?resourceVersion=0");
+  return r.status == 404 ? Get(path) : r;
+}
+
 HttpResponse ApiClient::Create(const std::string& collection_path, std::string body) const {
   return Call({"POST", collection_path, std::move(body)});
 }

@@ -86,8 +86,7 @@ Fetched ApiReader::Get(const podgrouper::ObjectKey& key) const {
     out.message = path.error().message;
     return out;
   }
-  k8s::HttpResponse r = client_.Get(*path + "?resourceVersion=0");
-  if (r.status == 404) r = client_.Get(*path);  // the cache may lag a moment behind
+  k8s::HttpResponse r = client_.GetCached(*path);
   if (!r.ok()) {
     out.status = r.status == 404   ? FetchStatus::kNotFound
                  : r.status == 403 ? FetchStatus::kForbidden
