@@ -31,6 +31,13 @@ Result<std::shared_ptr<const doc::Document>> ParseBody(const std::string& body,
 
 }  // namespace
 
+Result<podgrouper::Object> ParseObject(const std::string& body, const std::string& what,
+                                       std::string_view api_version, std::string_view kind) {
+  auto doc = ParseBody(body, what);
+  if (!doc.ok()) return doc.error();
+  return podgrouper::DecodeObject((*doc)->Roots()[0], *doc, api_version, kind);
+}
+
 Result<const ApiReader::GroupVersion*> ApiReader::Discover(std::string_view api_version) const {
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
@@ -94,10 +101,7 @@ Fetched ApiReader::Get(const podgrouper::ObjectKey& key) const {
     out.message = k8s::Describe({"GET", *path}, r);
     return out;
   }
-  auto doc = ParseBody(r.body, "GET " + *path);
-  auto obj = doc.ok()
-                 ? podgrouper::DecodeObject((*doc)->Roots()[0], *doc, key.api_version, key.kind)
-                 : Result<Object>(doc.error());
+  auto obj = ParseObject(r.body, "GET " + *path, key.api_version, key.kind);
   if (!obj.ok()) {
     out.status = FetchStatus::kFailed;
     out.message = obj.error().message;

@@ -14,6 +14,12 @@
 
 namespace kai::podgrouperd {
 
+// One object of an API answer (JSON), its kind defaulted to the one asked for; `what` names the
+// read in errors.
+Result<podgrouper::Object> ParseObject(const std::string& body, const std::string& what,
+                                       std::string_view api_version = "",
+                                       std::string_view kind = "");
+
 class ApiReader : public podgrouper::ObjectReader {
  public:
   explicit ApiReader(const k8s::ApiClient& client) : client_(client) {}

@@ -155,10 +155,7 @@ class Controller {
   }
 
   static Result<podgrouper::PodGroupManifest> ReadPodGroup(const std::string& body) {
-    auto parsed = doc::ParseJson(body);
-    if (!parsed.ok() || parsed->Roots().empty()) return Error{"the PodGroup is not JSON"};
-    auto doc = std::make_shared<const doc::Document>(std::move(parsed.value()));
-    auto obj = podgrouper::DecodeObject(doc->Roots()[0], doc);
+    auto obj = ParseObject(body, "the PodGroup read back");
     if (!obj.ok()) return obj.error();
     return podgrouper::DecodePodGroupManifest(*obj);
   }
