@@ -16,11 +16,11 @@ import sys
 
 # The front ends: they do I/O and sit on top of the pure core (libkai).
 FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder", "reservation", "webhook",
-              "podgrouperd"}
+              "podgrouperd", "controllersd", "scaleadjusterd", "run"}
 # The core's own layers, bottom up; each rule below forbids an include upwards.
 LOWEST = {"util", "resource", "model"}
 ABOVE_MODEL = {"k8s", "snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim",
-               "usage", "podgrouper"}
+               "usage", "podgrouper", "controllers", "scaleadjuster", "install"}
 # The scheduler's own layers, which the pod grouper (owner chains -> PodGroups) does not need.
 SCHEDULING = {"snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim", "usage"}
 # The Kubernetes client of k8s/: I/O, part of the front ends' library (kaikube).
