@@ -1,6 +1,7 @@
 #include "kai/admission/review.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "kai/k8s/json_body.h"
 
@@ -89,18 +90,21 @@ constexpr std::string_view kPodNamespaceSelector =
     "    matchExpressions:\n"
     "    - key: kubernetes.io/metadata.name\n"
     "      operator: NotIn\n"
-    "      values: [kube-system, kai-scheduler, kai-resource-reservation]\n";
+    "      values: [kube-system, kai-scheduler, kai-resource-reservation, kai-scale-adjust]\n";
 
 struct Hook {
   std::string_view name, path, group, version, resource, scope, operations;
   bool pods;
 };
 
-std::string HookYaml(const Hook& h, const std::string& url, const std::string& ca) {
+// `client_config` is the clientConfig's target lines for one hook path (url, or service).
+using ClientConfig = std::function<std::string(std::string_view path)>;
+
+std::string HookYaml(const Hook& h, const ClientConfig& client_config, const std::string& ca) {
   std::string y = "- name: " + std::string(h.name) + "\n";
   y += "  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Fail\n";
   y += "  timeoutSeconds: 10\n";
-  y += "  clientConfig:\n    url: " + url + std::string(h.path) + "\n    caBundle: " + ca + "\n";
+  y += "  clientConfig:\n" + client_config(h.path) + "    caBundle: " + ca + "\n";
   y += "  rules:\n  - apiGroups: [\"" + std::string(h.group) + "\"]\n    apiVersions: [" +
        std::string(h.version) + "]\n    operations: [" + std::string(h.operations) +
        "]\n    resources: [" + std::string(h.resource) + "]\n    scope: " + std::string(h.scope) +
@@ -109,30 +113,47 @@ std::string HookYaml(const Hook& h, const std::string& url, const std::string& c
   return y;
 }
 
-}  // namespace
-
-std::string WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem) {
+std::string ConfigsYaml(const ClientConfig& client_config, const std::string& ca_bundle_pem) {
   const std::string ca = Base64(ca_bundle_pem);
-  std::string base = url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
   std::string y =
       "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
       "metadata:\n  name: kai-admission\nwebhooks:\n";
   y += HookYaml(
       {"pods.mutate.kai.scheduler", "/mutate-pod", "", "v1", "pods", "Namespaced", "CREATE", true},
-      base, ca);
+      client_config, ca);
   y += "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
        "metadata:\n  name: kai-admission\nwebhooks:\n";
   y += HookYaml({"pods.validate.kai.scheduler", "/validate-pod", "", "v1", "pods", "Namespaced",
                  "CREATE, UPDATE", true},
-                base, ca);
+                client_config, ca);
   y += HookYaml({"queues.validate.kai.scheduler", "/validate-queue", "scheduling.run.ai", "v2",
                  "queues", "Cluster", "CREATE, UPDATE, DELETE", false},
-                base, ca);
+                client_config, ca);
   y += HookYaml({"podgroups.validate.kai.scheduler", "/validate-podgroup", "scheduling.run.ai",
                  "v2alpha2", "podgroups", "Namespaced", "CREATE, UPDATE", false},
-                base, ca);
+                client_config, ca);
   return y;
+}
+
+}  // namespace
+
+std::string WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem) {
+  std::string base = url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return ConfigsYaml(
+      [&](std::string_view path) { return "    url: " + base + std::string(path) + "\n"; },
+      ca_bundle_pem);
+}
+
+std::string WebhookServiceConfigYaml(const WebhookService& service,
+                                     const std::string& ca_bundle_pem) {
+  return ConfigsYaml(
+      [&](std::string_view path) {
+        return "    service:\n      namespace: " + service.ns + "\n      name: " + service.name +
+               "\n      port: " + std::to_string(service.port) +
+               "\n      path: " + std::string(path) + "\n";
+      },
+      ca_bundle_pem);
 }
 
 std::string Base64(std::string_view bytes) {

@@ -31,6 +31,14 @@ std::string ReviewResponse(const std::string& uid, const Verdict& verdict);
 // multi-document YAML for `kubectl apply -f -`.
 std::string WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem);
 
+// The same configurations for a server behind a Service of the cluster (`kai install`).
+struct WebhookService {
+  std::string ns = "kai-scheduler", name = "kai-admission";
+  int port = 443;
+};
+std::string WebhookServiceConfigYaml(const WebhookService& service,
+                                     const std::string& ca_bundle_pem);
+
 // RFC 4648 base64 (the JSON Patch travels base64-encoded).
 std::string Base64(std::string_view bytes);
 

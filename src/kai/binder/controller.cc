@@ -618,13 +618,17 @@ class Controller : public GroupView {
 void RequestBinderStop() { g_stop = true; }
 
 int RunBinder(const BinderOptions& options, std::ostream& err) {
-  g_stop = false;
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
     err << "kai: " << config.error().message << "\n";
     return 2;
   }
-  k8s::ApiClient client(*config);
+  const k8s::ApiClient client(*config);
+  return RunBinder(options, client, err);
+}
+
+int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err) {
+  g_stop = false;
   Controller c(options, client, err);
   return c.Run();
 }

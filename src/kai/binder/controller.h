@@ -60,6 +60,8 @@ std::optional<std::chrono::seconds> PendingRetry(const BindRequestObject& reques
 // Runs the binder; returns the process exit code (0 after RequestBinderStop, 1 on a runtime
 // failure, 2 on bad configuration). `err` receives the log.
 int RunBinder(const BinderOptions& options, std::ostream& err);
+// The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
+int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err);
 void RequestBinderStop();
 
 }  // namespace kai::binder

@@ -23,6 +23,8 @@
 #include "kai/podgrouperd/controller.h"
 #include "kai/reservation/reservation.h"
 #include "kai/resource/quantity.h"
+#include "kai/run/all.h"
+#include "kai/run/install_command.h"
 #include "kai/scheduler/scheduler.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
@@ -498,7 +500,43 @@ CLI::App* AddAdmissionCommand(CLI::App& app, AdmissionArgs& a) {
   return c;
 }
 
-CLI::App* AddPodGrouperCommand(CLI::App& app, kai::podgrouperd::PodGrouperOptions& o) {
+// The leader-election flags of a component whose options hold a scheduler::LeaderOptions.
+struct LeaderArgs {
+  std::string lease_duration, renew_deadline, retry_period;
+};
+
+void AddLeaderFlags(CLI::App* c, bool& elect, kai::scheduler::LeaderOptions& lo, LeaderArgs& a) {
+  c->add_flag("--leader-elect", elect, "elect a leader on a Lease; only it writes");
+  c->add_option("--leader-elect-namespace", lo.ns, "the Lease's namespace");
+  c->add_option("--leader-elect-id", lo.name, "the Lease's name (default " + lo.name + ")");
+  c->add_option("--leader-elect-identity", lo.identity, "this process's identity (hostname_pid)");
+  c->add_option("--leader-elect-lease-duration", a.lease_duration, "e.g. 15s");
+  c->add_option("--leader-elect-renew-deadline", a.renew_deadline, "e.g. 10s");
+  c->add_option("--leader-elect-retry-period", a.retry_period, "e.g. 2s");
+}
+
+std::optional<std::string> ParseLeaderFlags(const LeaderArgs& a,
+                                            kai::scheduler::LeaderOptions& lo) {
+  const std::pair<const char*, std::pair<const std::string*, std::chrono::milliseconds*>> flags[] =
+      {{"--leader-elect-lease-duration", {&a.lease_duration, &lo.lease_duration}},
+       {"--leader-elect-renew-deadline", {&a.renew_deadline, &lo.renew_deadline}},
+       {"--leader-elect-retry-period", {&a.retry_period, &lo.retry_period}}};
+  for (const auto& [flag, target] : flags) {
+    if (auto e = ParseDurationFlag(flag, *target.first, *target.second)) return e;
+  }
+  if (lo.renew_deadline >= lo.lease_duration) {
+    return "--leader-elect-renew-deadline: must be shorter than the lease duration";
+  }
+  return std::nullopt;
+}
+
+struct PodGrouperArgs {
+  kai::podgrouperd::PodGrouperOptions o;
+  LeaderArgs leader;
+};
+
+CLI::App* AddPodGrouperCommand(CLI::App& app, PodGrouperArgs& a) {
+  auto& o = a.o;
   auto& g = o.grouper;
   CLI::App* c = app.add_subcommand(
       "podgrouper", "give the kai scheduler's pods their PodGroups from their workloads (KAI's)");
@@ -518,15 +556,19 @@ CLI::App* AddPodGrouperCommand(CLI::App& app, kai::podgrouperd::PodGrouperOption
                 g.default_priorities_configmap_namespace, "its namespace");
   c->add_option("--max-concurrent", o.max_concurrent, "pods grouped at once (default 4)")
       ->check(CLI::PositiveNumber);
+  c->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
+  c->add_option("--health-probe-bind-address", o.health_address, "HOST:PORT for /healthz, /readyz");
+  AddLeaderFlags(c, o.leader_elect, o.leader, a.leader);
   return c;
 }
 
 void OnPodGrouperSignal(int) { kai::podgrouperd::RequestPodGrouperStop(); }
 
-int RunPodGrouperCommand(const kai::podgrouperd::PodGrouperOptions& o) {
+int RunPodGrouperCommand(PodGrouperArgs& a) {
+  if (auto e = ParseLeaderFlags(a.leader, a.o.leader)) return Fail(*e);
   std::signal(SIGTERM, OnPodGrouperSignal);
   std::signal(SIGINT, OnPodGrouperSignal);
-  return kai::podgrouperd::RunPodGrouper(o, std::cerr);
+  return kai::podgrouperd::RunPodGrouper(a.o, std::cerr);
 }
 
 void OnAdmissionSignal(int) { kai::webhook::RequestAdmissionStop(); }
@@ -552,6 +594,69 @@ int RunAdmissionCommand(const AdmissionArgs& a) {
   std::signal(SIGTERM, OnAdmissionSignal);
   std::signal(SIGINT, OnAdmissionSignal);
   return kai::webhook::RunAdmission(a.o, std::cerr);
+}
+
+CLI::App* AddInstallCommand(CLI::App& app, kai::run::InstallCommandOptions& o, bool& print) {
+  CLI::App* c = app.add_subcommand(
+      "install", "print kai's installation (CRDs, RBAC, Deployments, webhooks, defaults)");
+  c->add_flag("--print", print, "write it to stdout, for `kubectl apply -f -` (required)")
+      ->required();
+  c->add_option("--image", o.image, "the kai image the Deployments run (default kai:latest)");
+  c->add_option("--tls-dir", o.tls_dir,
+                "keep the webhooks' CA and certificate here (reused when present; default: a "
+                "new one every time)");
+  c->add_flag("--crds,!--no-crds", o.crds, "include deploy/crds (default on)");
+  c->add_flag("--defaults,!--no-defaults", o.defaults,
+              "include the priority classes, default queues and shard (default on)");
+  return c;
+}
+
+struct RunArgs {
+  kai::run::AllOptions o;
+  std::string components;
+};
+
+CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
+  auto& o = a.o;
+  CLI::App* c = app.add_subcommand(
+      "run", "every component (scheduler, binder, podgrouper, admission) in one process");
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--components", a.components,
+                "comma-separated components to run (default: all; admission with a certificate)");
+  c->add_option("--scheduler-name", o.scheduler.scheduler_name, "the pods' schedulerName");
+  c->add_option("--shard", o.scheduler.shard, "SchedulingShard of the scheduler");
+  c->add_flag("--leader-elect", o.leader_elect, "every component elects a leader on its Lease");
+  c->add_option("--metrics-bind-address", o.metrics_address,
+                "HOST:PORT of the scheduler's /metrics; the next components take the next ports");
+  c->add_option("--health-probe-bind-address", o.health_address,
+                "HOST:PORT of the scheduler's /healthz; the next components take the next ports");
+  c->add_option("--tls-cert-file", o.admission.cert_file, "the admission server's certificate");
+  c->add_option("--tls-key-file", o.admission.key_file, "its private key");
+  c->add_option("--admission-bind-address", o.admission.address,
+                "HOST:PORT the webhooks are served on (default 0.0.0.0:9443)");
+  c->add_option("--resource-reservation-pod-image", o.binder.reservation.image,
+                "the GPU reservation pods' image");
+  c->add_flag("--fake-gpu-nodes", o.binder.reservation.fake_gpu_nodes,
+              "reservation pods only sleep (test clusters)");
+  return c;
+}
+
+void OnRunSignal(int) { kai::run::RequestRunStop(); }
+
+int RunRunCommand(RunArgs& a) {
+  auto& o = a.o;
+  std::stringstream list(a.components);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (!name.empty()) o.components.push_back(name);
+  }
+  o.podgrouper.grouper.scheduler_name = o.scheduler.scheduler_name;
+  o.admission.admission.scheduler_name = o.scheduler.scheduler_name;
+  o.admission.admission.gpu_sharing_enabled = true;
+  std::signal(SIGTERM, OnRunSignal);
+  std::signal(SIGINT, OnRunSignal);
+  return kai::run::RunAll(o, std::cerr);
 }
 
 }  // namespace
@@ -601,8 +706,13 @@ int main(int argc, char** argv) {
   AdmissionArgs aa;
   aa.o.admission.gpu_sharing_enabled = true;  // as KAI's operator deploys it
   CLI::App* admission = AddAdmissionCommand(app, aa);
-  kai::podgrouperd::PodGrouperOptions pga;
+  PodGrouperArgs pga;
   CLI::App* podgrouper = AddPodGrouperCommand(app, pga);
+  kai::run::InstallCommandOptions ia;
+  bool install_print = false;
+  CLI::App* install = AddInstallCommand(app, ia, install_print);
+  RunArgs runa;
+  CLI::App* run = AddRunCommand(app, runa);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -618,6 +728,8 @@ int main(int argc, char** argv) {
     if (*reservation) return RunResourceReservationCommand(ra);
     if (*admission) return RunAdmissionCommand(aa);
     if (*podgrouper) return RunPodGrouperCommand(pga);
+    if (*install) return kai::run::PrintInstall(ia, std::cout, std::cerr);
+    if (*run) return RunRunCommand(runa);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

@@ -15,6 +15,7 @@
 #include "kai/podgrouper/podgroup.h"
 #include "kai/podgrouper/podgrouper.h"
 #include "kai/podgrouperd/api_reader.h"
+#include "kai/scheduler/server.h"
 
 namespace kai::podgrouperd {
 namespace {
@@ -25,6 +26,10 @@ std::atomic<bool> g_stop{false};
 
 // What one pod's reconcile ended with: done, or to be tried again (the rate limiter's delay).
 enum class Outcome { kDone, kRetry };
+
+struct Counters {
+  std::atomic<int64_t> grouped{0}, created{0}, updated{0}, failed{0};
+};
 
 class Controller {
  public:
@@ -38,6 +43,8 @@ class Controller {
       informer_->Stop();
       return 1;
     }
+    StartServers();
+    if (!AwaitLeadership()) return Shutdown(0);
     for (int i = 0; i < std::max(1, o_.max_concurrent); ++i) {
       workers_.emplace_back([this] { Work(); });
     }
@@ -48,16 +55,66 @@ class Controller {
       informer_->WaitForDeltas(std::chrono::milliseconds(500));
       informer_->Apply(world_, changes);
     }
-    queue_.ShutDown();
-    for (auto& t : workers_) t.join();
-    informer_->Stop();
-    return 0;
+    return Shutdown(0);
   }
 
  private:
   void Log(const std::string& line) {
     std::lock_guard<std::mutex> lock(log_mu_);
     err_ << "kai podgrouper: " << line << "\n";
+  }
+
+  int Shutdown(int rc) {
+    queue_.ShutDown();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    if (servers_) servers_->Stop();
+    if (leader_) leader_->Stop();
+    informer_->Stop();
+    return rc;
+  }
+
+  void StartServers() {
+    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
+    scheduler::ServerHooks hooks;
+    hooks.ready = [this] { return informer_->Synced() && (!leader_ || leader_->IsLeader()); };
+    hooks.metrics = [this] { return RenderMetrics(); };
+    hooks.snapshot = [] { return std::string(); };
+    servers_ = std::make_unique<scheduler::Servers>(hooks);
+    if (auto e = servers_->Listen(o_.metrics_address, o_.health_address)) Log(*e);
+  }
+
+  // A standby keeps applying its watch (so that it takes over warm) until it leads or stops.
+  bool AwaitLeadership() {
+    if (!o_.leader_elect) return true;
+    scheduler::LeaderOptions lo = o_.leader;
+    if (lo.identity.empty()) lo.identity = scheduler::DefaultLeaderIdentity();
+    lo.log = [this](const std::string& l) { Log(l); };
+    leader_ = std::make_unique<scheduler::LeaderElector>(client_, lo);
+    leader_->Start();
+    while (!g_stop && !leader_->IsLeader()) {
+      ClusterChanges changes;
+      informer_->WaitForDeltas(std::chrono::milliseconds(100));
+      informer_->Apply(world_, changes);
+    }
+    return !g_stop;
+  }
+
+  std::string RenderMetrics() const {
+    std::string out;
+    auto counter = [&](const char* name, const char* help, int64_t v) {
+      out += std::string("# HELP kai_podgrouper_") + name + " " + help +
+             "\n# TYPE kai_podgrouper_" + name + " counter\nkai_podgrouper_" + name + " " +
+             std::to_string(v) + "\n";
+    };
+    counter("pods_grouped_total", "pods given their PodGroup", counters_.grouped.load());
+    counter("podgroups_created_total", "PodGroups created", counters_.created.load());
+    counter("podgroups_updated_total", "PodGroups updated", counters_.updated.load());
+    counter("reconcile_errors_total", "pod reconciles that failed and were retried",
+            counters_.failed.load());
+    out += "# TYPE kai_podgrouper_leader gauge\nkai_podgrouper_leader " +
+           std::string(!leader_ || leader_->IsLeader() ? "1" : "0") + "\n";
+    return out;
   }
 
   void StartInformer() {
@@ -116,6 +173,7 @@ class Controller {
     if (auto a = podgrouper::PodAssignmentFor(pod.object, decision->metadata)) {
       if (!AssignPod(pod.object, *a)) return Outcome::kRetry;
     }
+    ++counters_.grouped;
     std::lock_guard<std::mutex> lock(mu_);
     grouped_.insert(key);
     return Outcome::kDone;
@@ -123,6 +181,7 @@ class Controller {
 
   Outcome Failed(const std::string& key, const std::string& why) {
     Log("pod " + key + ": " + why);
+    ++counters_.failed;
     return Outcome::kRetry;
   }
 
@@ -146,6 +205,7 @@ class Controller {
                               ? client_.Create(k8s::CollectionPath(res::kPodGroup, md.ns), body)
                               : client_.Update(path, body);
     if (w.ok()) {
+      ++(plan.action == ApplyPlan::Action::kCreate ? counters_.created : counters_.updated);
       Log((plan.action == ApplyPlan::Action::kCreate ? "created PodGroup " : "updated PodGroup ") +
           md.ns + "/" + md.name);
       return Outcome::kDone;
@@ -183,6 +243,9 @@ class Controller {
   std::unique_ptr<informer::Informer> informer_;
   ClusterState world_;  // what Apply fills (the pods, kept for the watch's bookkeeping)
   std::vector<std::thread> workers_;
+  std::unique_ptr<scheduler::Servers> servers_;
+  std::unique_ptr<scheduler::LeaderElector> leader_;
+  Counters counters_;
 };
 
 }  // namespace
@@ -190,13 +253,18 @@ class Controller {
 void RequestPodGrouperStop() { g_stop = true; }
 
 int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err) {
-  g_stop = false;
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
     err << "kai podgrouper: " << config.error().message << "\n";
     return 2;
   }
-  k8s::ApiClient client(*config);
+  const k8s::ApiClient client(*config);
+  return RunPodGrouper(options, client, err);
+}
+
+int RunPodGrouper(const PodGrouperOptions& options, const k8s::ApiClient& client,
+                  std::ostream& err) {
+  g_stop = false;
   Controller c(options, client, err);
   return c.Run();
 }

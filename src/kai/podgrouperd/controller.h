@@ -8,7 +8,9 @@
 #include <ostream>
 #include <string>
 
+#include "kai/k8s/api_client.h"
 #include "kai/podgrouper/grouper.h"
+#include "kai/scheduler/leader.h"
 
 namespace kai::podgrouperd {
 
@@ -17,11 +19,23 @@ struct PodGrouperOptions {
   podgrouper::GrouperConfig grouper;
   int max_concurrent = 4;
   std::chrono::milliseconds sync_timeout{60000};
+  std::string metrics_address;  // host:port for /metrics; "" = off
+  std::string health_address;   // host:port for /healthz, /readyz; "" = off
+  // --leader-elect: only the holder of the Lease groups pods (a standby keeps its watch warm).
+  bool leader_elect = false;
+  scheduler::LeaderOptions leader = DefaultLease();
+  static scheduler::LeaderOptions DefaultLease() {
+    scheduler::LeaderOptions l;
+    l.name = "kai-podgrouper";
+    return l;
+  }
 };
 
 // Runs until RequestPodGrouperStop (SIGTERM). Exit status: 0 on a stop, 1 when the watch never
-// synced, 2 on bad options.
+// synced, 2 on bad options. The second form shares a client (`kai run`).
 int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err);
+int RunPodGrouper(const PodGrouperOptions& options, const k8s::ApiClient& client,
+                  std::ostream& err);
 void RequestPodGrouperStop();
 
 }  // namespace kai::podgrouperd

@@ -329,6 +329,17 @@ class Loop {
 void RequestStop() { g_stop = true; }
 
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err) {
+  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai: " << config.error().message << "\n";
+    return 2;
+  }
+  const k8s::ApiClient client(config.value());
+  return RunScheduler(options, client, out, err);
+}
+
+int RunScheduler(const SchedulerOptions& options, const k8s::ApiClient& client, std::ostream& out,
+                 std::ostream& err) {
   g_stop = false;
   if (options.output != "table" && options.output != "json" && options.output != "yaml") {
     err << "kai: -o: expected table, json or yaml, got \"" << options.output << "\"\n";
@@ -338,12 +349,6 @@ int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostrea
     err << "kai: --schedule-period: must be positive\n";
     return 2;
   }
-  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai: " << config.error().message << "\n";
-    return 2;
-  }
-  const k8s::ApiClient client(config.value());
   Loop loop(options, client, out, err);
   return loop.Run();
 }

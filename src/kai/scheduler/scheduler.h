@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "kai/k8s/api_client.h"
 #include "kai/util/time.h"
 #include "kai/util/trace.h"
 
@@ -45,6 +46,9 @@ struct SchedulerOptions {
 // Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad
 // configuration, naming it). `out` receives --once / --dry-run output, `err` the log.
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err);
+// The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
+int RunScheduler(const SchedulerOptions& options, const k8s::ApiClient& client, std::ostream& out,
+                 std::ostream& err);
 
 // Asks a running RunScheduler (in this process) to stop after its current cycle.
 void RequestStop();

@@ -272,6 +272,16 @@ bool SplitAddress(const std::string& address, std::string& host, int& port) {
 void RequestAdmissionStop() { g_stop = true; }
 
 int RunAdmission(const ServerOptions& o, std::ostream& err) {
+  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai admission: " << config.error().message << "\n";
+    return 2;
+  }
+  const k8s::ApiClient client(*config);
+  return RunAdmission(o, client, err);
+}
+
+int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostream& err) {
   g_stop = false;
   std::mutex log_mu;
   std::string host;
@@ -285,12 +295,6 @@ int RunAdmission(const ServerOptions& o, std::ostream& err) {
     err << "kai admission: " << s.error().message << "\n";
     return 2;
   }
-  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai admission: " << config.error().message << "\n";
-    return 2;
-  }
-  k8s::ApiClient client(*config);
   ApiLookup lookup(client);
   httplib::SSLServer server([&certs](SSL_CTX& ctx) {
     SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kai/admission/admission.h"
+#include "kai/k8s/api_client.h"
 
 namespace kai::webhook {
 
@@ -23,6 +24,8 @@ struct ServerOptions {
 // Serves until RequestAdmissionStop (SIGTERM). Exit status: 0 on a stop, 2 on bad options or
 // unreadable certificate files, 1 when the address cannot be bound.
 int RunAdmission(const ServerOptions& options, std::ostream& err);
+// The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
+int RunAdmission(const ServerOptions& options, const k8s::ApiClient& client, std::ostream& err);
 void RequestAdmissionStop();
 
 }  // namespace kai::webhook

@@ -1,0 +1,141 @@
+#include "kai/run/all.h"
+
+#include <algorithm>
+
+#include "kai/k8s/kubeconfig.h"
+
+namespace kai::run {
+namespace {
+
+// Gives a component the i-th metrics and health addresses and the shared leader flag.
+struct Addresses {
+  std::string metrics, health;
+};
+
+Result<Addresses> AddressesFor(const AllOptions& o, int index) {
+  Addresses a{OffsetAddress(o.metrics_address, index), OffsetAddress(o.health_address, index)};
+  if (!o.metrics_address.empty() && a.metrics.empty()) {
+    return Error{"--metrics-bind-address " + o.metrics_address + ": expected HOST:PORT"};
+  }
+  if (!o.health_address.empty() && a.health.empty()) {
+    return Error{"--health-probe-bind-address " + o.health_address + ": expected HOST:PORT"};
+  }
+  return a;
+}
+
+Component Scheduler(const AllOptions& o, const Addresses& a) {
+  auto opts = o.scheduler;
+  opts.metrics_address = a.metrics;
+  opts.health_address = a.health;
+  opts.leader_elect = o.leader_elect;
+  return {"scheduler",
+          [opts](const k8s::ApiClient& c, std::ostream& log) {
+            return scheduler::RunScheduler(opts, c, log, log);
+          },
+          [] { scheduler::RequestStop(); }};
+}
+
+Component Binder(const AllOptions& o, const Addresses& a) {
+  auto opts = o.binder;
+  opts.metrics_address = a.metrics;
+  opts.health_address = a.health;
+  opts.leader_elect = o.leader_elect;
+  return {"binder",
+          [opts](const k8s::ApiClient& c, std::ostream& log) {
+            return binder::RunBinder(opts, c, log);
+          },
+          [] { binder::RequestBinderStop(); }};
+}
+
+Component PodGrouper(const AllOptions& o, const Addresses& a) {
+  auto opts = o.podgrouper;
+  opts.metrics_address = a.metrics;
+  opts.health_address = a.health;
+  opts.leader_elect = o.leader_elect;
+  return {"podgrouper",
+          [opts](const k8s::ApiClient& c, std::ostream& log) {
+            return podgrouperd::RunPodGrouper(opts, c, log);
+          },
+          [] { podgrouperd::RequestPodGrouperStop(); }};
+}
+
+// The webhook server has its own HTTPS address (it serves /healthz there).
+Component Admission(const AllOptions& o, const Addresses&) {
+  auto opts = o.admission;
+  return {"admission",
+          [opts](const k8s::ApiClient& c, std::ostream& log) {
+            return webhook::RunAdmission(opts, c, log);
+          },
+          [] { webhook::RequestAdmissionStop(); }};
+}
+
+using Factory = Component (*)(const AllOptions&, const Addresses&);
+
+const std::vector<std::pair<std::string, Factory>>& Factories() {
+  static const std::vector<std::pair<std::string, Factory>> f = {
+      {"scheduler", Scheduler},
+      {"binder", Binder},
+      {"podgrouper", PodGrouper},
+      {"admission", Admission},
+  };
+  return f;
+}
+
+bool Wanted(const AllOptions& o, const std::string& name) {
+  if (o.components.empty()) return name != "admission" || !o.admission.cert_file.empty();
+  return std::find(o.components.begin(), o.components.end(), name) != o.components.end();
+}
+
+}  // namespace
+
+std::vector<std::string> KnownComponents() {
+  std::vector<std::string> names;
+  for (const auto& [name, f] : Factories()) names.push_back(name);
+  return names;
+}
+
+Result<std::vector<Component>> BuildComponents(const AllOptions& o, std::ostream& log) {
+  const std::vector<std::string> known = KnownComponents();
+  for (const std::string& c : o.components) {
+    if (std::find(known.begin(), known.end(), c) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return Error{"--components: unknown component \"" + c + "\" (known: " + list + ")"};
+    }
+  }
+  if (Wanted(o, "admission") && (o.admission.cert_file.empty() || o.admission.key_file.empty())) {
+    return Error{"--components admission: needs --tls-cert-file and --tls-key-file"};
+  }
+  std::vector<Component> out;
+  for (size_t i = 0; i < Factories().size(); ++i) {
+    const auto& [name, factory] = Factories()[i];
+    if (!Wanted(o, name)) continue;
+    auto addresses = AddressesFor(o, static_cast<int>(i));
+    if (!addresses.ok()) return addresses.error();
+    out.push_back(factory(o, *addresses));
+    log << "kai run: " << name
+        << (addresses->metrics.empty() ? "" : ", metrics on " + addresses->metrics)
+        << (addresses->health.empty() ? "" : ", health on " + addresses->health) << "\n";
+  }
+  if (o.components.empty() && !Wanted(o, "admission")) {
+    log << "kai run: admission off (no --tls-cert-file)\n";
+  }
+  return out;
+}
+
+int RunAll(const AllOptions& o, std::ostream& err) {
+  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
+  if (!config.ok()) {
+    err << "kai: " << config.error().message << "\n";
+    return 2;
+  }
+  auto components = BuildComponents(o, err);
+  if (!components.ok()) {
+    err << "kai: " << components.error().message << "\n";
+    return 2;
+  }
+  const k8s::ApiClient client(*config);
+  return RunComponents(*components, client, err);
+}
+
+}  // namespace kai::run

@@ -1,0 +1,38 @@
+#pragma once
+// The components `kai run` knows, each with the options it runs with alone.
+#include <string>
+#include <vector>
+
+#include "kai/binder/controller.h"
+#include "kai/podgrouperd/controller.h"
+#include "kai/run/run.h"
+#include "kai/scheduler/scheduler.h"
+#include "kai/util/result.h"
+#include "kai/webhook/server.h"
+
+namespace kai::run {
+
+struct AllOptions {
+  std::string kubeconfig, context;
+  std::vector<std::string> components;  // empty: every component that can run
+  // HOST:PORT of the first component's /metrics and /healthz; the next components get the
+  // next ports, in the order of KnownComponents() ("" = off).
+  std::string metrics_address, health_address;
+  bool leader_elect = false;
+  scheduler::SchedulerOptions scheduler;
+  binder::BinderOptions binder;
+  podgrouperd::PodGrouperOptions podgrouper;
+  webhook::ServerOptions admission;  // runs only with a certificate (--tls-cert-file)
+};
+
+// Every component's name, in the order ports are given out.
+std::vector<std::string> KnownComponents();
+
+// The components to run. Errors name the flag: an unknown component, admission asked for
+// without a certificate, a malformed address.
+Result<std::vector<Component>> BuildComponents(const AllOptions& options, std::ostream& log);
+
+// Resolves the kubeconfig, builds the components and runs them on one client.
+int RunAll(const AllOptions& options, std::ostream& err);
+
+}  // namespace kai::run

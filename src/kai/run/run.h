@@ -1,0 +1,34 @@
+#pragma once
+// `kai run`: every component in one process, for small clusters and for trying kai. The
+// components share one API client (one connection pool, one set of credentials) and run as
+// they run alone, each in its own thread; a component that exits stops the others, and the
+// process exits with the first failure's status. Each component can still run alone
+// (`kai scheduler`, `kai binder`, ...).
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "kai/k8s/api_client.h"
+
+namespace kai::run {
+
+// One component: its name (as `--components` names it) and how to run and stop it.
+struct Component {
+  std::string name;
+  std::function<int(const k8s::ApiClient&, std::ostream& log)> run;
+  std::function<void()> stop;
+};
+
+// Runs the components on one client until RequestRunStop or one of them exits; returns 0 when
+// all stopped cleanly, else the first non-zero exit status. Each component's log lines go to
+// `err` whole (lines of different components never interleave).
+int RunComponents(const std::vector<Component>& components, const k8s::ApiClient& client,
+                  std::ostream& err);
+void RequestRunStop();
+
+// "HOST:PORT" with PORT + offset ("" stays ""): the per-component metrics and health ports
+// of `kai run --metrics-bind-address`. Empty on a malformed address.
+std::string OffsetAddress(const std::string& address, int offset);
+
+}  // namespace kai::run
