@@ -14,6 +14,7 @@
 
 #include "kai/admission/review.h"
 #include "kai/binder/controller.h"
+#include "kai/controllersd/controllers.h"
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
@@ -445,6 +446,56 @@ int RunBinderCommand(BinderArgs& a) {
   return kai::binder::RunBinder(o, std::cerr);
 }
 
+struct ControllersArgs {
+  kai::controllersd::ControllersOptions o;
+  std::string resync_period, lease_duration, renew_deadline, retry_period;
+};
+
+CLI::App* AddControllersCommand(CLI::App& app, ControllersArgs& a) {
+  CLI::App* c = app.add_subcommand(
+      "controllers", "keep PodGroup and Queue statuses and the queue metrics (KAI's controllers)");
+  auto& o = a.o;
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--metrics-bind-address", o.metrics_address,
+                "HOST:PORT for /metrics (default :8080; \"\" off)");
+  c->add_option("--health-probe-bind-address", o.health_address,
+                "HOST:PORT for /healthz, /readyz (default :8081; \"\" off)");
+  c->add_option("--resync-period", a.resync_period,
+                "how often every status is recomputed (default 10h)");
+  c->add_option("--metrics-namespace", o.metrics_namespace, "metric name prefix (default kai)");
+  c->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
+  c->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
+  c->add_option("--leader-elect-id", o.leader_elect_id,
+                "the Lease's name (default kai-controllers)");
+  c->add_option("--leader-elect-identity", o.identity, "this process's identity (hostname_pid)");
+  c->add_option("--leader-elect-lease-duration", a.lease_duration, "e.g. 15s");
+  c->add_option("--leader-elect-renew-deadline", a.renew_deadline, "e.g. 10s");
+  c->add_option("--leader-elect-retry-period", a.retry_period, "e.g. 2s");
+  return c;
+}
+
+void OnControllersSignal(int) { kai::controllersd::RequestControllersStop(); }
+
+int RunControllersCommand(ControllersArgs& a) {
+  auto& o = a.o;
+  const std::pair<const char*, std::pair<std::string*, std::chrono::milliseconds*>> durations[] = {
+      {"--resync-period", {&a.resync_period, &o.resync_period}},
+      {"--leader-elect-lease-duration", {&a.lease_duration, &o.lease_duration}},
+      {"--leader-elect-renew-deadline", {&a.renew_deadline, &o.renew_deadline}},
+      {"--leader-elect-retry-period", {&a.retry_period, &o.retry_period}}};
+  for (const auto& [flag, target] : durations) {
+    if (auto e = ParseDurationFlag(flag, *target.first, *target.second)) return Fail(*e);
+  }
+  if (o.renew_deadline >= o.lease_duration) {
+    return Fail("--leader-elect-renew-deadline: must be shorter than the lease duration");
+  }
+  std::signal(SIGTERM, OnControllersSignal);
+  std::signal(SIGINT, OnControllersSignal);
+  return kai::controllersd::RunControllers(o, std::cerr);
+}
+
 CLI::App* AddResourceReservationCommand(CLI::App& app, kai::reservation::ProgramOptions& o) {
   CLI::App* c = app.add_subcommand(
       "resource-reservation",
@@ -603,6 +654,8 @@ int main(int argc, char** argv) {
   CLI::App* admission = AddAdmissionCommand(app, aa);
   kai::podgrouperd::PodGrouperOptions pga;
   CLI::App* podgrouper = AddPodGrouperCommand(app, pga);
+  ControllersArgs ca;
+  CLI::App* controllers = AddControllersCommand(app, ca);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -618,6 +671,7 @@ int main(int argc, char** argv) {
     if (*reservation) return RunResourceReservationCommand(ra);
     if (*admission) return RunAdmissionCommand(aa);
     if (*podgrouper) return RunPodGrouperCommand(pga);
+    if (*controllers) return RunControllersCommand(ca);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;
