@@ -60,10 +60,11 @@ class Controllers {
 
   int Run() {
     StartReflectors();
-    if (!WaitForSync())
-      return Fail(1, "the watches did not sync within the time-out (is the " +
-                         std::string("API server reachable and are the CRDs "
-                                     "installed? see deploy/crds)"));
+    if (!WaitForSync()) {
+      return Fail(1,
+                  "the watches did not sync within the time-out (is the API server reachable "
+                  "and are the CRDs installed? see deploy/crds)");
+    }
     if (!StartServers()) return Fail(2, "");
     if (!AwaitLeadership()) return Fail(0, "");
     EnqueueAll();
