@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,7 +46,24 @@ std::string KeyOf(const doc::Node& obj) {
 template <class T>
 struct KindStore {
   std::unordered_map<std::string, T> objects;
+  std::unordered_map<std::string, uint64_t> rvs;  // the resourceVersion each object was read at
   std::unordered_set<std::string> listed;
+};
+
+// resourceVersions are etcd revisions in practice; 0 when one is not a number (never compared).
+uint64_t RvOf(const doc::Node& obj) {
+  const std::string rv(obj["metadata"]["resourceVersion"].Scalar());
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(rv.c_str(), &end, 10);
+  return rv.empty() || *end != '\0' ? 0 : v;
+}
+
+// A kind's sink for its reflector, and `assume` for the object a write of ours answered: it
+// replaces only a cached object older than itself, so a reply that arrives after the watch told
+// of a later change, or of the deletion, never brings back what the watch already replaced.
+struct KindSink {
+  ReflectorSink reflector;
+  std::function<void(const doc::Node&)> assume;
 };
 
 template <class T>
@@ -90,24 +108,40 @@ class Controllers {
   // --- the cache ---------------------------------------------------------------------------
 
   template <class T, class Changed>
-  ReflectorSink SinkFor(KindStore<T>& store, Decoder<T> decode, Changed changed) {
-    ReflectorSink s;
+  void Upsert(KindStore<T>& store, Decoder<T> decode, Changed changed, const doc::Node& obj,
+              bool assumed) {
+    auto facts = decode(obj);
+    const std::string key = KeyOf(obj);
+    if (!facts.ok()) Log(facts.error().message + " (left out until fixed)");
+    const uint64_t rv = RvOf(obj);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!assumed) store.listed.insert(key);
+    auto it = store.objects.find(key);
+    auto known = store.rvs.find(key);
+    const bool older =
+        rv != 0 && known != store.rvs.end() && (assumed ? rv <= known->second : rv < known->second);
+    if (older || (assumed && it == store.objects.end())) return;
+    if (!facts.ok()) return Erase(store, key, changed);
+    store.rvs[key] = rv;
+    const T* old = it == store.objects.end() ? nullptr : &it->second;
+    if (old && *old == *facts) return;
+    changed(old, &*facts);
+    store.objects[key] = std::move(*facts);
+  }
+
+  template <class T, class Changed>
+  KindSink SinkFor(KindStore<T>& store, Decoder<T> decode, Changed changed) {
+    KindSink k;
+    ReflectorSink& s = k.reflector;
     s.sync_begin = [this, &store] {
       std::lock_guard<std::mutex> lock(mu_);
       store.listed.clear();
     };
     s.upsert = [this, &store, decode, changed](const doc::Node& obj) {
-      auto facts = decode(obj);
-      const std::string key = KeyOf(obj);
-      if (!facts.ok()) Log(facts.error().message + " (left out until fixed)");
-      std::lock_guard<std::mutex> lock(mu_);
-      store.listed.insert(key);
-      auto it = store.objects.find(key);
-      const T* old = it == store.objects.end() ? nullptr : &it->second;
-      if (!facts.ok()) return Erase(store, key, changed);
-      if (old && *old == *facts) return;
-      changed(old, &*facts);
-      store.objects[key] = std::move(*facts);
+      Upsert(store, decode, changed, obj, false);
+    };
+    k.assume = [this, &store, decode, changed](const doc::Node& obj) {
+      Upsert(store, decode, changed, obj, true);
     };
     s.remove = [this, &store, changed](const doc::Node& obj) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -122,7 +156,7 @@ class Controllers {
       for (const auto& key : gone) Erase(store, key, changed);
       store.listed.clear();
     };
-    return s;
+    return k;
   }
 
   template <class T, class Changed>
@@ -131,13 +165,14 @@ class Controllers {
     if (it == store.objects.end()) return;
     changed(&it->second, nullptr);
     store.objects.erase(it);
+    store.rvs.erase(key);
   }
 
   void StartReflectors() {
     ReflectorOptions ro;
     ro.log = [this](const std::string& l) { Log(l); };
-    auto add = [&](k8s::ResourceType type, ReflectorSink sink) {
-      reflectors_.push_back(std::make_unique<Reflector>(client_, type, sink, ro, g_stop));
+    auto add = [&](k8s::ResourceType type, const KindSink& sink) {
+      reflectors_.push_back(std::make_unique<Reflector>(client_, type, sink.reflector, ro, g_stop));
     };
     add(res::kPod, SinkFor(pods_, &controllers::DecodePodFacts,
                            [this](const PodFacts* a, const PodFacts* b) { PodChanged(a, b); }));
@@ -295,7 +330,7 @@ class Controllers {
 
   // Patches a status subresource; the answer updates the cache at once, so what depends on
   // this status (the queue above) is computed from it without waiting for the watch.
-  Outcome WriteStatus(const std::string& path, const std::string& patch, const ReflectorSink& sink,
+  Outcome WriteStatus(const std::string& path, const std::string& patch, const KindSink& sink,
                       const std::string& what) {
     k8s::HttpResponse r = client_.Patch(path, patch, k8s::PatchType::kMerge);
     if (r.status == 404) return Outcome::kDone;  // deleted meanwhile: its watch event follows
@@ -306,7 +341,7 @@ class Controllers {
     ++writes_;
     Log("updated the status of " + what + ": " + patch);
     if (auto d = doc::ParseJson(r.body); d.ok() && !d->Roots().empty()) {
-      sink.upsert(d->Roots()[0]);
+      sink.assume(d->Roots()[0]);
     }
     return Outcome::kDone;
   }
@@ -437,7 +472,7 @@ class Controllers {
   KindStore<QueueFacts> queues_;
   std::unordered_map<std::string, std::set<std::string>> pods_of_group_;    // ns/pg -> pods
   std::unordered_map<std::string, std::set<std::string>> groups_of_queue_;  // queue -> ns/pg
-  ReflectorSink group_sink_, queue_sink_;
+  KindSink group_sink_, queue_sink_;
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::vector<std::thread> threads_, workers_;
   binder::WorkQueue queue_;
