@@ -52,6 +52,8 @@ TEST(PodGroupStatus, PendingRequestsRunningAllocatesSucceededCountsNowhere) {
   f.pods.push_back(PodWith("a", "Running", true, R"({"cpu":"500m","memory":"1Gi"})"));
   f.pods.push_back(PodWith("b", "Pending", false, R"({"cpu":"1","memory":"1Gi"})"));
   f.pods.push_back(PodWith("c", "Succeeded", true, R"({"cpu":"4"})"));
+  f.pods.push_back(PodWith("d", "Failed", true, R"({"cpu":"8"})"));
+  f.pods.push_back(PodWith("e", "Unknown", true, R"({"cpu":"16"})"));
   auto s = f.Compute();
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->requested, (TextList{{"cpu", "1500m"}, {"memory", "2Gi"}}));
@@ -187,6 +189,25 @@ TEST(PodFactsDecode, BadContainerRequestNamesThePodAndField) {
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.error().message,
             "Pod n/p: spec.containers[0].resources.requests.cpu: not a quantity: \"x\"");
+}
+
+}  // namespace
+}  // namespace kai::controllers
+
+namespace kai::controllers {
+namespace {
+
+TEST(PodFactsDecode, ContainersAreSummedInitContainersAreNot) {
+  auto d = doc::ParseJson(
+      R"({"metadata":{"name":"p","namespace":"n"},"spec":{"initContainers":[{"resources":)"
+      R"({"requests":{"cpu":"8"}}}],"containers":[{"resources":{"requests":{"cpu":"250m",)"
+      R"("memory":"512Mi"}}},{"resources":{"requests":{"cpu":"750m","memory":"512Mi"}}}]},)"
+      R"("status":{"phase":"Pending","conditions":[{"type":"Ready","status":"True"},)"
+      R"({"type":"PodScheduled","status":"False"}]}})");
+  auto p = DecodePodFacts(d->Roots().at(0));
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(Texts(p->container_requests), (TextList{{"cpu", "1"}, {"memory", "1Gi"}}));
+  EXPECT_FALSE(p->scheduled);
 }
 
 }  // namespace
