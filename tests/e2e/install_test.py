@@ -68,13 +68,15 @@ def component_args(tls: pathlib.Path) -> dict[str, list[str]]:
         "scheduler": ["scheduler", "--shard=default", "--leader-elect", *ports("scheduler")],
         "binder": ["binder", "--leader-elect", *ports("binder")],
         "podgrouper": ["podgrouper", "--leader-elect", *ports("podgrouper")],
+        "controllers": ["controllers", "--leader-elect", "--create-defaults", *ports("controllers"),
+                        f"--health-probe-bind-address=127.0.0.1:{free_port()}"],
         "admission": ["admission", f"--bind-address=0.0.0.0:{PORTS.setdefault('admission', free_port())}",
                       f"--tls-cert-file={tls / 'tls.crt'}", f"--tls-key-file={tls / 'tls.key'}"],
     }
 
 
 ACCOUNTS = {"scheduler": "kai-scheduler", "binder": "kai-binder", "podgrouper": "kai-podgrouper",
-            "admission": "kai-admission"}
+            "admission": "kai-admission", "controllers": "kai-controllers"}
 
 
 def setUpModule():
@@ -160,10 +162,6 @@ class Install(unittest.TestCase):
         for d in deployments:
             c = d["spec"]["template"]["spec"]["containers"][0]
             self.assertEqual(c["image"], "registry.example.com/kai:e2e", d["metadata"]["name"])
-        self.assertEqual({q["metadata"]["name"] for q in CLIENT.get(
-            "/apis/scheduling.run.ai/v2/queues")["items"]} >= {"default-parent-queue",
-                                                              "default-queue"}, True)
-        CLIENT.get("/apis/kai.scheduler/v1/schedulingshards/default")
         pcs = {p["metadata"]["name"]: p["value"] for p in CLIENT.get(
             "/apis/scheduling.k8s.io/v1/priorityclasses")["items"]}
         self.assertEqual({k: pcs.get(k) for k in ("train", "build-preemptible", "build",
@@ -227,6 +225,15 @@ class Components(unittest.TestCase):
         by_queue = sorted((pg["spec"]["queue"], pg["spec"]["priorityClassName"]) for pg in pgs)
         self.assertEqual(by_queue, sorted((q, p) for q, p, _ in self.jobs.values()))
 
+    def test_controllers_created_the_default_queues_and_shard(self):
+        names = wait_for("the default queues", lambda: {
+            q["metadata"]["name"] for q in CLIENT.get("/apis/scheduling.run.ai/v2/queues")["items"]
+        } >= {"default-parent-queue", "default-queue"})
+        self.assertTrue(names)
+        CLIENT.get("/apis/kai.scheduler/v1/schedulingshards/default")
+        self.assertIn("created the default SchedulingShard default",
+                      LOGS["controllers"].read_text())
+
     def test_the_webhook_refuses_a_queue_whose_parent_is_missing(self):
         p = SERVER.kubectl("create", "-f", "-", input=json.dumps(queue("orphan", "nope", 1)),
                            check=False)
@@ -240,6 +247,21 @@ class Components(unittest.TestCase):
         self.assertRegex(text, r'kai_queue_fair_share_gpu\{queue_name="team-a"[^}]*\} [0-9.]+')
         self.assertIn("kai_podgrouper_pods_grouped_total", metrics("podgrouper"))
         self.assertIn('kai_binder_binds_total{result="succeeded"}', metrics("binder"))
+        ctl = wait_for("the controllers' queue metrics",
+                       lambda: 'queue_name="team-a"' in metrics("controllers") and
+                       metrics("controllers"))
+        self.assertRegex(ctl, r'kai_queue_allocated_gpus\{[^}]*queue_name="team-a"[^}]*\} 6')
+
+    def test_statuses_of_podgroups_and_queues(self):
+        def status():
+            q = CLIENT.get("/apis/scheduling.run.ai/v2/queues/team-a").get("status") or {}
+            return q.get("allocated") and q
+        q = wait_for("team-a's status", status, 60)
+        self.assertEqual(q["allocated"].get("nvidia.com/gpu"), "6", q)
+        self.assertEqual(q["allocatedNonPreemptible"].get("nvidia.com/gpu"), "2", q)
+        research = wait_for("research's children", lambda: (CLIENT.get(
+            "/apis/scheduling.run.ai/v2/queues/research").get("status") or {}).get("childQueues"))
+        self.assertEqual(sorted(research), ["team-a", "team-b"])
 
     def test_zz_no_component_was_refused_a_call(self):
         time.sleep(1)

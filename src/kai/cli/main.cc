@@ -14,6 +14,7 @@
 
 #include "kai/admission/review.h"
 #include "kai/binder/controller.h"
+#include "kai/controllersd/controllers.h"
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
@@ -447,6 +448,58 @@ int RunBinderCommand(BinderArgs& a) {
   return kai::binder::RunBinder(o, std::cerr);
 }
 
+struct ControllersArgs {
+  kai::controllersd::ControllersOptions o;
+  std::string resync_period, lease_duration, renew_deadline, retry_period;
+};
+
+CLI::App* AddControllersCommand(CLI::App& app, ControllersArgs& a) {
+  CLI::App* c = app.add_subcommand(
+      "controllers", "keep PodGroup and Queue statuses and the queue metrics (KAI's controllers)");
+  auto& o = a.o;
+  c->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  c->add_option("--metrics-bind-address", o.metrics_address,
+                "HOST:PORT for /metrics (default :8080; \"\" off)");
+  c->add_option("--health-probe-bind-address", o.health_address,
+                "HOST:PORT for /healthz, /readyz (default :8081; \"\" off)");
+  c->add_option("--resync-period", a.resync_period,
+                "how often every status is recomputed (default 10h)");
+  c->add_option("--metrics-namespace", o.metrics_namespace, "metric name prefix (default kai)");
+  c->add_flag("--create-defaults", o.create_defaults,
+              "create the default queue tree and SchedulingShard when absent (never changes them)");
+  c->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
+  c->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
+  c->add_option("--leader-elect-id", o.leader_elect_id,
+                "the Lease's name (default kai-controllers)");
+  c->add_option("--leader-elect-identity", o.identity, "this process's identity (hostname_pid)");
+  c->add_option("--leader-elect-lease-duration", a.lease_duration, "e.g. 15s");
+  c->add_option("--leader-elect-renew-deadline", a.renew_deadline, "e.g. 10s");
+  c->add_option("--leader-elect-retry-period", a.retry_period, "e.g. 2s");
+  return c;
+}
+
+void OnControllersSignal(int) { kai::controllersd::RequestControllersStop(); }
+
+int RunControllersCommand(ControllersArgs& a) {
+  auto& o = a.o;
+  const std::pair<const char*, std::pair<std::string*, std::chrono::milliseconds*>> durations[] = {
+      {"--resync-period", {&a.resync_period, &o.resync_period}},
+      {"--leader-elect-lease-duration", {&a.lease_duration, &o.lease_duration}},
+      {"--leader-elect-renew-deadline", {&a.renew_deadline, &o.renew_deadline}},
+      {"--leader-elect-retry-period", {&a.retry_period, &o.retry_period}}};
+  for (const auto& [flag, target] : durations) {
+    if (auto e = ParseDurationFlag(flag, *target.first, *target.second)) return Fail(*e);
+  }
+  if (o.renew_deadline >= o.lease_duration) {
+    return Fail("--leader-elect-renew-deadline: must be shorter than the lease duration");
+  }
+  std::signal(SIGTERM, OnControllersSignal);
+  std::signal(SIGINT, OnControllersSignal);
+  return kai::controllersd::RunControllers(o, std::cerr);
+}
+
 CLI::App* AddResourceReservationCommand(CLI::App& app, kai::reservation::ProgramOptions& o) {
   CLI::App* c = app.add_subcommand(
       "resource-reservation",
@@ -598,7 +651,7 @@ int RunAdmissionCommand(const AdmissionArgs& a) {
 
 CLI::App* AddInstallCommand(CLI::App& app, kai::run::InstallCommandOptions& o, bool& print) {
   CLI::App* c = app.add_subcommand(
-      "install", "print kai's installation (CRDs, RBAC, Deployments, webhooks, defaults)");
+      "install", "print kai's installation (CRDs, RBAC, Deployments, webhooks, priority classes)");
   c->add_flag("--print", print, "write it to stdout, for `kubectl apply -f -` (required)")
       ->required();
   c->add_option("--image", o.image, "the kai image the Deployments run (default kai:latest)");
@@ -606,8 +659,9 @@ CLI::App* AddInstallCommand(CLI::App& app, kai::run::InstallCommandOptions& o, b
                 "keep the webhooks' CA and certificate here (reused when present; default: a "
                 "new one every time)");
   c->add_flag("--crds,!--no-crds", o.crds, "include deploy/crds (default on)");
-  c->add_flag("--defaults,!--no-defaults", o.defaults,
-              "include the priority classes, default queues and shard (default on)");
+  c->add_flag("--defaults-only", o.defaults_only,
+              "only the default queue tree and SchedulingShard, for once the CRDs serve "
+              "(`kai controllers --create-defaults` creates them too)");
   return c;
 }
 
@@ -619,7 +673,7 @@ struct RunArgs {
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
   auto& o = a.o;
   CLI::App* c = app.add_subcommand(
-      "run", "every component (scheduler, binder, podgrouper, admission) in one process");
+      "run", "every component (scheduler, binder, podgrouper, controllers, admission) in one process");
   c->add_option("--kubeconfig", o.kubeconfig,
                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
@@ -713,6 +767,8 @@ int main(int argc, char** argv) {
   CLI::App* install = AddInstallCommand(app, ia, install_print);
   RunArgs runa;
   CLI::App* run = AddRunCommand(app, runa);
+  ControllersArgs ca;
+  CLI::App* controllers = AddControllersCommand(app, ca);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -730,6 +786,7 @@ int main(int argc, char** argv) {
     if (*podgrouper) return RunPodGrouperCommand(pga);
     if (*install) return kai::run::PrintInstall(ia, std::cout, std::cerr);
     if (*run) return RunRunCommand(runa);
+    if (*controllers) return RunControllersCommand(ca);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

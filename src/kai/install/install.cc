@@ -34,8 +34,9 @@ int Rank(std::string_view kind) {
 
 bool Wanted(std::string_view path, const InstallOptions& o) {
   if (path.ends_with(".json") || path.ends_with("README.md")) return false;
+  if (path.starts_with("deploy/defaults/")) return o.defaults_only;
+  if (o.defaults_only) return false;
   if (path.starts_with("deploy/crds/")) return o.crds;
-  if (path.starts_with("deploy/defaults/")) return o.defaults;
   return path.starts_with("deploy/rbac/") || path.starts_with("deploy/install/");
 }
 
@@ -159,7 +160,8 @@ Result<std::vector<Manifest>> CollectManifests(std::span<const EmbeddedFile> fil
     if (!Wanted(f.path, options)) continue;
     if (auto r = add(std::string(f.path), f.text); !r.ok()) return r.error();
   }
-  for (const std::string& extra : options.extra_documents) {
+  for (const std::string& extra : options.defaults_only ? std::vector<std::string>{}
+                                                        : options.extra_documents) {
     if (auto r = add("generated", extra); !r.ok()) return r.error();
   }
   // Stable: within one kind the files' order (sorted paths), then the documents' own order.
@@ -185,6 +187,12 @@ Result<std::string> RenderInstall(std::span<const EmbeddedFile> files,
     out += "---\n# Source: " + m.source + "\n" + m.text;
   }
   return out;
+}
+
+Result<std::vector<Manifest>> DefaultObjects(std::span<const EmbeddedFile> files) {
+  InstallOptions o;
+  o.defaults_only = true;
+  return CollectManifests(files, o);
 }
 
 std::string TlsSecretYaml(const std::string& ns, const std::string& name,

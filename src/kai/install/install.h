@@ -1,9 +1,12 @@
 #pragma once
 // `kai install --print`: deploy/'s manifests as one multi-document YAML stream for
 // `kubectl apply -f -`, in an order the API server accepts in one pass (namespaces, CRDs, RBAC,
-// Secrets and Services, Deployments, priority classes, the default queues and shard, and the
-// webhook configurations last, so that the defaults are not refused while the webhook server
-// still starts). Pure: the TLS material and the webhook configurations come from the caller.
+// Secrets and Services, Deployments, priority classes, the webhook configurations last). The
+// stream holds no object of kai's own CRDs: kubectl maps every object of a stream to its API
+// before the CRDs in it exist, so a Queue next to its CRD is refused. The default queue tree and
+// SchedulingShard (deploy/defaults/) are created by `kai controllers --create-defaults` once the
+// CRDs serve, or printed alone by `kai install --print --defaults-only`. Pure: the TLS material
+// and the webhook configurations come from the caller.
 #include <span>
 #include <string>
 #include <vector>
@@ -20,8 +23,8 @@ struct InstallOptions {
   std::string image{kDefaultImage};
   // Extra documents the caller made (the TLS Secret, the webhook configurations).
   std::vector<std::string> extra_documents;
-  bool crds = true;      // deploy/crds/
-  bool defaults = true;  // deploy/defaults/: priority classes, default queues, default shard
+  bool crds = true;            // deploy/crds/
+  bool defaults_only = false;  // only deploy/defaults/: the default queues and shard
 };
 
 // One object of the stream: where it came from, what it is, its text.
@@ -41,6 +44,9 @@ Result<std::vector<Manifest>> CollectManifests(std::span<const EmbeddedFile> fil
 // checked (no whitespace, quotes or YAML specials).
 Result<std::string> RenderInstall(std::span<const EmbeddedFile> files,
                                   const InstallOptions& options);
+
+// The objects of deploy/defaults/ (the default queue tree and SchedulingShard), in file order.
+Result<std::vector<Manifest>> DefaultObjects(std::span<const EmbeddedFile> files);
 
 // A kubernetes.io/tls Secret holding a certificate, its key and the CA that signed it.
 std::string TlsSecretYaml(const std::string& ns, const std::string& name,

@@ -59,6 +59,18 @@ Component PodGrouper(const AllOptions& o, const Addresses& a) {
           [] { podgrouperd::RequestPodGrouperStop(); }};
 }
 
+Component Controllers(const AllOptions& o, const Addresses& a) {
+  auto opts = o.controllers;
+  opts.metrics_address = a.metrics;
+  opts.health_address = a.health;
+  opts.leader_elect = o.leader_elect;
+  return {"controllers",
+          [opts](const k8s::ApiClient& c, std::ostream& log) {
+            return controllersd::RunControllers(opts, c, log);
+          },
+          [] { controllersd::RequestControllersStop(); }};
+}
+
 // The webhook server has its own HTTPS address (it serves /healthz there).
 Component Admission(const AllOptions& o, const Addresses&) {
   auto opts = o.admission;
@@ -76,6 +88,7 @@ const std::vector<std::pair<std::string, Factory>>& Factories() {
       {"scheduler", Scheduler},
       {"binder", Binder},
       {"podgrouper", PodGrouper},
+      {"controllers", Controllers},
       {"admission", Admission},
   };
   return f;

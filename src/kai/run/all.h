@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kai/binder/controller.h"
+#include "kai/controllersd/controllers.h"
 #include "kai/podgrouperd/controller.h"
 #include "kai/run/run.h"
 #include "kai/scheduler/scheduler.h"
@@ -22,6 +23,7 @@ struct AllOptions {
   scheduler::SchedulerOptions scheduler;
   binder::BinderOptions binder;
   podgrouperd::PodGrouperOptions podgrouper;
+  controllersd::ControllersOptions controllers;
   webhook::ServerOptions admission;  // runs only with a certificate (--tls-cert-file)
 };
 

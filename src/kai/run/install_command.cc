@@ -89,7 +89,7 @@ int PrintInstall(const InstallCommandOptions& o, std::ostream& out, std::ostream
   install::InstallOptions io;
   if (!o.image.empty()) io.image = o.image;
   io.crds = o.crds;
-  io.defaults = o.defaults;
+  io.defaults_only = o.defaults_only;
   io.extra_documents.push_back(
       install::TlsSecretYaml(kNamespace, kSecret, cert->cert_pem, cert->key_pem, cert->ca_pem));
   io.extra_documents.push_back(

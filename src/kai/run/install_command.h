@@ -11,7 +11,7 @@ struct InstallCommandOptions {
   std::string image;    // "" = deploy/'s default (kai:latest)
   std::string tls_dir;  // "" = a fresh certificate on every run, kept nowhere
   bool crds = true;
-  bool defaults = true;
+  bool defaults_only = false;  // only the default queues and shard (after the CRDs)
 };
 
 // Writes the stream to `out`; 0, or 1 with a `kai: ...` line on `err`.

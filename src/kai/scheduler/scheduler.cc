@@ -80,8 +80,9 @@ class Loop {
       : o_(o), client_(client), out_(out), err_(err) {}
 
   int Run() {
-    auto pool = ReadPartition(client_, o_.shard);
+    auto pool = AwaitPartition();
     if (!pool.ok()) return Fail(2, pool.error().message);
+    if (g_stop) return 0;
     pool_ = *pool;
     informer::InformerOptions io;
     io.log = [this](const std::string& l) { Log(l); };
@@ -127,6 +128,19 @@ class Loop {
   void Log(const std::string& l) {
     std::lock_guard<std::mutex> lock(log_mu_);
     err_ << "kai scheduler: " << l << "\n";
+  }
+
+  // A long-running scheduler waits for its SchedulingShard (a fresh installation creates it
+  // after the CRDs serve: `kai controllers --create-defaults`); --once and --dry-run do not.
+  Result<std::string> AwaitPartition() {
+    for (bool said = false;; said = true) {
+      auto pool = ReadPartition(client_, o_.shard);
+      const bool missing = !pool.ok() && pool.error().message.ends_with("not found");
+      if (!missing || o_.once || o_.dry_run) return pool;
+      if (!said) Log(pool.error().message + "; waiting for it");
+      Sleep(std::chrono::milliseconds(2000));
+      if (g_stop) return std::string();
+    }
   }
 
   void StartLeaderElection() {

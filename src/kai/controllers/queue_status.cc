@@ -1,0 +1,185 @@
+#include "kai/controllers/queue_status.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <tuple>
+
+#include "kai/controllers/status_patch.h"
+
+namespace kai::controllers {
+namespace {
+
+// Statuses are validated when decoded (objects.h), so a held text always parses.
+ResourceList Parsed(const TextList& texts) {
+  auto list = ParseList(texts, "status");
+  return list.ok() ? *list : ResourceList{};
+}
+
+struct Totals {
+  ResourceList allocated, non_preemptible, requested;
+  // KAI adds each item as the left operand: SumResources(item, total).
+  void Add(const TextList& allocated_text, const TextList& non_preemptible_text,
+           const TextList& requested_text) {
+    allocated = Sum(Parsed(allocated_text), allocated);
+    non_preemptible = Sum(Parsed(non_preemptible_text), non_preemptible);
+    requested = Sum(Parsed(requested_text), requested);
+  }
+};
+
+void WriteChildQueues(k8s::JsonWriter& w, const std::vector<std::string>& held,
+                      const std::vector<std::string>& next) {
+  if (held == next) return;
+  k8s::Str(w, "childQueues");
+  if (next.empty()) {
+    w.Null();
+    return;
+  }
+  w.StartArray();
+  for (const auto& name : next) k8s::Str(w, name);
+  w.EndArray();
+}
+
+double AllocatedOf(const ResourceList& allocated, std::string_view name) {
+  auto it = allocated.find(name);
+  return it == allocated.end() ? 0 : RoundedTo4Decimals(it->second);
+}
+
+double AllocatedGpus(const ResourceList& allocated) {
+  constexpr std::string_view kSuffix = "/gpu";
+  for (const auto& [name, q] : allocated) {
+    if (name.size() >= kSuffix.size() && name.compare(name.size() - 4, 4, kSuffix) == 0) {
+      return RoundedTo4Decimals(q);
+    }
+  }
+  return 0;
+}
+
+std::string EscapeLabel(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+struct Family {
+  std::string_view name, help;
+  double QueueMetrics::*value;
+};
+
+}  // namespace
+
+QueueStatusValue ComputeQueueStatus(const QueueFacts& queue,
+                                    const std::vector<const QueueFacts*>& children,
+                                    const std::vector<const PodGroupFacts*>& pod_groups) {
+  std::vector<const QueueFacts*> kids;
+  for (const QueueFacts* c : children) {
+    if (c->parent == queue.name) kids.push_back(c);
+  }
+  std::sort(kids.begin(), kids.end(),
+            [](const QueueFacts* a, const QueueFacts* b) { return a->name < b->name; });
+  std::vector<const PodGroupFacts*> groups = pod_groups;
+  std::sort(groups.begin(), groups.end(), [](const PodGroupFacts* a, const PodGroupFacts* b) {
+    return std::tie(a->ns, a->name) < std::tie(b->ns, b->name);
+  });
+  Totals t;
+  QueueStatusValue out;
+  for (const QueueFacts* c : kids) {
+    t.Add(c->status.allocated, c->status.allocated_non_preemptible, c->status.requested);
+    out.child_queues.push_back(c->name);
+  }
+  for (const PodGroupFacts* pg : groups) {
+    if (pg->queue != queue.name) continue;
+    t.Add(pg->status.allocated, pg->status.allocated_non_preemptible, pg->status.requested);
+  }
+  out.allocated = Texts(t.allocated);
+  out.allocated_non_preemptible = Texts(t.non_preemptible);
+  out.requested = Texts(t.requested);
+  return out;
+}
+
+std::string QueueStatusPatch(const QueueStatusValue& held, const QueueStatusValue& next) {
+  if (held == next) return "{}";
+  return k8s::Json([&](k8s::JsonWriter& w) {
+    w.StartObject();
+    k8s::Str(w, "status");
+    w.StartObject();
+    WriteListPatch(w, "allocated", held.allocated, next.allocated);
+    WriteListPatch(w, "allocatedNonPreemptible", held.allocated_non_preemptible,
+                   next.allocated_non_preemptible);
+    WriteChildQueues(w, held.child_queues, next.child_queues);
+    WriteListPatch(w, "requested", held.requested, next.requested);
+    w.EndObject();
+    w.EndObject();
+  });
+}
+
+QueueMetrics QueueMetricsOf(const QueueFacts& queue, const QueueStatusValue& status) {
+  QueueMetrics m;
+  m.name = queue.name;
+  m.display_name = queue.display_name;
+  if (queue.has_resources) {
+    m.deserved_gpus = queue.gpu_quota;
+    m.quota_cpu_cores = queue.cpu_quota == -1 ? -1 : queue.cpu_quota / 1000;
+    m.quota_memory_bytes = queue.memory_quota == -1 ? -1 : queue.memory_quota * 1000000;
+  }
+  const ResourceList allocated = Parsed(status.allocated);
+  m.allocated_gpus = AllocatedGpus(allocated);
+  m.allocated_cpu_cores = AllocatedOf(allocated, "cpu");
+  m.allocated_memory_bytes = AllocatedOf(allocated, "memory");
+  return m;
+}
+
+std::string GoFloat(double v) {
+  if (v == 1) return "1";
+  if (v == 0) return "0";
+  if (v == -1) return "-1";
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  std::array<char, 64> buf{};
+  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::scientific);
+  const std::string sci(buf.data(), r.ptr);
+  const int exponent = std::atoi(sci.c_str() + sci.find('e') + 1);
+  if (exponent < -4 || exponent >= 6) return sci;
+  r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed);
+  return std::string(buf.data(), r.ptr);
+}
+
+std::string RenderQueueMetrics(std::vector<QueueMetrics> queues, std::string_view prefix) {
+  if (queues.empty()) return "";
+  static constexpr std::array<Family, 7> kFamilies{{
+      {"queue_allocated_cpu_cores", "Queue allocated CPUs", &QueueMetrics::allocated_cpu_cores},
+      {"queue_allocated_gpus", "Queue allocated GPUs", &QueueMetrics::allocated_gpus},
+      {"queue_allocated_memory_bytes", "Queue allocated memory",
+       &QueueMetrics::allocated_memory_bytes},
+      {"queue_deserved_gpus", "Queue deserved GPUs", &QueueMetrics::deserved_gpus},
+      {"queue_info", "Queues info", nullptr},
+      {"queue_quota_cpu_cores", "Queue quota CPU", &QueueMetrics::quota_cpu_cores},
+      {"queue_quota_memory_bytes", "Queue quota memory", &QueueMetrics::quota_memory_bytes},
+  }};
+  std::sort(queues.begin(), queues.end(), [](const QueueMetrics& a, const QueueMetrics& b) {
+    return std::tie(a.display_name, a.name) < std::tie(b.display_name, b.name);
+  });
+  std::string out;
+  for (const Family& f : kFamilies) {
+    const std::string name = std::string(prefix) + "_" + std::string(f.name);
+    out += "# HELP " + name + " " + std::string(f.help) + "\n# TYPE " + name + " gauge\n";
+    for (const QueueMetrics& q : queues) {
+      const std::string n = EscapeLabel(q.name);
+      out += name + "{queue_display_name=\"" + EscapeLabel(q.display_name) +
+             "\",queue_metadata_name=\"" + n + "\",queue_name=\"" + n + "\"} " +
+             GoFloat(f.value ? q.*(f.value) : 1.0) + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace kai::controllers
