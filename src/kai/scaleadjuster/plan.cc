@@ -99,6 +99,9 @@ std::vector<const PodFacts*> Prune(const std::vector<PodFacts>& scaling, const P
   for (const PodFacts& s : scaling) sorted.push_back(&s);
   std::sort(sorted.begin(), sorted.end(), ByNamespaceThenName);
   for (const PodFacts* s : sorted) {
+    // Being deleted: neither deleted again (that would restart the cool-down on every pass
+    // until it is gone) nor counted.
+    if (s->terminating) continue;
     if (std::string why = UnneededIn(*s, index); !why.empty()) {
       plan.deletes.push_back({s->name, why});
       continue;
@@ -111,13 +114,13 @@ std::vector<const PodFacts*> Prune(const std::vector<PodFacts>& scaling, const P
 
 // KAI's createNewScalingPods: a pod gets a scaling pod when the scaling pods' GPUs fall short of
 // what all the unschedulable fractions need, or when it needs more devices than any of them has.
+// `names`: every scaling pod's (a terminating one's name is not free yet).
 void PlanCreates(const AdjusterConfig& c, const std::vector<const PodFacts*>& candidates,
-                 std::vector<const PodFacts*> existing, AdjustPlan& plan) {
+                 std::vector<const PodFacts*> existing, std::set<std::string> names,
+                 AdjustPlan& plan) {
   NeededDevices needed = CountNeededDevices(candidates, c.memory_fraction_centi);
   for (auto& line : needed.skipped) plan.log.push_back("skipped: " + line);
   if (needed.devices == 0) return;
-  std::set<std::string> names;
-  for (const PodFacts* s : existing) names.insert(s->name);
   std::vector<PodFacts> created;  // stand-ins for the devices of the pods created in this pass
   created.reserve(needed.to_scale.size());
   for (size_t i : needed.to_scale) {
@@ -191,7 +194,10 @@ AdjustPlan PlanAdjustment(const AdjusterConfig& c, const std::vector<PodFacts>& 
     plan.cool_down_ends = *last_scale_down + c.cool_down_seconds;
     return plan;
   }
-  PlanCreates(c, UnschedulableFractionalPods(c, pods), std::move(remaining), plan);
+  std::set<std::string> names;
+  for (const PodFacts& s : scaling) names.insert(s.name);
+  PlanCreates(c, UnschedulableFractionalPods(c, pods), std::move(remaining), std::move(names),
+              plan);
   return plan;
 }
 

@@ -222,6 +222,21 @@ TEST(UnneededBecause, ScalingPodWithoutItsLabelsIsAnOrphan) {
   EXPECT_NE(UnneededBecause(s, {FractionPod("ns1", "pod1", "0.5", 1)}), "");
 }
 
+TEST(PlanAdjustment, TerminatingScalingPodIsNeitherDeletedAgainNorCounted) {
+  PodFacts gone = ScalingPod("ns9", "gone", 1);
+  gone.terminating = true;
+  auto p = Plan({}, {gone}, 60, kNow - 600);
+  EXPECT_TRUE(p.deletes.empty());
+  EXPECT_FALSE(p.in_cool_down);  // no new deletion: the old cool-down is over
+  // A terminating scaling pod of a pod that needs one: its GPU is not counted, but its name is
+  // taken until it is gone, so nothing is created under it.
+  PodFacts leaving = ScalingPod("ns1", "pod1", 1);
+  leaving.terminating = true;
+  auto q =
+      Plan({FractionPod("ns1", "pod1", "0.7", 1), FractionPod("ns2", "pod2", "0.7", 1)}, {leaving});
+  EXPECT_EQ(Created(q), (Devices{{"ns2-pod2", 1}}));
+}
+
 TEST(PlanAdjustment, ScalingPodWithoutPodScheduledConditionGetsItsStatus) {
   PodFacts s = ScalingPod("ns1", "pod1", 1);
   s.scheduled.reset();

@@ -119,6 +119,7 @@ void ReadDecoded(const doc::Node& pod, const std::string& source, PodFacts& f) {
   f.scheduler_name = std::string(p.scheduler_name);
   f.node_name = std::string(p.node_name);
   f.phase = std::string(p.phase);
+  f.terminating = p.meta.deletion.has_value();
   f.gpu_sharing = p.gpu_sharing;
   if (!errors.empty()) f.decode_error = JoinLines(errors);
 }

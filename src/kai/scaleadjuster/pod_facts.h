@@ -28,6 +28,7 @@ struct PodFacts {
   std::string scheduler_name = "default-scheduler";
   std::string node_name;
   std::string phase = "Pending";
+  bool terminating = false;  // metadata.deletionTimestamp is set
   Labels labels, annotations;
   std::optional<PodCondition> scheduled;  // status.conditions[type=PodScheduled]
   // The decoded GPU share; `decode_error` (naming the field) when kai's decoder rejected the pod.

@@ -163,7 +163,7 @@ TEST(SubtreeJson, WritesSchemaIntegersAsNumbersAndEverythingElseAsStrings) {
 TEST(ReadPodFacts, ReadsTheConditionTheRequestsAndTheScalingPodsGpus) {
   PodFacts f = FromYaml(R"(apiVersion: v1
 kind: Pod
-metadata: {name: p, namespace: n}
+metadata: {name: p, namespace: n, deletionTimestamp: "2025-01-01T00:00:00Z"}
 spec:
   schedulerName: kai-scheduler
   containers:
@@ -176,6 +176,7 @@ status:
 )");
   EXPECT_EQ(f.Key(), "n/p");
   EXPECT_EQ(f.scheduler_name, "kai-scheduler");
+  EXPECT_TRUE(f.terminating);
   ASSERT_TRUE(f.scheduled.has_value());
   EXPECT_TRUE(f.Unschedulable());
   EXPECT_EQ(f.cpu_milli, 1500);

@@ -30,11 +30,13 @@ struct ScaleAdjusterOptions {
   std::function<UnixSeconds()> now = WallClockSeconds;
 };
 
-// Runs on `client` until RequestScaleAdjusterStop. Exit status: 0 on a stop, 1 when the watches
+// Runs on `client` until RequestScaleAdjusterStop (a request made before the call is kept, so a
+// thread started and stopped at once still stops). Exit status: 0 on a stop, 1 when the watches
 // never synced or the leader lease was lost.
 int RunScaleAdjuster(const ScaleAdjusterOptions& options, const k8s::ApiClient& client,
                      std::ostream& err);
-// The same on the client the options' kubeconfig gives (2 when it cannot be resolved).
+// The same on the client the options' kubeconfig gives (2 when it cannot be resolved); a
+// process's entry point, it clears an earlier stop request first.
 int RunScaleAdjuster(const ScaleAdjusterOptions& options, std::ostream& err);
 void RequestScaleAdjusterStop();
 
