@@ -116,26 +116,25 @@ std::vector<const PodFacts*> Prune(const std::vector<PodFacts>& scaling, const P
 // what all the unschedulable fractions need, or when it needs more devices than any of them has.
 // `names`: every scaling pod's (a terminating one's name is not free yet).
 void PlanCreates(const AdjusterConfig& c, const std::vector<const PodFacts*>& candidates,
-                 std::vector<const PodFacts*> existing, std::set<std::string> names,
+                 const std::vector<const PodFacts*>& existing, std::set<std::string> names,
                  AdjustPlan& plan) {
   NeededDevices needed = CountNeededDevices(candidates, c.memory_fraction_centi);
   for (auto& line : needed.skipped) plan.log.push_back("skipped: " + line);
   if (needed.devices == 0) return;
-  std::vector<PodFacts> created;  // stand-ins for the devices of the pods created in this pass
-  created.reserve(needed.to_scale.size());
+  int64_t sum = SumScalingDevices(existing), most = MaxScalingDevices(existing);
   for (size_t i : needed.to_scale) {
     const PodFacts& pod = *candidates[i];
     const std::string name = ScalingPodName(pod.ns, pod.name);
     if (names.count(name)) continue;
     const int64_t devices = pod.gpu_sharing.num_devices;
-    if (needed.devices <= SumScalingDevices(existing) && devices <= MaxScalingDevices(existing)) {
+    if (needed.devices <= sum && devices <= most) {
       plan.log.push_back("no scaling pod for " + pod.Key() + ": already scaling up");
       continue;
     }
     plan.creates.push_back({name, pod.Key(), devices, ScalingPodJson(c, pod, devices)});
     names.insert(name);
-    created.emplace_back().gpu_request = devices;
-    existing.push_back(&created.back());
+    sum += devices;
+    most = std::max(most, devices);
   }
 }
 
@@ -196,8 +195,7 @@ AdjustPlan PlanAdjustment(const AdjusterConfig& c, const std::vector<PodFacts>& 
   }
   std::set<std::string> names;
   for (const PodFacts& s : scaling) names.insert(s.name);
-  PlanCreates(c, UnschedulableFractionalPods(c, pods), std::move(remaining), std::move(names),
-              plan);
+  PlanCreates(c, UnschedulableFractionalPods(c, pods), remaining, std::move(names), plan);
   return plan;
 }
 
