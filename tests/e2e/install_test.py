@@ -70,13 +70,15 @@ def component_args(tls: pathlib.Path) -> dict[str, list[str]]:
         "podgrouper": ["podgrouper", "--leader-elect", *ports("podgrouper")],
         "controllers": ["controllers", "--leader-elect", "--create-defaults", *ports("controllers"),
                         f"--health-probe-bind-address=127.0.0.1:{free_port()}"],
+        "scale-adjuster": ["scale-adjuster", "--leader-elect", *ports("scale-adjuster")],
         "admission": ["admission", f"--bind-address=0.0.0.0:{PORTS.setdefault('admission', free_port())}",
                       f"--tls-cert-file={tls / 'tls.crt'}", f"--tls-key-file={tls / 'tls.key'}"],
     }
 
 
 ACCOUNTS = {"scheduler": "kai-scheduler", "binder": "kai-binder", "podgrouper": "kai-podgrouper",
-            "admission": "kai-admission", "controllers": "kai-controllers"}
+            "admission": "kai-admission", "controllers": "kai-controllers",
+            "scale-adjuster": "kai-scale-adjuster"}
 
 
 def setUpModule():
@@ -182,6 +184,15 @@ class Install(unittest.TestCase):
         self.assertEqual(again, (tmp / "install.yaml").read_text())
         diff = SERVER.kubectl("diff", "-f", "-", input=again, check=False)
         self.assertEqual(diff.returncode, 0, diff.stdout[-3000:] + diff.stderr[-2000:])
+
+    def test_admission_role_is_exactly_what_the_server_calls(self):
+        by = kube_server.rbac_objects(REPO / "deploy" / "rbac" / "admission.yaml")
+        self.assertEqual(kube_server.rbac_rules(by[("ClusterRole", "kai-admission")]),
+                         {("scheduling.run.ai", "queues", "get"),
+                          ("scheduling.run.ai", "queues", "list"), ("", "pods", "list")})
+        by = kube_server.rbac_objects(REPO / "deploy" / "rbac" / "podgrouper.yaml")
+        self.assertEqual(kube_server.rbac_rules(by[("Role", "kai-podgrouper-leader-election")]),
+                         {("coordination.k8s.io", "leases", v) for v in ("get", "create", "update")})
 
     def test_a_bad_image_is_refused_naming_the_flag(self):
         p = subprocess.run([str(KAI_BIN), "install", "--print", "--image", "a b"],

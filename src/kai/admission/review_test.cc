@@ -64,8 +64,22 @@ TEST(AdmissionReview, TheWebhookConfigurationNamesEveryRoute) {
   EXPECT_NE(y.find("caBundle: " + Base64("PEM")), std::string::npos);
   EXPECT_NE(y.find("kind: MutatingWebhookConfiguration"), std::string::npos);
   EXPECT_NE(y.find("kind: ValidatingWebhookConfiguration"), std::string::npos);
-  EXPECT_NE(y.find("values: [kube-system, kai-scheduler, kai-resource-reservation]"),
-            std::string::npos);
+  EXPECT_NE(
+      y.find("values: [kube-system, kai-scheduler, kai-resource-reservation, kai-scale-adjust]"),
+      std::string::npos);
+}
+
+TEST(AdmissionReview, TheServiceConfigurationNamesTheServiceAndEveryRoute) {
+  const std::string y = WebhookServiceConfigYaml({"kai-scheduler", "kai-admission", 443}, "PEM");
+  for (const char* route :
+       {"/mutate-pod", "/validate-pod", "/validate-queue", "/validate-podgroup"}) {
+    EXPECT_NE(y.find(std::string("    service:\n      namespace: kai-scheduler\n      name: "
+                                 "kai-admission\n      port: 443\n      path: ") +
+                     route + "\n"),
+              std::string::npos)
+        << route;
+  }
+  EXPECT_EQ(y.find("url:"), std::string::npos);
 }
 
 }  // namespace

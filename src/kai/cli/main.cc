@@ -26,6 +26,8 @@
 #include "kai/resource/quantity.h"
 #include "kai/run/all.h"
 #include "kai/run/install_command.h"
+#include "kai/scaleadjuster/calculator.h"
+#include "kai/scaleadjusterd/controller.h"
 #include "kai/scheduler/scheduler.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
@@ -624,6 +626,55 @@ int RunPodGrouperCommand(PodGrouperArgs& a) {
   return kai::podgrouperd::RunPodGrouper(a.o, std::cerr);
 }
 
+struct ScaleAdjusterArgs {
+  kai::scaleadjusterd::ScaleAdjusterOptions o;
+  std::string memory_ratio = "0.1";
+};
+
+CLI::App* AddScaleAdjusterCommand(CLI::App& app, ScaleAdjusterArgs& a) {
+  auto& o = a.o;
+  auto& c = o.adjuster;
+  CLI::App* s = app.add_subcommand(
+      "scale-adjuster",
+      "keep whole-GPU scaling pods for unschedulable GPU-fraction pods, so that cluster "
+      "autoscalers add nodes (KAI's node scale adjuster)");
+  s->add_option("--kubeconfig", o.kubeconfig,
+                "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  s->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
+  s->add_option("--scaling-pod-image", c.image, "the scaling pods' image");
+  s->add_option("--scale-adjust-namespace", c.ns, "the scaling pods' namespace");
+  s->add_option("--scheduler-name", c.scheduler_name, "pods of this scheduler are adjusted for");
+  s->add_option("--scaling-pod-app-label", c.app_label, "the scaling pods' app label");
+  s->add_option("--scaling-pod-service-account", c.service_account,
+                "the ServiceAccount the scaling pods run as");
+  s->add_option("--gpu-memory-to-fraction-ratio", a.memory_ratio,
+                "the GPU share a gpu-memory pod counts as (default 0.1)");
+  s->add_option("--cool-down-seconds", c.cool_down_seconds,
+                "no scaling pod is created this long after one was deleted (default 60)")
+      ->check(CLI::NonNegativeNumber);
+  s->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
+  s->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
+  s->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
+  s->add_option("--health-probe-bind-address", o.health_address,
+                "HOST:PORT for /healthz and /readyz");
+  return s;
+}
+
+void OnScaleAdjusterSignal(int) { kai::scaleadjusterd::RequestScaleAdjusterStop(); }
+
+int RunScaleAdjusterCommand(ScaleAdjusterArgs& a) {
+  auto ratio =
+      kai::scaleadjuster::ParseFractionCenti(a.memory_ratio, "--gpu-memory-to-fraction-ratio");
+  if (!ratio.ok()) {
+    std::cerr << "kai scale-adjuster: " << ratio.error().message << "\n";
+    return kExitBadInput;
+  }
+  a.o.adjuster.memory_fraction_centi = *ratio;
+  std::signal(SIGTERM, OnScaleAdjusterSignal);
+  std::signal(SIGINT, OnScaleAdjusterSignal);
+  return kai::scaleadjusterd::RunScaleAdjuster(a.o, std::cerr);
+}
+
 void OnAdmissionSignal(int) { kai::webhook::RequestAdmissionStop(); }
 
 int RunAdmissionCommand(const AdmissionArgs& a) {
@@ -673,7 +724,9 @@ struct RunArgs {
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
   auto& o = a.o;
   CLI::App* c = app.add_subcommand(
-      "run", "every component (scheduler, binder, podgrouper, controllers, admission) in one process");
+      "run",
+      "every component (scheduler, binder, podgrouper, controllers, scale-adjuster, admission) in "
+      "one process");
   c->add_option("--kubeconfig", o.kubeconfig,
                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   c->add_option("--context", o.context, "kubeconfig context (default: its current-context)");
@@ -769,6 +822,8 @@ int main(int argc, char** argv) {
   CLI::App* run = AddRunCommand(app, runa);
   ControllersArgs ca;
   CLI::App* controllers = AddControllersCommand(app, ca);
+  ScaleAdjusterArgs saa;
+  CLI::App* scale_adjuster = AddScaleAdjusterCommand(app, saa);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -787,6 +842,7 @@ int main(int argc, char** argv) {
     if (*install) return kai::run::PrintInstall(ia, std::cout, std::cerr);
     if (*run) return RunRunCommand(runa);
     if (*controllers) return RunControllersCommand(ca);
+    if (*scale_adjuster) return RunScaleAdjusterCommand(saa);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

@@ -14,8 +14,8 @@
 
 #include "kai/binder/workqueue.h"
 #include "kai/controllers/pod_group_status.h"
-#include "kai/controllersd/defaults.h"
 #include "kai/controllers/queue_status.h"
+#include "kai/controllersd/defaults.h"
 #include "kai/controllersd/reflector.h"
 #include "kai/k8s/kubeconfig.h"
 #include "kai/scheduler/leader.h"

@@ -1,8 +1,9 @@
 #pragma once
-// `kai controllers --create-defaults`: the default queue tree and SchedulingShard of deploy/defaults/
-// (what `kai install --print` cannot hold next to the CRDs), created when absent and never
-// changed once they exist (an operator's edits are theirs). A create the webhook refuses while
-// `kai admission` still starts is tried again, with backoff, until it lands or the process stops.
+// `kai controllers --create-defaults`: the default queue tree and SchedulingShard of
+// deploy/defaults/ (what `kai install --print` cannot hold next to the CRDs), created when absent
+// and never changed once they exist (an operator's edits are theirs). A create the webhook refuses
+// while `kai admission` still starts is tried again, with backoff, until it lands or the process
+// stops.
 #include <atomic>
 #include <functional>
 #include <string>

@@ -160,8 +160,8 @@ Result<std::vector<Manifest>> CollectManifests(std::span<const EmbeddedFile> fil
     if (!Wanted(f.path, options)) continue;
     if (auto r = add(std::string(f.path), f.text); !r.ok()) return r.error();
   }
-  for (const std::string& extra : options.defaults_only ? std::vector<std::string>{}
-                                                        : options.extra_documents) {
+  for (const std::string& extra :
+       options.defaults_only ? std::vector<std::string>{} : options.extra_documents) {
     if (auto r = add("generated", extra); !r.ok()) return r.error();
   }
   // Stable: within one kind the files' order (sorted paths), then the documents' own order.

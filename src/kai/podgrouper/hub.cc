@@ -85,6 +85,12 @@ Hub MakeDefaultHub() {
   return hub;
 }
 
+std::vector<std::tuple<std::string, std::string, std::string>> Hub::Kinds() const {
+  std::vector<std::tuple<std::string, std::string, std::string>> out;
+  for (const auto& [key, grouper] : table_) out.push_back(key);
+  return out;
+}
+
 const Hub& DefaultHub() {
   static const Hub* hub = new Hub(MakeDefaultHub());
   return *hub;

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "kai/podgrouper/grouper.h"
 
@@ -35,6 +36,8 @@ class Hub {
     return For(top_owner.Group(), top_owner.Version(), top_owner.kind);
   }
   const Grouper& Default() const { return *default_; }
+  // Every registered (group, version, kind), in order (the pod grouper's RBAC is checked on it).
+  std::vector<std::tuple<std::string, std::string, std::string>> Kinds() const;
 
  private:
   using Key = std::tuple<std::string, std::string, std::string>;  // group, version, kind

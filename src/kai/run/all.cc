@@ -71,6 +71,18 @@ Component Controllers(const AllOptions& o, const Addresses& a) {
           [] { controllersd::RequestControllersStop(); }};
 }
 
+Component ScaleAdjuster(const AllOptions& o, const Addresses& a) {
+  auto opts = o.scale_adjuster;
+  opts.metrics_address = a.metrics;
+  opts.health_address = a.health;
+  opts.leader_elect = o.leader_elect;
+  return {"scale-adjuster",
+          [opts](const k8s::ApiClient& c, std::ostream& log) {
+            return scaleadjusterd::RunScaleAdjuster(opts, c, log);
+          },
+          [] { scaleadjusterd::RequestScaleAdjusterStop(); }};
+}
+
 // The webhook server has its own HTTPS address (it serves /healthz there).
 Component Admission(const AllOptions& o, const Addresses&) {
   auto opts = o.admission;
@@ -85,11 +97,9 @@ using Factory = Component (*)(const AllOptions&, const Addresses&);
 
 const std::vector<std::pair<std::string, Factory>>& Factories() {
   static const std::vector<std::pair<std::string, Factory>> f = {
-      {"scheduler", Scheduler},
-      {"binder", Binder},
-      {"podgrouper", PodGrouper},
-      {"controllers", Controllers},
-      {"admission", Admission},
+      {"scheduler", Scheduler},          {"binder", Binder},
+      {"podgrouper", PodGrouper},        {"controllers", Controllers},
+      {"scale-adjuster", ScaleAdjuster}, {"admission", Admission},
   };
   return f;
 }

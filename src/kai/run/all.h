@@ -7,6 +7,7 @@
 #include "kai/controllersd/controllers.h"
 #include "kai/podgrouperd/controller.h"
 #include "kai/run/run.h"
+#include "kai/scaleadjusterd/controller.h"
 #include "kai/scheduler/scheduler.h"
 #include "kai/util/result.h"
 #include "kai/webhook/server.h"
@@ -24,6 +25,7 @@ struct AllOptions {
   binder::BinderOptions binder;
   podgrouperd::PodGrouperOptions podgrouper;
   controllersd::ControllersOptions controllers;
+  scaleadjusterd::ScaleAdjusterOptions scale_adjuster;
   webhook::ServerOptions admission;  // runs only with a certificate (--tls-cert-file)
 };
 

@@ -1,0 +1,43 @@
+#pragma once
+// `kai scale-adjuster`: KAI's node scale adjuster (cmd/nodescaleadjuster) on the API server.
+// Cluster autoscalers do not count GPU fractions, so for the scheduler's unschedulable fractional
+// pods it keeps whole-GPU scaling pods in the scaling namespace (the decisions:
+// scaleadjuster/plan.h). Watches wake it; each pass lists the unbound pods of the scheduler and
+// the scaling pods (labelled app=<app label>) and converges: missing scaling pods are created,
+// unneeded ones deleted, so scaling pods a previous run left are adopted or deleted at start and
+// a restart at any moment leaves no orphan.
+#include <chrono>
+#include <functional>
+#include <ostream>
+#include <string>
+
+#include "kai/k8s/api_client.h"
+#include "kai/scaleadjuster/plan.h"
+#include "kai/util/time.h"
+
+namespace kai::scaleadjusterd {
+
+struct ScaleAdjusterOptions {
+  std::string kubeconfig, context;
+  scaleadjuster::AdjusterConfig adjuster;
+  bool leader_elect = false;
+  std::string leader_elect_namespace = "kai-scheduler";
+  std::string leader_elect_id = "7n7h49uc.kai.scheduler";  // KAI's LeaderElectionID
+  std::string metrics_address, health_address;             // "" = that endpoint off
+  std::chrono::milliseconds sync_timeout{60000};
+  std::chrono::milliseconds resync_period{30000};  // a pass at least this often
+  std::chrono::milliseconds debounce{500};         // events closer than this share one pass
+  std::function<UnixSeconds()> now = WallClockSeconds;
+};
+
+// Runs on `client` until RequestScaleAdjusterStop (a request made before the call is kept, so a
+// thread started and stopped at once still stops). Exit status: 0 on a stop, 1 when the watches
+// never synced or the leader lease was lost.
+int RunScaleAdjuster(const ScaleAdjusterOptions& options, const k8s::ApiClient& client,
+                     std::ostream& err);
+// The same on the client the options' kubeconfig gives (2 when it cannot be resolved); a
+// process's entry point, it clears an earlier stop request first.
+int RunScaleAdjuster(const ScaleAdjusterOptions& options, std::ostream& err);
+void RequestScaleAdjusterStop();
+
+}  // namespace kai::scaleadjusterd
