@@ -50,6 +50,10 @@ class UsageStore {
 // weighted by 0.5 ^ ((now - t) / half_life). In seconds.
 double DecayedSeconds(UnixSeconds start, int64_t duration, UnixSeconds now, const UsageParams& p);
 
+// Sum over `intervals` of DecayedSeconds times the amount, per resource (cpu, memory, gpu).
+QueueUsage WeightedAmount(const std::vector<Interval>& intervals, UnixSeconds now,
+                          const UsageParams& p);
+
 // Parses a usage history (the text of a usage file; `source` names it in errors):
 //   usageParams: {halfLifePeriod: 12h, windowSize: 168h}
 //   capacity:    [{start: RFC3339, duration: 10h, gpu: "10", cpu: "100", memory: 1Ti}]
