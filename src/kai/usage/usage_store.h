@@ -28,6 +28,7 @@ struct Interval {
   UnixSeconds start = 0;
   int64_t duration_seconds = 0;
   Resources amount;
+  friend bool operator==(const Interval&, const Interval&) = default;
 };
 
 class UsageStore {
