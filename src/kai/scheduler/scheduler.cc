@@ -14,6 +14,7 @@
 #include "kai/scheduler/decisions.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/scheduler/usage_recorder.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
 #include "kai/snapshot/compare.h"
@@ -49,16 +50,23 @@ std::vector<informer::WatchSpec> WatchesFor(const SchedulerOptions& o, const std
   return specs;
 }
 
-// The shard's partition value, read once before the watches start (they filter by it).
-Result<std::string> ReadPartition(const k8s::ApiClient& client, const std::string& shard) {
-  if (shard.empty()) return std::string();
+// The shard, read once before the watches start: they filter by its partition value, and its
+// usageDBConfig is read at start (as KAI's scheduler reads it from its config file). An empty
+// document without a shard.
+Result<doc::Document> ReadShard(const k8s::ApiClient& client, const std::string& shard) {
+  if (shard.empty()) return doc::Document();
   const std::string path = k8s::ObjectPath(res::kShard, "", shard);
   const k8s::HttpResponse r = client.Get(path);
   if (r.status == 404) return Error{"--shard: SchedulingShard \"" + shard + "\" not found"};
   if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
   auto d = doc::ParseJson(r.body);
   if (!d.ok()) return Error{path + ": " + d.error().message};
-  return std::string(d->Roots().at(0)["spec"]["partitionLabelValue"].Scalar());
+  return std::move(d.value());
+}
+
+doc::Node ShardSpec(const doc::Document& shard) {
+  const auto roots = shard.Roots();
+  return roots.empty() ? doc::Node() : roots.front()["spec"];
 }
 
 void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& format,
@@ -80,9 +88,10 @@ class Loop {
       : o_(o), client_(client), out_(out), err_(err) {}
 
   int Run() {
-    auto pool = ReadPartition(client_, o_.shard);
-    if (!pool.ok()) return Fail(2, pool.error().message);
-    pool_ = *pool;
+    auto shard = ReadShard(client_, o_.shard);
+    if (!shard.ok()) return Fail(2, shard.error().message);
+    pool_ = std::string(ShardSpec(*shard)["partitionLabelValue"].Scalar());
+    if (auto e = OpenUsage(ShardSpec(*shard))) return Fail(2, *e);
     informer::InformerOptions io;
     io.log = [this](const std::string& l) { Log(l); };
     informer_ = std::make_unique<informer::Informer>(client_, WatchesFor(o_, pool_), io);
@@ -129,6 +138,20 @@ class Loop {
     err_ << "kai scheduler: " << l << "\n";
   }
 
+  std::optional<std::string> OpenUsage(const doc::Node& spec) {
+    UsageOptions uo;
+    uo.usage_dir = o_.usage_dir;
+    uo.prometheus_url = o_.usage_prometheus_url;
+    uo.save_interval = o_.usage_save_interval;
+    uo.log = [this](const std::string& l) { Log(l); };
+    uo.env = k8s::ProcessEnv();
+    auto r = UsageRecorder::Open(uo, spec, "SchedulingShard " + o_.shard,
+                                 o_.now.value_or(WallClockSeconds()));
+    if (!r.ok()) return r.error().message;
+    usage_ = std::move(r.value());
+    return std::nullopt;
+  }
+
   void StartLeaderElection() {
     if (!o_.leader_elect || o_.dry_run) return;
     LeaderOptions lo;
@@ -150,7 +173,7 @@ class Loop {
     hooks.metrics = [this] {
       const informer::InformerStats st = informer_->stats();
       const WriteStats bg = committer_ ? committer_->background_stats() : WriteStats{};
-      std::string out = metrics_.Render();
+      std::string out = metrics_.Render() + (usage_ ? usage_->Metrics() : "");
       for (const auto& [name, v] : std::initializer_list<std::pair<const char*, int64_t>>{
                {"informer_lists_total", st.lists},
                {"informer_relists_gone_total", st.relists_gone},
@@ -181,6 +204,7 @@ class Loop {
     if (committer_ && Leading() && !committer_->FlushBackground(std::chrono::seconds(5))) {
       Log("stopping with status writes or events unwritten");
     }
+    if (usage_) usage_->Close();
     if (servers_) servers_->Stop();
     if (leader_) leader_->Stop();
     if (informer_) informer_->Stop();
@@ -240,6 +264,7 @@ class Loop {
       }
     }
     Snapshot snap = cache_.Lend();
+    if (usage_) usage_->Apply(snap, now);
     const std::vector<PodStatus> initial = InitialStatuses(snap);
     auto run = sim::RunSession(std::move(snap), config, {});
     if (!run.ok()) {
@@ -252,6 +277,7 @@ class Loop {
     std::optional<sim::CycleReport> report;
     if (o_.once || o_.dry_run) report = sim::ReportCycle(s, cycle);
     metrics_.ObserveQueues(s.snap());
+    if (usage_) usage_->Record(s.snap(), world_, now);
     cache_.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
     const auto decided = std::chrono::steady_clock::now();
     if (!o_.dry_run && Leading()) {
@@ -316,6 +342,7 @@ class Loop {
   std::unique_ptr<Committer> committer_;
   std::unique_ptr<LeaderElector> leader_;
   std::unique_ptr<Servers> servers_;
+  std::unique_ptr<UsageRecorder> usage_;
   SchedulerMetrics metrics_;
   std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
   ClusterState world_;
@@ -327,6 +354,25 @@ class Loop {
 }  // namespace
 
 void RequestStop() { g_stop = true; }
+
+Result<ClusterState> ReadLiveWorld(const SchedulerOptions& o) {
+  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
+  if (!config.ok()) return config.error();
+  const k8s::ApiClient client(config.value());
+  auto shard = ReadShard(client, o.shard);
+  if (!shard.ok()) return shard.error();
+  const std::string pool(ShardSpec(*shard)["partitionLabelValue"].Scalar());
+  informer::Informer informer(client, WatchesFor(o, pool), {});
+  informer.Start();
+  const bool synced = informer.WaitForFirstLists(o.sync_timeout);
+  ClusterState world;
+  world.scheduler_name = o.scheduler_name;
+  ClusterChanges changes;
+  if (synced) informer.Apply(world, changes);
+  informer.Stop();
+  if (!synced) return Error{"the cluster's objects could not be listed within the time-out"};
+  return world;
+}
 
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err) {
   g_stop = false;

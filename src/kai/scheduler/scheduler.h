@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "kai/model/cluster.h"
+#include "kai/util/result.h"
 #include "kai/util/time.h"
 #include "kai/util/trace.h"
 
@@ -38,6 +40,12 @@ struct SchedulerOptions {
   // Checks every cycle that the incremental snapshot equals a full build of the same world; a
   // difference is logged (naming the first differing fields) and the snapshot rebuilt.
   bool verify_snapshot_cache = false;
+  // Time-based fair share: the recorded history's directory ("" = none), a Prometheus to read
+  // the history from instead ("" = the shard's usageDBConfig, if it names one), and how often
+  // the history is saved (and on shutdown).
+  std::string usage_dir;
+  std::string usage_prometheus_url;
+  std::chrono::milliseconds usage_save_interval{60000};
   int max_cycles = 0;          // stop after this many cycles (0 = run until stopped; tests)
   TraceSink* trace = nullptr;  // the cycles' diagnostic trace (KAI_DEBUG); not owned, optional
 };
@@ -45,6 +53,11 @@ struct SchedulerOptions {
 // Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad
 // configuration, naming it). `out` receives --once / --dry-run output, `err` the log.
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err);
+
+// The shard's world as the scheduler sees it after its first lists (`kai queues --kubeconfig`):
+// the same watches, read once. `options`: kubeconfig, context, shard, node_pool_key,
+// scheduler_name, sync_timeout.
+Result<ClusterState> ReadLiveWorld(const SchedulerOptions& options);
 
 // Asks a running RunScheduler (in this process) to stop after its current cycle.
 void RequestStop();
