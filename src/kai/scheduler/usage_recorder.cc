@@ -49,6 +49,13 @@ class PrometheusUsage {
   }
   int64_t errors() const { return errors_; }
 
+  // Waits for the first fetch to end (KAI's scheduler waits for its first usage data), at most
+  // `timeout`.
+  void WaitForFirstFetch(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    wake_.wait_for(lock, timeout, [this] { return fetches_ > 0 || stop_; });
+  }
+
  private:
   void Run() {
     std::unique_lock<std::mutex> lock(mu_);
@@ -64,6 +71,8 @@ class PrometheusUsage {
         ++errors_;
         log_("usage from " + url_ + ": " + got.error().message);
       }
+      ++fetches_;
+      wake_.notify_all();
       wake_.wait_for(lock, std::chrono::seconds(config_.fetch_interval_seconds),
                      [this] { return stop_; });
     }
@@ -108,6 +117,7 @@ class PrometheusUsage {
   std::optional<UsageMap> latest_;
   std::chrono::steady_clock::time_point fetched_at_{};
   bool warned_stale_ = false;
+  int64_t fetches_ = 0;
   std::atomic<int64_t> errors_{0};
 };
 
@@ -182,6 +192,7 @@ Result<std::unique_ptr<UsageRecorder>> UsageRecorder::Open(const UsageOptions& o
   if (!url->empty()) {
     r->prometheus_ = std::make_unique<PrometheusUsage>(*url, r->config_, o.log);
     r->prometheus_->Start();
+    r->prometheus_->WaitForFirstFetch(std::chrono::milliseconds(r->config_.wait_timeout_millis));
   }
   return r;
 }

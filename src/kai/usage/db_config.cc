@@ -78,6 +78,7 @@ void ReadParams(const doc::Node& p, const std::string& where, UsageDbConfig& c) 
     throw ConfigError{where + ".fetchInterval: must be at least 1s"};
   c.staleness_seconds =
       std::max(GoMillis(p, "stalenessPeriod", where, 300000) / 1000, c.fetch_interval_seconds);
+  c.wait_timeout_millis = GoMillis(p, "waitTimeout", where, c.wait_timeout_millis);
   ReadExtra(p, where, c);
 }
 

@@ -20,7 +20,8 @@ struct UsageDbConfig {
   UsageParams params;              // halfLifePeriod (<= 0: no decay), windowSize
   std::string window_text = "1w";  // windowSize as written: the PromQL range
   int64_t fetch_interval_seconds = 60;
-  int64_t staleness_seconds = 300;  // never below the fetch interval (KAI raises it)
+  int64_t staleness_seconds = 300;      // never below the fetch interval (KAI raises it)
+  int64_t wait_timeout_millis = 60000;  // how long the start waits for the first answer
   int64_t query_timeout_millis = 10000;
   int64_t query_resolution_seconds = 60;
   // Per resource, cpu, memory, gpu (extraParams {cpu,memory,gpu}{Allocation,Capacity}Metric).
