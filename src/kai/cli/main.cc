@@ -19,6 +19,7 @@
 #include "kai/framework/config.h"
 #include "kai/framework/session.h"
 #include "kai/io/manifest_files.h"
+#include "kai/io/usage_dir.h"
 #include "kai/io/usage_file.h"
 #include "kai/k8s/decode.h"
 #include "kai/podgrouperd/controller.h"
@@ -55,6 +56,9 @@ struct QueuesArgs {
   std::string now;
   std::string output = "table";
   std::string usage_file;
+  // A live cluster instead of files (the scheduler's view: its shard, its watches).
+  std::string kubeconfig, context, shard, node_pool_key = "kai.scheduler/node-pool";
+  std::string usage_dir;  // the history kai scheduler --usage-dir records
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -236,11 +240,44 @@ void PrintQueuesJson(const std::vector<kai::QueueExplanation>& queues) {
   std::cout << "\n";
 }
 
+// The world of `kai queues`: the manifests, or the live cluster as the scheduler lists it.
+kai::Result<kai::ClusterState> QueuesWorld(const QueuesArgs& a) {
+  if (a.files.empty() == a.kubeconfig.empty()) {
+    return kai::Error{"-f or --kubeconfig: give the manifests or a cluster (one of them)"};
+  }
+  if (!a.files.empty()) return kai::LoadManifests(a.files);
+  kai::scheduler::SchedulerOptions o;
+  o.kubeconfig = a.kubeconfig;
+  o.context = a.context;
+  o.shard = a.shard;
+  o.node_pool_key = a.node_pool_key;
+  return kai::scheduler::ReadLiveWorld(o);
+}
+
+// The history kai scheduler recorded under `dir`, with the usage parameters it used.
+std::optional<std::string> ReadUsageDir(const std::string& dir,
+                                        std::optional<kai::usage::UsageStore>& usage) {
+  auto file = kai::usage::UsageDir(dir).Read();
+  if (!file.ok()) return file.error().message;
+  if (!*file) {
+    std::cerr << "kai: warning: --usage-dir: no usage history in " << dir << " yet\n";
+    return std::nullopt;
+  }
+  usage = (*file)->history.ToStore((*file)->params);
+  return std::nullopt;
+}
+
 int RunQueues(const QueuesArgs& a) {
   kai::sim::SimulateOptions options;
   std::optional<kai::usage::UsageStore> usage;
+  if (!a.usage_file.empty() && !a.usage_dir.empty())
+    return Fail("--usage and --usage-dir: give one of them");
   if (auto err = ReadClockAndUsage(a.now, a.usage_file, options, usage)) return Fail(*err);
-  auto world = kai::LoadManifests(a.files);
+  if (!a.usage_dir.empty()) {
+    if (auto err = ReadUsageDir(a.usage_dir, usage)) return Fail(*err);
+    if (usage) options.usage = &*usage;
+  }
+  auto world = QueuesWorld(a);
   if (!world.ok()) return Fail(world.error().message);
   auto config = kai::ConfigFromShard(world->shard);
   if (!config.ok()) return Fail(config.error().message);
@@ -277,6 +314,7 @@ int RunCheckUpdate(const CheckUpdateArgs& a) {
 struct SchedulerArgs {
   kai::scheduler::SchedulerOptions o;
   std::string period, now, lease_duration, renew_deadline, retry_period, status_deferral;
+  std::string usage_save_interval;
 };
 
 CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
@@ -311,6 +349,12 @@ CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
   c->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
   c->add_option("--health-probe-bind-address", o.health_address,
                 "HOST:PORT for /healthz, /readyz and /debug/snapshot");
+  c->add_option("--usage-dir", o.usage_dir,
+                "record each queue's usage here for time-based fair share (usageDBConfig)");
+  c->add_option("--usage-prometheus-url", o.usage_prometheus_url,
+                "read the usage history from this Prometheus instead (as KAI)");
+  c->add_option("--usage-save-interval", a.usage_save_interval,
+                "how often the usage history is saved (default 60s, and on shutdown)");
   c->add_option("--max-cycles", o.max_cycles, "stop after this many cycles (0: run on)");
   c->add_flag("--verify-snapshot-cache", o.verify_snapshot_cache,
               "check every cycle that the incremental snapshot equals a full build");
@@ -351,6 +395,10 @@ int RunSchedulerCommand(SchedulerArgs& a) {
     o.status_write_deferral = std::chrono::milliseconds(0);
   } else if (auto e = ParseDurationFlag("--status-write-deferral", a.status_deferral,
                                         o.status_write_deferral)) {
+    return Fail(*e);
+  }
+  if (auto e = ParseDurationFlag("--usage-save-interval", a.usage_save_interval,
+                                 o.usage_save_interval)) {
     return Fail(*e);
   }
   if (o.renew_deadline >= o.lease_duration) {
@@ -791,10 +839,15 @@ int main(int argc, char** argv) {
                      "(also KAI_VERIFY_SNAPSHOT_CACHE=1)");
   QueuesArgs qa;
   CLI::App* queues = app.add_subcommand("queues", "print the queue tree and explain fair shares");
-  queues->add_option("-f,--filename", qa.files, "manifest file or directory (repeatable)")
-      ->required();
+  queues->add_option("-f,--filename", qa.files, "manifest file or directory (repeatable)");
+  queues->add_option("--kubeconfig", qa.kubeconfig, "read a live cluster instead of files");
+  queues->add_option("--context", qa.context, "kubeconfig context (default: its current-context)");
+  queues->add_option("--shard", qa.shard, "SchedulingShard whose node pool and config to read");
+  queues->add_option("--node-pool-label-key", qa.node_pool_key, "the node-pool label");
   queues->add_option("--now", qa.now, "the clock, RFC 3339 (default: wall clock)");
   queues->add_option("--usage", qa.usage_file, "time-based fair share history (YAML)");
+  queues->add_option("--usage-dir", qa.usage_dir,
+                     "the usage history kai scheduler --usage-dir records");
   queues->add_option("-o,--output", qa.output, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
   CheckUpdateArgs cu;

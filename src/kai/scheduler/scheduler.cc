@@ -14,6 +14,7 @@
 #include "kai/scheduler/decisions.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/scheduler/usage_recorder.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
 #include "kai/snapshot/compare.h"
@@ -49,16 +50,23 @@ std::vector<informer::WatchSpec> WatchesFor(const SchedulerOptions& o, const std
   return specs;
 }
 
-// The shard's partition value, read once before the watches start (they filter by it).
-Result<std::string> ReadPartition(const k8s::ApiClient& client, const std::string& shard) {
-  if (shard.empty()) return std::string();
+// The shard, read once before the watches start: they filter by its partition value, and its
+// usageDBConfig is read at start (as KAI's scheduler reads it from its config file). An empty
+// document without a shard.
+Result<doc::Document> ReadShard(const k8s::ApiClient& client, const std::string& shard) {
+  if (shard.empty()) return doc::Document();
   const std::string path = k8s::ObjectPath(res::kShard, "", shard);
   const k8s::HttpResponse r = client.Get(path);
   if (r.status == 404) return Error{"--shard: SchedulingShard \"" + shard + "\" not found"};
   if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
   auto d = doc::ParseJson(r.body);
   if (!d.ok()) return Error{path + ": " + d.error().message};
-  return std::string(d->Roots().at(0)["spec"]["partitionLabelValue"].Scalar());
+  return std::move(d.value());
+}
+
+doc::Node ShardSpec(const doc::Document& shard) {
+  const auto roots = shard.Roots();
+  return roots.empty() ? doc::Node() : roots.front()["spec"];
 }
 
 void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& format,
@@ -80,10 +88,11 @@ class Loop {
       : o_(o), client_(client), out_(out), err_(err) {}
 
   int Run() {
-    auto pool = AwaitPartition();
-    if (!pool.ok()) return Fail(2, pool.error().message);
+    auto shard = AwaitShard();
+    if (!shard.ok()) return Fail(2, shard.error().message);
     if (g_stop) return 0;
-    pool_ = *pool;
+    pool_ = std::string(ShardSpec(*shard)["partitionLabelValue"].Scalar());
+    if (auto e = OpenUsage(ShardSpec(*shard))) return Fail(2, *e);
     informer::InformerOptions io;
     io.log = [this](const std::string& l) { Log(l); };
     informer_ = std::make_unique<informer::Informer>(client_, WatchesFor(o_, pool_), io);
@@ -132,15 +141,29 @@ class Loop {
 
   // A long-running scheduler waits for its SchedulingShard (a fresh installation creates it
   // after the CRDs serve: `kai controllers --create-defaults`); --once and --dry-run do not.
-  Result<std::string> AwaitPartition() {
+  Result<doc::Document> AwaitShard() {
     for (bool said = false;; said = true) {
-      auto pool = ReadPartition(client_, o_.shard);
-      const bool missing = !pool.ok() && pool.error().message.ends_with("not found");
-      if (!missing || o_.once || o_.dry_run) return pool;
-      if (!said) Log(pool.error().message + "; waiting for it");
+      auto shard = ReadShard(client_, o_.shard);
+      const bool missing = !shard.ok() && shard.error().message.ends_with("not found");
+      if (!missing || o_.once || o_.dry_run) return shard;
+      if (!said) Log(shard.error().message + "; waiting for it");
       Sleep(std::chrono::milliseconds(2000));
-      if (g_stop) return std::string();
+      if (g_stop) return doc::Document();
     }
+  }
+
+  std::optional<std::string> OpenUsage(const doc::Node& spec) {
+    UsageOptions uo;
+    uo.usage_dir = o_.usage_dir;
+    uo.prometheus_url = o_.usage_prometheus_url;
+    uo.save_interval = o_.usage_save_interval;
+    uo.log = [this](const std::string& l) { Log(l); };
+    uo.env = k8s::ProcessEnv();
+    auto r = UsageRecorder::Open(uo, spec, "SchedulingShard " + o_.shard,
+                                 o_.now.value_or(WallClockSeconds()));
+    if (!r.ok()) return r.error().message;
+    usage_ = std::move(r.value());
+    return std::nullopt;
   }
 
   void StartLeaderElection() {
@@ -164,7 +187,7 @@ class Loop {
     hooks.metrics = [this] {
       const informer::InformerStats st = informer_->stats();
       const WriteStats bg = committer_ ? committer_->background_stats() : WriteStats{};
-      std::string out = metrics_.Render();
+      std::string out = metrics_.Render() + (usage_ ? usage_->Metrics() : "");
       for (const auto& [name, v] : std::initializer_list<std::pair<const char*, int64_t>>{
                {"informer_lists_total", st.lists},
                {"informer_relists_gone_total", st.relists_gone},
@@ -195,6 +218,7 @@ class Loop {
     if (committer_ && Leading() && !committer_->FlushBackground(std::chrono::seconds(5))) {
       Log("stopping with status writes or events unwritten");
     }
+    if (usage_) usage_->Close();
     if (servers_) servers_->Stop();
     if (leader_) leader_->Stop();
     if (informer_) informer_->Stop();
@@ -254,6 +278,7 @@ class Loop {
       }
     }
     Snapshot snap = cache_.Lend();
+    if (usage_) usage_->Apply(snap, now);
     const std::vector<PodStatus> initial = InitialStatuses(snap);
     auto run = sim::RunSession(std::move(snap), config, {});
     if (!run.ok()) {
@@ -266,6 +291,7 @@ class Loop {
     std::optional<sim::CycleReport> report;
     if (o_.once || o_.dry_run) report = sim::ReportCycle(s, cycle);
     metrics_.ObserveQueues(s.snap());
+    if (usage_) usage_->Record(s.snap(), world_, now);
     cache_.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
     const auto decided = std::chrono::steady_clock::now();
     if (!o_.dry_run && Leading()) {
@@ -330,6 +356,7 @@ class Loop {
   std::unique_ptr<Committer> committer_;
   std::unique_ptr<LeaderElector> leader_;
   std::unique_ptr<Servers> servers_;
+  std::unique_ptr<UsageRecorder> usage_;
   SchedulerMetrics metrics_;
   std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
   ClusterState world_;
@@ -341,6 +368,25 @@ class Loop {
 }  // namespace
 
 void RequestStop() { g_stop = true; }
+
+Result<ClusterState> ReadLiveWorld(const SchedulerOptions& o) {
+  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
+  if (!config.ok()) return config.error();
+  const k8s::ApiClient client(config.value());
+  auto shard = ReadShard(client, o.shard);
+  if (!shard.ok()) return shard.error();
+  const std::string pool(ShardSpec(*shard)["partitionLabelValue"].Scalar());
+  informer::Informer informer(client, WatchesFor(o, pool), {});
+  informer.Start();
+  const bool synced = informer.WaitForFirstLists(o.sync_timeout);
+  ClusterState world;
+  world.scheduler_name = o.scheduler_name;
+  ClusterChanges changes;
+  if (synced) informer.Apply(world, changes);
+  informer.Stop();
+  if (!synced) return Error{"the cluster's objects could not be listed within the time-out"};
+  return world;
+}
 
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err) {
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "kai/k8s/api_client.h"
+#include "kai/model/cluster.h"
+#include "kai/util/result.h"
 #include "kai/util/time.h"
 #include "kai/util/trace.h"
 
@@ -39,6 +41,12 @@ struct SchedulerOptions {
   // Checks every cycle that the incremental snapshot equals a full build of the same world; a
   // difference is logged (naming the first differing fields) and the snapshot rebuilt.
   bool verify_snapshot_cache = false;
+  // Time-based fair share: the recorded history's directory ("" = none), a Prometheus to read
+  // the history from instead ("" = the shard's usageDBConfig, if it names one), and how often
+  // the history is saved (and on shutdown).
+  std::string usage_dir;
+  std::string usage_prometheus_url;
+  std::chrono::milliseconds usage_save_interval{60000};
   int max_cycles = 0;          // stop after this many cycles (0 = run until stopped; tests)
   TraceSink* trace = nullptr;  // the cycles' diagnostic trace (KAI_DEBUG); not owned, optional
 };
@@ -49,6 +57,11 @@ int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostrea
 // The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
 int RunScheduler(const SchedulerOptions& options, const k8s::ApiClient& client, std::ostream& out,
                  std::ostream& err);
+
+// The shard's world as the scheduler sees it after its first lists (`kai queues --kubeconfig`):
+// the same watches, read once. `options`: kubeconfig, context, shard, node_pool_key,
+// scheduler_name, sync_timeout.
+Result<ClusterState> ReadLiveWorld(const SchedulerOptions& options);
 
 // Asks a running RunScheduler (in this process) to stop after its current cycle.
 void RequestStop();

@@ -169,10 +169,17 @@ usage::QueueUsage QueueUsageOf(Snapshot& snap, QueueId id,
   return q.usage;
 }
 
+}  // namespace
+
+void ApplyQueueUsage(Snapshot& snap, const std::map<std::string, usage::QueueUsage>& usage) {
+  for (QueueId root : snap.root_queues) QueueUsageOf(snap, root, usage);
+}
+
+namespace {
+
 void ApplyUsage(Snapshot& snap, const SimulateOptions& options) {
   if (!options.usage || options.usage->empty()) return;
-  const auto usage = options.usage->Usage(options.now, options.usage->params());
-  for (QueueId root : snap.root_queues) QueueUsageOf(snap, root, usage);
+  ApplyQueueUsage(snap, options.usage->Usage(options.now, options.usage->params()));
 }
 
 // The cycle's snapshot from the cache, checked against a full build when asked.

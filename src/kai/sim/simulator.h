@@ -6,6 +6,7 @@
 // Pipelined pods are Pending again. Unlike KAI, a pending pod that ends a cycle Pipelined keeps its
 // node as status.nominatedNodeName for the next cycle, where allocate serves it first (see
 // docs/deviations.md); a moved pod is recreated without one.
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -71,6 +72,10 @@ struct CycleCache {
 
 // Snapshot of `world` at `now`, with queue usage from the store when there is one.
 Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options);
+
+// Sets every queue's usage: its own record, or for a parent without one the sum of its children's
+// (kai scheduler feeds its recorded history through this).
+void ApplyQueueUsage(Snapshot& snap, const std::map<std::string, usage::QueueUsage>& usage);
 
 // Opens the plugins, runs the configured actions on `snap` and closes the session, which then
 // holds the cycle's outcome. Errors come from plugin configuration and unknown actions.

@@ -13,8 +13,10 @@ namespace {
 constexpr std::array<CoreResource, 3> kResources = {CoreResource::kCpu, CoreResource::kMemory,
                                                     CoreResource::kGpu};
 
-std::array<double, 3> Weighted(const std::vector<Interval>& intervals, UnixSeconds now,
-                               const UsageParams& p) {
+}  // namespace
+
+QueueUsage WeightedAmount(const std::vector<Interval>& intervals, UnixSeconds now,
+                          const UsageParams& p) {
   std::array<double, 3> sum{};
   for (const Interval& in : intervals) {
     const double w = DecayedSeconds(in.start, in.duration_seconds, now, p);
@@ -25,8 +27,6 @@ std::array<double, 3> Weighted(const std::vector<Interval>& intervals, UnixSecon
   }
   return sum;
 }
-
-}  // namespace
 
 double DecayedSeconds(UnixSeconds start, int64_t duration, UnixSeconds now, const UsageParams& p) {
   const double window_start = static_cast<double>(now - p.window_seconds);
@@ -47,12 +47,12 @@ void UsageStore::RecordAllocation(const std::string& queue, Interval interval) {
 void UsageStore::RecordCapacity(Interval interval) { capacity_.push_back(std::move(interval)); }
 
 std::map<std::string, QueueUsage> UsageStore::Usage(UnixSeconds now, const UsageParams& p) const {
-  const auto capacity = Weighted(capacity_, now, p);
+  const auto capacity = WeightedAmount(capacity_, now, p);
   std::map<std::string, std::vector<Interval>> by_queue;
   for (const auto& [queue, in] : allocations_) by_queue[queue].push_back(in);
   std::map<std::string, QueueUsage> out;
   for (const auto& [queue, intervals] : by_queue) {
-    const auto used = Weighted(intervals, now, p);
+    const auto used = WeightedAmount(intervals, now, p);
     QueueUsage u{};
     for (size_t i = 0; i < u.size(); ++i) u[i] = capacity[i] > 0 ? used[i] / capacity[i] : 0;
     out[queue] = u;

@@ -28,6 +28,7 @@ struct Interval {
   UnixSeconds start = 0;
   int64_t duration_seconds = 0;
   Resources amount;
+  friend bool operator==(const Interval&, const Interval&) = default;
 };
 
 class UsageStore {
@@ -49,6 +50,10 @@ class UsageStore {
 // Weight of [start, start + duration) at `now`: its overlap with the window, each instant t
 // weighted by 0.5 ^ ((now - t) / half_life). In seconds.
 double DecayedSeconds(UnixSeconds start, int64_t duration, UnixSeconds now, const UsageParams& p);
+
+// Sum over `intervals` of DecayedSeconds times the amount, per resource (cpu, memory, gpu).
+QueueUsage WeightedAmount(const std::vector<Interval>& intervals, UnixSeconds now,
+                          const UsageParams& p);
 
 // Parses a usage history (the text of a usage file; `source` names it in errors):
 //   usageParams: {halfLifePeriod: 12h, windowSize: 168h}
