@@ -40,6 +40,23 @@ bool Wanted(std::string_view path, const InstallOptions& o) {
   return path.starts_with("deploy/rbac/") || path.starts_with("deploy/install/");
 }
 
+// Calls `line` with each line of `text`, without its newline.
+template <class F>
+void ForEachLine(std::string_view text, F line) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    line(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+}
+
+bool CommentOrBlank(std::string_view line) {
+  const size_t first = line.find_first_not_of(' ');
+  return first == std::string_view::npos || line[first] == '#';
+}
+
 // The documents of a YAML stream, split at `---` lines; comment-only parts are dropped.
 std::vector<std::string> SplitDocuments(std::string_view text) {
   std::vector<std::string> docs;
@@ -50,20 +67,14 @@ std::vector<std::string> SplitDocuments(std::string_view text) {
     current.clear();
     has_content = false;
   };
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  ForEachLine(text, [&](std::string_view line) {
     if (line == "---" || line.starts_with("--- ")) {
       flush();
-      continue;
+      return;
     }
-    const size_t first = line.find_first_not_of(' ');
-    if (first != std::string_view::npos && line[first] != '#') has_content = true;
+    if (!CommentOrBlank(line)) has_content = true;
     current.append(line).push_back('\n');
-  }
+  });
   flush();
   return docs;
 }
@@ -91,16 +102,9 @@ Result<Manifest> Identify(const std::string& source, std::string text) {
 // The text without its comment-only and blank lines: what two copies of one object must share.
 std::string Significant(std::string_view text) {
   std::string out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    const size_t first = line.find_first_not_of(' ');
-    if (first == std::string_view::npos || line[first] == '#') continue;
-    out.append(line).push_back('\n');
-  }
+  ForEachLine(text, [&](std::string_view line) {
+    if (!CommentOrBlank(line)) out.append(line).push_back('\n');
+  });
   return out;
 }
 

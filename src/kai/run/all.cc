@@ -23,64 +23,53 @@ Result<Addresses> AddressesFor(const AllOptions& o, int index) {
   return a;
 }
 
-Component Scheduler(const AllOptions& o, const Addresses& a) {
-  auto opts = o.scheduler;
+// A component whose options carry the metrics, health and leader fields every long-running
+// component has; `run` is its shared-client entry point.
+template <class Options, class Run>
+Component Served(std::string name, Options opts, const AllOptions& o, const Addresses& a, Run run,
+                 void (*stop)()) {
   opts.metrics_address = a.metrics;
   opts.health_address = a.health;
   opts.leader_elect = o.leader_elect;
-  return {"scheduler",
-          [opts](const k8s::ApiClient& c, std::ostream& log) {
-            return scheduler::RunScheduler(opts, c, log, log);
-          },
-          [] { scheduler::RequestStop(); }};
+  return {std::move(name),
+          [opts, run](const k8s::ApiClient& c, std::ostream& log) { return run(opts, c, log); },
+          stop};
+}
+
+Component Scheduler(const AllOptions& o, const Addresses& a) {
+  return Served(
+      "scheduler", o.scheduler, o, a,
+      [](const scheduler::SchedulerOptions& opts, const k8s::ApiClient& c, std::ostream& log) {
+        return scheduler::RunScheduler(opts, c, log, log);
+      },
+      scheduler::RequestStop);
 }
 
 Component Binder(const AllOptions& o, const Addresses& a) {
-  auto opts = o.binder;
-  opts.metrics_address = a.metrics;
-  opts.health_address = a.health;
-  opts.leader_elect = o.leader_elect;
-  return {"binder",
-          [opts](const k8s::ApiClient& c, std::ostream& log) {
-            return binder::RunBinder(opts, c, log);
-          },
-          [] { binder::RequestBinderStop(); }};
+  using Run = int (*)(const binder::BinderOptions&, const k8s::ApiClient&, std::ostream&);
+  return Served("binder", o.binder, o, a, static_cast<Run>(binder::RunBinder),
+                binder::RequestBinderStop);
 }
 
 Component PodGrouper(const AllOptions& o, const Addresses& a) {
-  auto opts = o.podgrouper;
-  opts.metrics_address = a.metrics;
-  opts.health_address = a.health;
-  opts.leader_elect = o.leader_elect;
-  return {"podgrouper",
-          [opts](const k8s::ApiClient& c, std::ostream& log) {
-            return podgrouperd::RunPodGrouper(opts, c, log);
-          },
-          [] { podgrouperd::RequestPodGrouperStop(); }};
+  using Run = int (*)(const podgrouperd::PodGrouperOptions&, const k8s::ApiClient&, std::ostream&);
+  return Served("podgrouper", o.podgrouper, o, a, static_cast<Run>(podgrouperd::RunPodGrouper),
+                podgrouperd::RequestPodGrouperStop);
 }
 
 Component Controllers(const AllOptions& o, const Addresses& a) {
-  auto opts = o.controllers;
-  opts.metrics_address = a.metrics;
-  opts.health_address = a.health;
-  opts.leader_elect = o.leader_elect;
-  return {"controllers",
-          [opts](const k8s::ApiClient& c, std::ostream& log) {
-            return controllersd::RunControllers(opts, c, log);
-          },
-          [] { controllersd::RequestControllersStop(); }};
+  using Run =
+      int (*)(const controllersd::ControllersOptions&, const k8s::ApiClient&, std::ostream&);
+  return Served("controllers", o.controllers, o, a, static_cast<Run>(controllersd::RunControllers),
+                controllersd::RequestControllersStop);
 }
 
 Component ScaleAdjuster(const AllOptions& o, const Addresses& a) {
-  auto opts = o.scale_adjuster;
-  opts.metrics_address = a.metrics;
-  opts.health_address = a.health;
-  opts.leader_elect = o.leader_elect;
-  return {"scale-adjuster",
-          [opts](const k8s::ApiClient& c, std::ostream& log) {
-            return scaleadjusterd::RunScaleAdjuster(opts, c, log);
-          },
-          [] { scaleadjusterd::RequestScaleAdjusterStop(); }};
+  using Run =
+      int (*)(const scaleadjusterd::ScaleAdjusterOptions&, const k8s::ApiClient&, std::ostream&);
+  return Served("scale-adjuster", o.scale_adjuster, o, a,
+                static_cast<Run>(scaleadjusterd::RunScaleAdjuster),
+                scaleadjusterd::RequestScaleAdjusterStop);
 }
 
 // The webhook server has its own HTTPS address (it serves /healthz there).

@@ -63,21 +63,26 @@ Result<CertPtr> NewCertificate(EVP_PKEY* key, const std::string& common_name,
   return cert;
 }
 
-Result<std::string> Pem(X509* cert) {
+// `write` puts the PEM into a memory BIO; the text is returned.
+template <class Write>
+Result<std::string> Pem(Write write, const char* what) {
   BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_X509(bio.get(), cert) != 1) return Error{"writing a PEM failed"};
+  if (!bio || write(bio.get()) != 1) return Error{std::string("writing ") + what + " failed"};
   char* data = nullptr;
   const long n = BIO_get_mem_data(bio.get(), &data);
   return std::string(data, static_cast<size_t>(n));
 }
 
+Result<std::string> Pem(X509* cert) {
+  return Pem([cert](BIO* b) { return PEM_write_bio_X509(b, cert); }, "a certificate PEM");
+}
+
 Result<std::string> Pem(EVP_PKEY* key) {
-  BioPtr bio(BIO_new(BIO_s_mem()));
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1)
-    return Error{"writing a private key PEM failed"};
-  char* data = nullptr;
-  const long n = BIO_get_mem_data(bio.get(), &data);
-  return std::string(data, static_cast<size_t>(n));
+  return Pem(
+      [key](BIO* b) {
+        return PEM_write_bio_PrivateKey(b, key, nullptr, nullptr, 0, nullptr, nullptr);
+      },
+      "a private key PEM");
 }
 
 Result<CertPtr> SelfSignedCa(EVP_PKEY* key, std::chrono::hours validity) {
