@@ -1009,9 +1009,22 @@ class BadConfiguration(SchedulerTestCase):
         self.assertIn(missing, log)
 
     def test_missing_shard(self):
-        rc, _, log = self.run_once("missing-shard", "--shard", "no-such-shard", timeout=30)
+        rc, _, log = self.run_once("missing-shard", "--shard", "no-such-shard", "--once",
+                                   timeout=30)
         self.assertEqual(rc, 2, log)
         self.assertIn("no-such-shard", log)
+
+    def test_a_long_running_scheduler_waits_for_its_shard(self):
+        # A fresh installation: kai controllers --create-defaults makes the shard after the CRDs.
+        p = self.start("late-shard", "--shard", "late-shard", timeout=60)
+        kube_server.wait_until("the wait", lambda: "waiting for it" in p.log(), 30)
+        self.assertIsNone(p.p.poll(), p.log())
+        SERVER.kubectl("create", "-f", "-", input=json.dumps({
+            "apiVersion": "kai.scheduler/v1", "kind": "SchedulingShard",
+            "metadata": {"name": "late-shard"}, "spec": {"partitionLabelValue": "late"}}))
+        kube_server.wait_until("the shard found", lambda: "found SchedulingShard late-shard"
+                               in p.log(), 30)
+        self.assertEqual(p.stop(), 0, p.log())
 
 
 if __name__ == "__main__":

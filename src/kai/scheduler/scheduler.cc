@@ -145,7 +145,10 @@ class Loop {
     for (bool said = false;; said = true) {
       auto shard = ReadShard(client_, o_.shard);
       const bool missing = !shard.ok() && shard.error().message.ends_with("not found");
-      if (!missing || o_.once || o_.dry_run) return shard;
+      if (!missing || o_.once || o_.dry_run) {
+        if (said && shard.ok()) Log("found SchedulingShard " + o_.shard);
+        return shard;
+      }
       if (!said) Log(shard.error().message + "; waiting for it");
       Sleep(std::chrono::milliseconds(2000));
       if (g_stop) return doc::Document();
