@@ -22,6 +22,7 @@
 
 #include "fake_server.h"
 #include "kai/informer/informer.h"
+#include "kai/informer/watch_hub.h"
 #include "kai/k8s/api_client.h"
 #include "kai/scheduler/commit.h"
 
@@ -362,6 +363,8 @@ class FakeApi : public ::testing::Test {
 
   void TearDown() override {
     informer_.reset();  // joins the reflectors before their server goes
+    others_.clear();
+    hub_.reset();
     server_.Stop();
   }
 
@@ -371,10 +374,7 @@ class FakeApi : public ::testing::Test {
     return std::make_unique<k8s::ApiClient>(cfg, policy, RecordingClock(sleeps_, jitter_));
   }
 
-  void StartInformer(std::vector<k8s::ResourceType> kinds) {
-    kinds_ = std::move(kinds);
-    std::vector<informer::WatchSpec> specs;
-    for (const auto& k : kinds_) specs.push_back({k, ""});
+  informer::InformerOptions FastOptions() {
     informer::InformerOptions o;
     o.page_size = 2;
     o.watch_timeout_seconds = 30;
@@ -384,6 +384,32 @@ class FakeApi : public ::testing::Test {
       std::lock_guard<std::mutex> lock(log_mu_);
       informer_log_.push_back(line);
     };
+    o.hub = hub_.get();
+    return o;
+  }
+
+  // A shared watch hub (kai run's) with the informers' settings; informers started after it
+  // subscribe to it.
+  void StartHub() {
+    const informer::InformerOptions o = FastOptions();
+    hub_ = std::make_unique<informer::WatchHub>(
+        *client_, informer::ReflectorOptions{o.page_size, o.watch_timeout_seconds,
+                                             o.backoff_initial, o.backoff_max, o.log});
+  }
+
+  // Another informer on the hub (or on its own), for one kind and query.
+  informer::Informer& StartOther(k8s::ResourceType kind, std::string query) {
+    others_.push_back(std::make_unique<informer::Informer>(
+        *client_, std::vector<informer::WatchSpec>{{kind, std::move(query)}}, FastOptions()));
+    others_.back()->Start();
+    return *others_.back();
+  }
+
+  void StartInformer(std::vector<k8s::ResourceType> kinds) {
+    kinds_ = std::move(kinds);
+    std::vector<informer::WatchSpec> specs;
+    for (const auto& k : kinds_) specs.push_back({k, ""});
+    informer::InformerOptions o = FastOptions();
     informer_ = std::make_unique<informer::Informer>(*client_, std::move(specs), o);
     informer_->Start();
   }
@@ -472,7 +498,9 @@ class FakeApi : public ::testing::Test {
   std::shared_ptr<double> jitter_ = std::make_shared<double>(0.5);
   std::unique_ptr<k8s::ApiClient> client_;
   std::vector<k8s::ResourceType> kinds_;
+  std::unique_ptr<informer::WatchHub> hub_;
   std::unique_ptr<informer::Informer> informer_;
+  std::vector<std::unique_ptr<informer::Informer>> others_;
   ClusterState world_;
   std::mutex log_mu_;
   std::vector<std::string> informer_log_;
@@ -1156,6 +1184,122 @@ TEST_F(FakeApiStatus, EventsThatFailAreCountedAndDoNotFailTheCycle) {
   EXPECT_EQ(committer_->background_stats().failed, 1) << "the event";
   EXPECT_EQ(committer_->background_stats().sent, 1) << "the condition";
   EXPECT_EQ(PodScheduledMessage("p1"), "0/2 nodes are available");
+}
+
+// ---- kai run's shared watch hub: one list and one watch per kind for every informer ----
+
+using FakeApiWatchHub = FakeApi;
+
+// The names of the pods `inf` holds after applying its deltas.
+std::vector<std::string> PodNames(informer::Informer& inf, ClusterState& world) {
+  ClusterChanges changes;
+  inf.Apply(world, changes);
+  std::vector<std::string> names;
+  for (const auto& p : world.pods) names.push_back(p.meta.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+::testing::AssertionResult HoldsPods(informer::Informer& inf, ClusterState& world,
+                                     const std::vector<std::string>& want) {
+  std::vector<std::string> got;
+  const auto deadline = std::chrono::steady_clock::now() + 5000ms;
+  while (std::chrono::steady_clock::now() < deadline) {
+    got = PodNames(inf, world);
+    if (got == want && inf.Synced()) return ::testing::AssertionSuccess();
+    std::this_thread::sleep_for(10ms);
+  }
+  return ::testing::AssertionFailure() << "holds" << Join(got) << "\nwant" << Join(want);
+}
+
+const std::string kSelectAppX = "labelSelector=" + k8s::UrlEscape("app=x");
+
+TEST_F(FakeApiWatchHub, InformersShareOneListAndOneWatchPerKindAndSeeOnlyTheirSelection) {
+  Seed();
+  StartHub();
+  StartInformer(kAllKinds);
+  ClusterState selected_world, running_world;
+  informer::Informer& selected = StartOther(res::kPod, kSelectAppX);
+  informer::Informer& running = StartOther(
+      res::kPod, "fieldSelector=" + k8s::UrlEscape("status.phase!=Pending,spec.nodeName=n1"));
+  ASSERT_TRUE(Converged());
+  EXPECT_TRUE(HoldsPods(selected, selected_world, {"p1"}));
+  EXPECT_TRUE(HoldsPods(running, running_world, {"p1"}));
+  // p4 enters app=x, p1 leaves it (the server would tell a filtered watch of a deletion).
+  server_.Ops({Op("update", PodJson("p4", "Pending", "", {{"app", "x"}})),
+               Op("update", PodJson("p1", "Running", "n1", {{"app", "y"}})),
+               Op("update", PodJson("p2", "Running", "n1"))});
+  ASSERT_TRUE(Converged());
+  EXPECT_TRUE(HoldsPods(selected, selected_world, {"p4"}));
+  EXPECT_TRUE(HoldsPods(running, running_world, {"p1", "p2"}));
+  EXPECT_EQ(Requests("GET", kPods, false).size(), 3u) << "one list of five pods, pages of two";
+  EXPECT_EQ(Requests("GET", kPods, true).size(), 1u) << "one watch of pods for three informers";
+  for (const auto& l : Requests("GET", kPods)) {
+    EXPECT_FALSE(QueryParam(l.query, "labelSelector")) << "the hub lists everything: " << l.query;
+  }
+  const auto stats = hub_->stats();
+  const auto pods =
+      std::find_if(stats.begin(), stats.end(), [](const auto& k) { return k.kind == "Pod"; });
+  ASSERT_NE(pods, stats.end());
+  EXPECT_EQ(pods->subscribers, 3u);
+  EXPECT_EQ(pods->objects, 5u);
+  EXPECT_EQ(Stats().lists, 5) << "the informer reports the hub's lists of its kinds";
+}
+
+TEST_F(FakeApiWatchHub, ALateSubscriberIsGivenWhatTheHubHoldsWithoutAList) {
+  Seed();
+  StartHub();
+  StartInformer(kAllKinds);
+  ASSERT_TRUE(Converged());
+  ASSERT_TRUE(WatchesOpen());
+  const size_t lists = Requests("GET", kPods, false).size();
+  ClusterState late_world;
+  informer::Informer& late = StartOther(res::kPod, "");
+  EXPECT_TRUE(HoldsPods(late, late_world, {"p1", "p2", "p3", "p4", "p5"}));
+  server_.Ops({Op("delete", PodJson("p5")), Op("create", PodJson("p6"))});
+  EXPECT_TRUE(HoldsPods(late, late_world, {"p1", "p2", "p3", "p4", "p6"}));
+  EXPECT_EQ(Requests("GET", kPods, false).size(), lists) << "no list for the late subscriber";
+  EXPECT_EQ(server_.OpenWatches(), static_cast<int>(kAllKinds.size()));
+}
+
+TEST_F(FakeApiWatchHub, ARelistAfterCompactionRemovesWhatWasDeletedWhileDisconnected) {
+  Seed();
+  StartHub();
+  StartInformer(kAllKinds);
+  ClusterState selected_world;
+  informer::Informer& selected = StartOther(res::kPod, kSelectAppX);
+  ASSERT_TRUE(Converged());
+  ASSERT_TRUE(HoldsPods(selected, selected_world, {"p1"}));
+  ASSERT_TRUE(WatchesOpen());
+  server_.AddFault(R"({"method":"GET","watch":true,"times":-1,"action":{"status":503}})");
+  server_.CloseWatches();
+  ASSERT_TRUE(WaitFor([&] { return server_.OpenWatches() == 0; }));
+  server_.Ops({Op("delete", PodJson("p1")),
+               Op("create", PodJson("p7", "Pending", "", {{"app", "x"}})),
+               Op("delete", NodeJson("n2"))});
+  server_.Compact();
+  server_.ClearFaults();
+  ASSERT_TRUE(Converged());
+  EXPECT_TRUE(HoldsPods(selected, selected_world, {"p7"}));
+  EXPECT_TRUE(WaitFor([&] { return hub_->StatsOf(res::kPod).relists_gone == 1; }));
+}
+
+TEST_F(FakeApiWatchHub, AQueryTheHubCannotEvaluateIsWatchedOnItsOwn) {
+  Seed();
+  StartHub();
+  ClusterState world;
+  informer::Informer& own =
+      StartOther(res::kPod, "fieldSelector=" + k8s::UrlEscape("spec.priority=1"));
+  (void)own;
+  ASSERT_TRUE(WaitFor([&] {
+    for (const auto& l : Requests("GET", kPods, false)) {
+      if (QueryParam(l.query, "fieldSelector")) return true;
+    }
+    return false;
+  })) << "the informer sends its own query";
+  std::lock_guard<std::mutex> lock(log_mu_);
+  EXPECT_NE(Join(informer_log_).find("watching on its own"), std::string::npos)
+      << Join(informer_log_);
 }
 
 }  // namespace

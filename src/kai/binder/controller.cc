@@ -110,6 +110,7 @@ class Controller : public GroupView {
 
   void StartInformer() {
     informer::InformerOptions io;
+    io.hub = o_.watch_hub;
     io.log = [this](const std::string& l) { Log(l); };
     io.on_delta = [this](size_t kind, const std::string& key, const ClusterState* obj) {
       OnDelta(kind, key, obj);

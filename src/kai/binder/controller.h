@@ -25,6 +25,10 @@
 #include "kai/binder/reservation.h"
 #include "kai/binder/workqueue.h"
 
+namespace kai::informer {
+class WatchHub;
+}
+
 namespace kai::binder {
 
 struct BinderOptions {
@@ -43,6 +47,8 @@ struct BinderOptions {
   std::string identity;
   std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
   std::string metrics_address, health_address;
+  // kai run's shared watch cache; null: the component lists and watches on its own.
+  informer::WatchHub* watch_hub = nullptr;
 };
 
 // The outcome of one failed attempt under the request's backoff limit (KAI's UpdateStatus): a

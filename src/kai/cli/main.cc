@@ -795,6 +795,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
                 "the GPU reservation pods' image");
   c->add_flag("--fake-gpu-nodes", o.binder.reservation.fake_gpu_nodes,
               "reservation pods only sleep (test clusters)");
+  c->add_flag("--create-defaults", o.controllers.create_defaults,
+              "the controllers create the default queue tree and SchedulingShard when absent");
   return c;
 }
 

@@ -16,7 +16,8 @@
 #include "kai/controllers/pod_group_status.h"
 #include "kai/controllers/queue_status.h"
 #include "kai/controllersd/defaults.h"
-#include "kai/controllersd/reflector.h"
+#include "kai/informer/reflector.h"
+#include "kai/informer/watch_hub.h"
 #include "kai/k8s/kubeconfig.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
@@ -63,7 +64,7 @@ uint64_t RvOf(const doc::Node& obj) {
 // replaces only a cached object older than itself, so a reply that arrives after the watch told
 // of a later change, or of the deletion, never brings back what the watch already replaced.
 struct KindSink {
-  ReflectorSink reflector;
+  informer::RawSink reflector;
   std::function<void(const doc::Node&)> assume;
 };
 
@@ -134,7 +135,7 @@ class Controllers {
   template <class T, class Changed>
   KindSink SinkFor(KindStore<T>& store, Decoder<T> decode, Changed changed) {
     KindSink k;
-    ReflectorSink& s = k.reflector;
+    informer::RawSink& s = k.reflector;
     s.sync_begin = [this, &store] {
       std::lock_guard<std::mutex> lock(mu_);
       store.listed.clear();
@@ -170,12 +171,30 @@ class Controllers {
     store.rvs.erase(key);
   }
 
-  void StartReflectors() {
-    ReflectorOptions ro;
-    ro.log = [this](const std::string& l) { Log(l); };
-    auto add = [&](k8s::ResourceType type, const KindSink& sink) {
-      reflectors_.push_back(std::make_unique<Reflector>(client_, type, sink.reflector, ro, g_stop));
+  // Watches `type` through kai run's hub when there is one, else with a reflector of its own;
+  // either way the kind counts as synced once its first list has reached the cache.
+  void Watch(k8s::ResourceType type, const KindSink& sink) {
+    const size_t i = synced_.size();
+    synced_.push_back(false);
+    informer::RawSink s = sink.reflector;
+    s.sync_end = [this, i, end = sink.reflector.sync_end] {
+      end();
+      std::lock_guard<std::mutex> lock(mu_);
+      synced_[i] = true;
     };
+    if (o_.watch_hub) {
+      auto id = o_.watch_hub->Subscribe(type, "", s);
+      if (id.ok()) return subscriptions_.push_back(*id);
+      Log(std::string(type.kind) + ": watching on its own: " + id.error().message);
+    }
+    informer::ReflectorOptions ro;
+    ro.log = [this](const std::string& l) { Log(l); };
+    reflectors_.push_back(std::make_unique<informer::Reflector>(client_, type, "", s, ro));
+    reflectors_.back()->Start();
+  }
+
+  void StartReflectors() {
+    auto add = [&](k8s::ResourceType type, const KindSink& sink) { Watch(type, sink); };
     add(res::kPod, SinkFor(pods_, &controllers::DecodePodFacts,
                            [this](const PodFacts* a, const PodFacts* b) { PodChanged(a, b); }));
     add(res::kNode, SinkFor(nodes_, &controllers::DecodeNodeFacts,
@@ -190,12 +209,11 @@ class Controllers {
     queue_sink_ = SinkFor(queues_, &controllers::DecodeQueueFacts,
                           [this](const QueueFacts* a, const QueueFacts* b) { QueueChanged(a, b); });
     add(res::kQueue, queue_sink_);
-    for (auto& r : reflectors_) threads_.emplace_back([&r] { r->Run(); });
   }
 
-  bool Synced() const {
-    return std::all_of(reflectors_.begin(), reflectors_.end(),
-                       [](const auto& r) { return r->Synced(); });
+  bool Synced() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::all_of(synced_.begin(), synced_.end(), [](bool b) { return b; });
   }
 
   bool WaitForSync() {
@@ -469,6 +487,9 @@ class Controllers {
     workers_.clear();
     if (servers_) servers_->Stop();
     if (leader_) leader_->Stop();
+    for (uint64_t id : subscriptions_) o_.watch_hub->Unsubscribe(id);
+    subscriptions_.clear();
+    for (auto& r : reflectors_) r->Stop();
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
@@ -486,7 +507,9 @@ class Controllers {
   std::unordered_map<std::string, std::set<std::string>> pods_of_group_;    // ns/pg -> pods
   std::unordered_map<std::string, std::set<std::string>> groups_of_queue_;  // queue -> ns/pg
   KindSink group_sink_, queue_sink_;
-  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::vector<std::unique_ptr<informer::Reflector>> reflectors_;
+  std::vector<uint64_t> subscriptions_;  // kinds kai run's hub serves
+  std::vector<bool> synced_;             // by watched kind (mu_)
   std::vector<std::thread> threads_, workers_;
   binder::WorkQueue queue_;
   std::map<std::string, controllers::QueueMetrics> metrics_;  // live queues only

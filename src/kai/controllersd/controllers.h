@@ -13,6 +13,10 @@
 
 #include "kai/k8s/api_client.h"
 
+namespace kai::informer {
+class WatchHub;
+}
+
 namespace kai::controllersd {
 
 struct ControllersOptions {
@@ -32,6 +36,8 @@ struct ControllersOptions {
   // Create the default queue tree and SchedulingShard when absent (controllersd/defaults.h).
   bool create_defaults = false;
   std::string metrics_namespace = "kai";
+  // kai run's shared watch cache; null: the controllers list and watch on their own.
+  informer::WatchHub* watch_hub = nullptr;
 };
 
 // Runs until RequestControllersStop (SIGTERM). Exit status: 0 on a stop, 1 when the watches never

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <unordered_set>
 
+#include "kai/informer/watch_hub.h"
 #include "kai/k8s/decode.h"
 #include "kai/k8s/keys.h"
 
@@ -238,183 +239,71 @@ std::unique_ptr<Informer::KindStore> StoreFor(std::string_view kind) {
 
 }  // namespace
 
-// One kind's list-and-watch loop on its own thread.
-struct Informer::Reflector {
-  Informer& inf;
-  size_t kind;
-  std::thread thread;
-  std::string rv;
-  int failures = 0;
-
-  Reflector(Informer& i, size_t k) : inf(i), kind(k) {}
-
-  const WatchSpec& spec() const { return inf.specs_[kind]; }
-  void Log(const std::string& line) const {
-    if (inf.options_.log) inf.options_.log(std::string(spec().type.kind) + ": " + line);
+Delta Informer::Decoded(size_t kind, const doc::Node& obj, Delta::Op op) {
+  Delta d;
+  d.op = op;
+  d.kind = kind;
+  d.key = KeyOfObject(obj);
+  d.rv = ParseRv(obj["metadata"]["resourceVersion"].Scalar());
+  if (op != Delta::Op::kUpsert) return d;
+  const k8s::ResourceType& type = specs_[kind].type;
+  auto errors = DecodeObject(obj, type.api_version, type.kind, "api", d.object);
+  if (!errors.empty()) {
+    // A malformed object is reported and left out of scheduling, never half-read.
+    for (const auto& e : errors) {
+      if (options_.log) options_.log(std::string(type.kind) + ": " + e);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.decode_errors;
+    d.op = Delta::Op::kDelete;
   }
+  return d;
+}
 
-  // Sleeps the reflector's backoff (800 ms doubling to 30 s, with jitter); false when stopped.
-  bool Backoff() {
-    const auto& o = inf.options_;
-    const double base = static_cast<double>(o.backoff_initial.count()) *
-                        static_cast<double>(1LL << std::min(failures, 16));
-    const double capped = std::min(base, static_cast<double>(o.backoff_max.count()));
-    ++failures;
-    const auto wait = std::chrono::milliseconds(
-        static_cast<int64_t>(capped * (0.5 + 0.5 * inf.client_.clock().jitter())));
-    std::unique_lock<std::mutex> lock(inf.mu_);
-    return !inf.cv_.wait_for(lock, wait, [&] { return inf.stop_.load(); });
-  }
-
-  Delta Decoded(const doc::Node& obj, Delta::Op op) {
+// What a reflector (or the hub) hands this informer for one kind: decoded deltas in its queue.
+RawSink Informer::SinkFor(size_t kind) {
+  auto marker = [this, kind](Delta::Op op) {
     Delta d;
     d.op = op;
     d.kind = kind;
-    d.key = KeyOfObject(obj);
-    d.rv = ParseRv(obj["metadata"]["resourceVersion"].Scalar());
-    if (op != Delta::Op::kUpsert) return d;
-    auto errors = DecodeObject(obj, spec().type.api_version, spec().type.kind, "api", d.object);
-    if (!errors.empty()) {
-      // A malformed object is reported and left out of scheduling, never half-read.
-      for (const auto& e : errors) Log(e);
-      std::lock_guard<std::mutex> lock(inf.mu_);
-      ++inf.stats_.decode_errors;
-      d.op = Delta::Op::kDelete;
-    }
-    return d;
-  }
+    Push(std::move(d));
+  };
+  RawSink sink;
+  sink.sync_begin = [marker] { marker(Delta::Op::kSyncBegin); };
+  sink.upsert = [this, kind](const doc::Node& o) { Push(Decoded(kind, o, Delta::Op::kUpsert)); };
+  sink.remove = [this, kind](const doc::Node& o) { Push(Decoded(kind, o, Delta::Op::kDelete)); };
+  sink.sync_end = [this, kind, marker] {
+    marker(Delta::Op::kSyncEnd);
+    std::lock_guard<std::mutex> lock(mu_);
+    first_list_done_[kind] = true;
+    cv_.notify_all();
+  };
+  return sink;
+}
 
-  bool List() {
-    const std::string path = k8s::CollectionPath(spec().type);
-    auto begin = [&] {
-      Delta d;
-      d.op = Delta::Op::kSyncBegin;
-      d.kind = kind;
-      inf.Push({std::move(d)});
-    };
-    begin();
-    k8s::ApiClient::ListCallbacks cb;
-    cb.page = [&](const doc::Node& items) {
-      std::vector<Delta> batch;
-      batch.reserve(items.size());
-      for (size_t i = 0; i < items.size(); ++i) {
-        batch.push_back(Decoded(items[i], Delta::Op::kUpsert));
-      }
-      inf.Push(std::move(batch));
-    };
-    cb.restart = begin;
-    auto r = inf.client_.List(path, spec().query, inf.options_.page_size, cb);
-    {
-      std::lock_guard<std::mutex> lock(inf.mu_);
-      ++inf.stats_.lists;
-      if (!r.ok()) ++inf.stats_.list_errors;
+void Informer::StartWatching(size_t kind) {
+  const WatchSpec& spec = specs_[kind];
+  if (options_.hub) {
+    auto id = options_.hub->Subscribe(spec.type, spec.query, SinkFor(kind));
+    if (id.ok()) {
+      subscriptions_.emplace_back(kind, *id);
+      return;
     }
-    if (!r.ok()) {
-      Log("list failed: " + r.error().message);
-      return false;
-    }
-    rv = *r;
-    Delta end;
-    end.op = Delta::Op::kSyncEnd;
-    end.kind = kind;
-    inf.Push({std::move(end)});
-    std::lock_guard<std::mutex> lock(inf.mu_);
-    inf.first_list_done_[kind] = true;
-    inf.cv_.notify_all();
-    return true;
-  }
-
-  enum class WatchEnd { kClosed, kGone, kError };
-
-  WatchEnd Watch() {
-    bool gone = false, bad = false;
-    auto sink = [&](std::string_view line) {
-      auto parsed = doc::ParseJson(line);
-      if (!parsed.ok()) {
-        Log("watch: unreadable event: " + parsed.error().message);
-        bad = true;
-        return false;
-      }
-      const doc::Node ev = parsed->Roots().at(0);
-      const std::string_view type = ev["type"].Scalar();
-      const doc::Node obj = ev["object"];
-      if (type == "ERROR") {
-        gone = obj["code"].Scalar() == "410";
-        if (!gone) Log("watch error: " + std::string(obj["message"].Scalar()));
-        bad = !gone;
-        return false;
-      }
-      const std::string_view new_rv = obj["metadata"]["resourceVersion"].Scalar();
-      if (type == "BOOKMARK") {
-        rv = std::string(new_rv);
-        return true;
-      }
-      Delta d = Decoded(obj, type == "DELETED" ? Delta::Op::kDelete : Delta::Op::kUpsert);
-      inf.Push({std::move(d)});
-      rv = std::string(new_rv);
-      std::lock_guard<std::mutex> lock(inf.mu_);
-      ++inf.stats_.events;
-      return true;
-    };
-    // Each watch asks for a random length in [timeout, 2 * timeout), as client-go does, so that
-    // many clients do not reconnect at once.
-    const int t = inf.options_.watch_timeout_seconds;
-    const int timeout = t + static_cast<int>(t * inf.client_.clock().jitter());
-    k8s::HttpResponse r = inf.client_.Watch(k8s::CollectionPath(spec().type), spec().query, rv,
-                                            timeout, sink, inf.stop_);
-    {
-      std::lock_guard<std::mutex> lock(inf.mu_);
-      ++inf.stats_.watches;
-    }
-    if (gone || r.status == 410) return WatchEnd::kGone;
-    if (bad || !r.ok()) {
-      if (!bad && !inf.stop_) {
-        Log("watch ended: " + (r.status ? std::to_string(r.status) + " " : std::string()) +
-            r.transport_error);
-      }
-      std::lock_guard<std::mutex> lock(inf.mu_);
-      ++inf.stats_.watch_errors;
-      return WatchEnd::kError;
-    }
-    return WatchEnd::kClosed;
-  }
-
-  void Run() {
-    bool need_list = true;
-    while (!inf.stop_) {
-      if (need_list) {
-        if (!List()) {
-          if (!Backoff()) return;
-          continue;
-        }
-        need_list = false;
-        failures = 0;
-      }
-      switch (Watch()) {
-        case WatchEnd::kGone: {
-          std::lock_guard<std::mutex> lock(inf.mu_);
-          ++inf.stats_.relists_gone;
-          need_list = true;
-          break;
-        }
-        case WatchEnd::kError:
-          if (!Backoff()) return;
-          break;
-        case WatchEnd::kClosed:
-          failures = 0;
-          break;
-      }
+    if (options_.log) {
+      options_.log(std::string(spec.type.kind) + ": watching on its own: " + id.error().message);
     }
   }
-};
+  ReflectorOptions ro{options_.page_size, options_.watch_timeout_seconds, options_.backoff_initial,
+                      options_.backoff_max, options_.log};
+  reflectors_.push_back(
+      std::make_unique<Reflector>(client_, spec.type, spec.query, SinkFor(kind), std::move(ro)));
+  reflectors_.back()->Start();
+}
 
 Informer::Informer(const k8s::ApiClient& client, std::vector<WatchSpec> specs,
                    InformerOptions options)
     : client_(client), specs_(std::move(specs)), options_(std::move(options)) {
-  for (size_t k = 0; k < specs_.size(); ++k) {
-    stores_.push_back(StoreFor(specs_[k].type.kind));
-    reflectors_.push_back(std::make_unique<Reflector>(*this, k));
-  }
+  for (size_t k = 0; k < specs_.size(); ++k) stores_.push_back(StoreFor(specs_[k].type.kind));
   first_list_done_.assign(specs_.size(), false);
   applied_list_.assign(specs_.size(), false);
 }
@@ -422,10 +311,7 @@ Informer::Informer(const k8s::ApiClient& client, std::vector<WatchSpec> specs,
 Informer::~Informer() { Stop(); }
 
 void Informer::Start() {
-  for (auto& r : reflectors_) {
-    Reflector* self = r.get();
-    r->thread = std::thread([self] { self->Run(); });
-  }
+  for (size_t k = 0; k < specs_.size(); ++k) StartWatching(k);
 }
 
 void Informer::Stop() {
@@ -434,9 +320,9 @@ void Informer::Stop() {
     stop_ = true;
     cv_.notify_all();
   }
-  for (auto& r : reflectors_) {
-    if (r->thread.joinable()) r->thread.join();
-  }
+  for (const auto& [kind, id] : subscriptions_) options_.hub->Unsubscribe(id);
+  subscriptions_.clear();
+  for (auto& r : reflectors_) r->Stop();
 }
 
 bool Informer::Synced() const {
@@ -452,10 +338,10 @@ bool Informer::WaitForFirstLists(std::chrono::milliseconds timeout) {
   }) && !stop_;
 }
 
-void Informer::Push(std::vector<Delta> batch) {
+void Informer::Push(Delta d) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& d : batch) queue_.push_back(std::move(d));
+    queue_.push_back(std::move(d));
   }
   cv_.notify_all();
 }
@@ -475,10 +361,10 @@ size_t Informer::KindOf(const k8s::ResourceType& type) const {
 void Informer::Assume(const k8s::ResourceType& type, const doc::Node& response) {
   const size_t k = KindOf(type);
   if (k == specs_.size()) return;
-  Delta d = reflectors_[k]->Decoded(response, Delta::Op::kUpsert);
+  Delta d = Decoded(k, response, Delta::Op::kUpsert);
   if (d.op != Delta::Op::kUpsert) return;
   d.assumed = true;
-  Push({std::move(d)});
+  Push(std::move(d));
 }
 
 void Informer::AssumeDeleted(const k8s::ResourceType& type, const std::string& key) {
@@ -489,7 +375,7 @@ void Informer::AssumeDeleted(const k8s::ResourceType& type, const std::string& k
   d.kind = k;
   d.key = key;
   d.assumed = true;
-  Push({std::move(d)});
+  Push(std::move(d));
 }
 
 void Informer::ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes) {
@@ -561,8 +447,19 @@ size_t Informer::Apply(ClusterState& world, ClusterChanges& changes) {
 }
 
 InformerStats Informer::stats() const {
+  ReflectorStats r;
+  for (const auto& ref : reflectors_) r += ref->stats();
+  // The hub's counters of the kinds it serves this informer (shared with other subscribers).
+  for (const auto& [kind, id] : subscriptions_) r += options_.hub->StatsOf(specs_[kind].type);
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  InformerStats out = stats_;
+  out.lists = r.lists;
+  out.list_errors = r.list_errors;
+  out.relists_gone = r.relists_gone;
+  out.watches = r.watches;
+  out.watch_errors = r.watch_errors;
+  out.events = r.events;
+  return out;
 }
 
 }  // namespace kai::informer

@@ -1,11 +1,11 @@
 #pragma once
-// Watches -> ClusterState. One reflector thread per watched kind lists and watches it with
-// client-go's reflector semantics (paged list; watch from the list's resourceVersion with
-// bookmarks; 410 Gone -> relist and reconcile, so objects deleted while disconnected are removed;
-// a dropped watch resumes from the last resourceVersion; errors back off exponentially with
-// jitter). Reflector threads only decode and queue deltas; the scheduler's thread applies them
-// to its ClusterState between cycles (Apply), so a cycle never sees a half-applied change, and
-// learns which objects changed, so the incremental snapshot derives only those.
+// Watches -> ClusterState. One reflector (reflector.h) per watched kind lists and watches it with
+// client-go's reflector semantics (410 Gone -> relist and reconcile, so objects deleted while
+// disconnected are removed), or, inside kai run, the process's shared watch hub (watch_hub.h)
+// hands it the objects its query selects. Reflector threads only decode and queue deltas; the
+// scheduler's thread applies them to its ClusterState between cycles (Apply), so a cycle never sees
+// a half-applied change, and learns which objects changed, so the incremental snapshot derives only
+// those.
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -16,11 +16,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kai/informer/reflector.h"
 #include "kai/k8s/api_client.h"
 #include "kai/model/cluster.h"
 #include "kai/snapshot/cache.h"
 
 namespace kai::informer {
+
+class WatchHub;
 
 struct WatchSpec {
   k8s::ResourceType type;
@@ -54,6 +57,8 @@ struct InformerOptions {
   // `object` null) before the world takes it. Front ends that react to changes (the binder)
   // use it instead of diffing the world.
   std::function<void(size_t kind, const std::string& key, const ClusterState* object)> on_delta;
+  // kai run's shared watch cache; null: the informer lists and watches on its own.
+  WatchHub* hub = nullptr;
 };
 
 class Informer {
@@ -89,8 +94,10 @@ class Informer {
   struct KindStore;  // per-kind bookkeeping (informer.cc)
 
  private:
-  struct Reflector;
-  void Push(std::vector<Delta> batch);
+  RawSink SinkFor(size_t kind);
+  void StartWatching(size_t kind);
+  Delta Decoded(size_t kind, const doc::Node& obj, Delta::Op op);
+  void Push(Delta d);
   void ApplyOne(Delta& d, ClusterState& world, ClusterChanges& changes);
   void Compact(ClusterState& world, ClusterChanges& changes);
   size_t KindOf(const k8s::ResourceType& type) const;
@@ -98,7 +105,8 @@ class Informer {
   const k8s::ApiClient& client_;
   std::vector<WatchSpec> specs_;
   InformerOptions options_;
-  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;      // kinds watched on their own
+  std::vector<std::pair<size_t, uint64_t>> subscriptions_;  // kinds the hub serves: kind, id
   std::vector<std::unique_ptr<KindStore>> stores_;
 
   mutable std::mutex mu_;

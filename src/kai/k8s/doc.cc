@@ -286,4 +286,40 @@ Result<Document> ParseJson(std::string_view text) {
   return doc;
 }
 
+namespace {
+
+uint32_t CopyInto(Document& out, const Node& n) {
+  switch (n.type()) {
+    case Type::kScalar:
+      return out.AddScalar(n.Scalar());
+    case Type::kMap:
+    case Type::kSequence: {
+      const uint32_t c = out.BeginContainer(n.type());
+      std::vector<uint32_t> children;
+      if (n.IsMap()) {
+        for (const auto& e : n.Entries()) {
+          children.push_back(CopyInto(out, e.first));
+          children.push_back(CopyInto(out, e.second));
+        }
+      } else {
+        for (size_t i = 0; i < n.size(); ++i) children.push_back(CopyInto(out, n[i]));
+      }
+      out.EndContainer(c, children);
+      return c;
+    }
+    case Type::kNull:
+    case Type::kUndefined:
+      break;
+  }
+  return out.AddNull();
+}
+
+}  // namespace
+
+Document CopyOf(const Node& node) {
+  Document out;
+  out.AddRoot(CopyInto(out, node));
+  return out;
+}
+
 }  // namespace kai::doc

@@ -83,4 +83,8 @@ Result<Document> ParseYaml(std::string_view text);
 // One JSON value (an object, a list response, a watch event). The error names the offset.
 Result<Document> ParseJson(std::string_view text);
 
+// A document of its own holding a deep copy of `node` as its one root, so the copy outlives the
+// document `node` views (a watch cache keeps objects past the event that brought them).
+Document CopyOf(const Node& node);
+
 }  // namespace kai::doc

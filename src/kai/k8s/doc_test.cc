@@ -116,5 +116,21 @@ TEST(DocTest, DecodeObjectOfAGivenKindNamesTheField) {
   EXPECT_NE(errs[0].find("Node n1: status.capacity.cpu"), std::string::npos) << errs[0];
 }
 
+TEST(DocTest, CopyOfOutlivesTheDocumentItCopies) {
+  doc::Document copy;
+  {
+    auto d = doc::ParseJson(R"({"a":{"b":[1,"x",null,{"c":true}]},"d":"e"})");
+    ASSERT_TRUE(d.ok());
+    copy = doc::CopyOf(d->Roots().at(0)["a"]);
+  }
+  const doc::Node a = copy.Roots().at(0);
+  ASSERT_EQ(a["b"].size(), 4u);
+  EXPECT_EQ(a["b"][0].Scalar(), "1");
+  EXPECT_EQ(a["b"][1].Scalar(), "x");
+  EXPECT_TRUE(a["b"][2].IsNull());
+  EXPECT_EQ(a["b"][3]["c"].Scalar(), "true");
+  EXPECT_FALSE(a["d"].IsDefined());
+}
+
 }  // namespace
 }  // namespace kai::doc

@@ -119,6 +119,7 @@ class Controller {
 
   void StartInformer() {
     informer::InformerOptions io;
+    io.hub = o_.watch_hub;
     io.log = [this](const std::string& l) { Log(l); };
     io.on_delta = [this](size_t, const std::string& key, const ClusterState* obj) {
       OnPod(key, obj && !obj->pods.empty() ? &obj->pods[0] : nullptr);

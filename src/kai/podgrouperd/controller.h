@@ -12,6 +12,10 @@
 #include "kai/podgrouper/grouper.h"
 #include "kai/scheduler/leader.h"
 
+namespace kai::informer {
+class WatchHub;
+}
+
 namespace kai::podgrouperd {
 
 struct PodGrouperOptions {
@@ -29,6 +33,8 @@ struct PodGrouperOptions {
     l.name = "kai-podgrouper";
     return l;
   }
+  // kai run's shared watch cache; null: the component lists and watches on its own.
+  informer::WatchHub* watch_hub = nullptr;
 };
 
 // Runs until RequestPodGrouperStop (SIGTERM). Exit status: 0 on a stop, 1 when the watch never

@@ -2,18 +2,21 @@
 
 #include <algorithm>
 
+#include "kai/informer/watch_hub.h"
 #include "kai/k8s/kubeconfig.h"
 
 namespace kai::run {
 namespace {
 
-// Gives a component the i-th metrics and health addresses and the shared leader flag.
+// Gives a component the i-th metrics and health addresses, the shared leader flag and the
+// process's watch hub.
 struct Addresses {
   std::string metrics, health;
+  informer::WatchHub* hub = nullptr;
 };
 
-Result<Addresses> AddressesFor(const AllOptions& o, int index) {
-  Addresses a{OffsetAddress(o.metrics_address, index), OffsetAddress(o.health_address, index)};
+Result<Addresses> AddressesFor(const AllOptions& o, int index, informer::WatchHub* hub) {
+  Addresses a{OffsetAddress(o.metrics_address, index), OffsetAddress(o.health_address, index), hub};
   if (!o.metrics_address.empty() && a.metrics.empty()) {
     return Error{"--metrics-bind-address " + o.metrics_address + ": expected HOST:PORT"};
   }
@@ -31,6 +34,7 @@ Component Served(std::string name, Options opts, const AllOptions& o, const Addr
   opts.metrics_address = a.metrics;
   opts.health_address = a.health;
   opts.leader_elect = o.leader_elect;
+  opts.watch_hub = a.hub;
   return {std::move(name),
           [opts, run](const k8s::ApiClient& c, std::ostream& log) { return run(opts, c, log); },
           stop};
@@ -106,7 +110,8 @@ std::vector<std::string> KnownComponents() {
   return names;
 }
 
-Result<std::vector<Component>> BuildComponents(const AllOptions& o, std::ostream& log) {
+Result<std::vector<Component>> BuildComponents(const AllOptions& o, std::ostream& log,
+                                               informer::WatchHub* hub) {
   const std::vector<std::string> known = KnownComponents();
   for (const std::string& c : o.components) {
     if (std::find(known.begin(), known.end(), c) == known.end()) {
@@ -122,7 +127,7 @@ Result<std::vector<Component>> BuildComponents(const AllOptions& o, std::ostream
   for (size_t i = 0; i < Factories().size(); ++i) {
     const auto& [name, factory] = Factories()[i];
     if (!Wanted(o, name)) continue;
-    auto addresses = AddressesFor(o, static_cast<int>(i));
+    auto addresses = AddressesFor(o, static_cast<int>(i), hub);
     if (!addresses.ok()) return addresses.error();
     out.push_back(factory(o, *addresses));
     log << "kai run: " << name
@@ -141,13 +146,23 @@ int RunAll(const AllOptions& o, std::ostream& err) {
     err << "kai: " << config.error().message << "\n";
     return 2;
   }
-  auto components = BuildComponents(o, err);
+  const k8s::ApiClient client(*config);
+  std::mutex err_mu;
+  informer::ReflectorOptions ro;
+  ro.log = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(err_mu);
+    err << "kai run: watch " << line << "\n";
+  };
+  // One list and one watch per kind for all components (they subscribe as they start).
+  informer::WatchHub hub(client, ro);
+  auto components = BuildComponents(o, err, &hub);
   if (!components.ok()) {
     err << "kai: " << components.error().message << "\n";
     return 2;
   }
-  const k8s::ApiClient client(*config);
-  return RunComponents(*components, client, err);
+  const int rc = RunComponents(*components, client, err, &err_mu);
+  hub.Stop();
+  return rc;
 }
 
 }  // namespace kai::run

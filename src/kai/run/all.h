@@ -12,6 +12,10 @@
 #include "kai/util/result.h"
 #include "kai/webhook/server.h"
 
+namespace kai::informer {
+class WatchHub;
+}
+
 namespace kai::run {
 
 struct AllOptions {
@@ -32,11 +36,13 @@ struct AllOptions {
 // Every component's name, in the order ports are given out.
 std::vector<std::string> KnownComponents();
 
-// The components to run. Errors name the flag: an unknown component, admission asked for
-// without a certificate, a malformed address.
-Result<std::vector<Component>> BuildComponents(const AllOptions& options, std::ostream& log);
+// The components to run, watching through `hub` when one is given. Errors name the flag: an
+// unknown component, admission asked for without a certificate, a malformed address.
+Result<std::vector<Component>> BuildComponents(const AllOptions& options, std::ostream& log,
+                                               informer::WatchHub* hub = nullptr);
 
-// Resolves the kubeconfig, builds the components and runs them on one client.
+// Resolves the kubeconfig, builds the components and runs them on one client and one watch hub
+// (informer/watch_hub.h): every kind is listed and watched once for the whole process.
 int RunAll(const AllOptions& options, std::ostream& err);
 
 }  // namespace kai::run

@@ -73,9 +73,10 @@ void StopAll(const std::vector<Component>& components) {
 void RequestRunStop() { g_stop = true; }
 
 int RunComponents(const std::vector<Component>& components, const k8s::ApiClient& client,
-                  std::ostream& err) {
+                  std::ostream& err, std::mutex* err_mu) {
   g_stop = false;
-  std::mutex sink_mu;
+  std::mutex own_mu;
+  std::mutex& sink_mu = err_mu ? *err_mu : own_mu;
   Exit exit;
   std::vector<std::unique_ptr<LineBuffer>> buffers;
   std::vector<std::unique_ptr<std::ostream>> logs;
@@ -104,6 +105,7 @@ int RunComponents(const std::vector<Component>& components, const k8s::ApiClient
   logs.clear();
   buffers.clear();
   if (exit.first_failure != 0) {
+    std::lock_guard<std::mutex> lock(sink_mu);
     err << "kai run: " << exit.failed << " exited with status " << exit.first_failure
         << "; stopped the others\n";
   }

@@ -5,6 +5,7 @@
 // process exits with the first failure's status. Each component can still run alone
 // (`kai scheduler`, `kai binder`, ...).
 #include <functional>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -22,9 +23,10 @@ struct Component {
 
 // Runs the components on one client until RequestRunStop or one of them exits; returns 0 when
 // all stopped cleanly, else the first non-zero exit status. Each component's log lines go to
-// `err` whole (lines of different components never interleave).
+// `err` whole (lines of different components never interleave); `err_mu`, when given, is the
+// lock that others writing to `err` hold too.
 int RunComponents(const std::vector<Component>& components, const k8s::ApiClient& client,
-                  std::ostream& err);
+                  std::ostream& err, std::mutex* err_mu = nullptr);
 void RequestRunStop();
 
 // "HOST:PORT" with PORT + offset ("" stays ""): the per-component metrics and health ports

@@ -95,6 +95,7 @@ class Controller {
   // the scheduler's unbound pods (a pod leaves it when bound) and the scaling pods.
   void StartInformers() {
     informer::InformerOptions io;
+    io.hub = o_.watch_hub;
     io.log = [this](const std::string& l) { Log(l); };
     const std::string scaling = "fieldSelector=" + k8s::UrlEscape("metadata.namespace=" + c_.ns) +
                                 "&" + ScalingLabelQuery();

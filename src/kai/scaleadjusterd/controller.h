@@ -15,6 +15,10 @@
 #include "kai/scaleadjuster/plan.h"
 #include "kai/util/time.h"
 
+namespace kai::informer {
+class WatchHub;
+}
+
 namespace kai::scaleadjusterd {
 
 struct ScaleAdjusterOptions {
@@ -28,6 +32,8 @@ struct ScaleAdjusterOptions {
   std::chrono::milliseconds resync_period{30000};  // a pass at least this often
   std::chrono::milliseconds debounce{500};         // events closer than this share one pass
   std::function<UnixSeconds()> now = WallClockSeconds;
+  // kai run's shared watch cache; null: the component lists and watches on its own.
+  informer::WatchHub* watch_hub = nullptr;
 };
 
 // Runs on `client` until RequestScaleAdjusterStop (a request made before the call is kept, so a

@@ -94,6 +94,7 @@ class Loop {
     pool_ = std::string(ShardSpec(*shard)["partitionLabelValue"].Scalar());
     if (auto e = OpenUsage(ShardSpec(*shard))) return Fail(2, *e);
     informer::InformerOptions io;
+    io.hub = o_.watch_hub;
     io.log = [this](const std::string& l) { Log(l); };
     informer_ = std::make_unique<informer::Informer>(client_, WatchesFor(o_, pool_), io);
     informer_->Start();

@@ -14,6 +14,10 @@
 #include "kai/util/time.h"
 #include "kai/util/trace.h"
 
+namespace kai::informer {
+class WatchHub;
+}
+
 namespace kai::scheduler {
 
 struct SchedulerOptions {
@@ -49,6 +53,8 @@ struct SchedulerOptions {
   std::chrono::milliseconds usage_save_interval{60000};
   int max_cycles = 0;          // stop after this many cycles (0 = run until stopped; tests)
   TraceSink* trace = nullptr;  // the cycles' diagnostic trace (KAI_DEBUG); not owned, optional
+  // kai run's shared watch cache; null: the component lists and watches on its own.
+  informer::WatchHub* watch_hub = nullptr;
 };
 
 // Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad

@@ -1,24 +1,54 @@
-#include "kai/controllersd/reflector.h"
+#include "kai/informer/reflector.h"
 
 #include <algorithm>
-#include <thread>
 
-namespace kai::controllersd {
+namespace kai::informer {
 
-Reflector::Reflector(const k8s::ApiClient& client, k8s::ResourceType type, ReflectorSink sink,
-                     ReflectorOptions options, const std::atomic<bool>& stop)
-    : client_(client),
-      type_(type),
-      sink_(std::move(sink)),
-      options_(std::move(options)),
-      stop_(stop) {}
-
-void Reflector::Log(const std::string& line) const {
-  if (options_.log) options_.log(std::string(type_.plural) + ": " + line);
+ReflectorStats& operator+=(ReflectorStats& a, const ReflectorStats& b) {
+  a.lists += b.lists;
+  a.list_errors += b.list_errors;
+  a.relists_gone += b.relists_gone;
+  a.watches += b.watches;
+  a.watch_errors += b.watch_errors;
+  a.events += b.events;
+  return a;
 }
 
-// The reflector's backoff (800 ms doubling to 30 s, with jitter), in short sleeps so a stop is
-// seen; false when stopped.
+Reflector::Reflector(const k8s::ApiClient& client, k8s::ResourceType type, std::string query,
+                     RawSink sink, ReflectorOptions options)
+    : client_(client),
+      type_(type),
+      query_(std::move(query)),
+      sink_(std::move(sink)),
+      options_(std::move(options)) {}
+
+Reflector::~Reflector() { Stop(); }
+
+void Reflector::Start() {
+  stop_ = false;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Reflector::Stop() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+ReflectorStats Reflector::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void Reflector::Count(int64_t ReflectorStats::*field) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++(stats_.*field);
+}
+
+void Reflector::Log(const std::string& line) const {
+  if (options_.log) options_.log(std::string(type_.kind) + ": " + line);
+}
+
+// Sleeps the backoff in short steps so that a stop is seen; false when stopped.
 bool Reflector::Backoff() {
   const double base = static_cast<double>(options_.backoff_initial.count()) *
                       static_cast<double>(1LL << std::min(failures_, 16));
@@ -29,7 +59,7 @@ bool Reflector::Backoff() {
                          static_cast<int64_t>(capped * (0.5 + 0.5 * client_.clock().jitter())));
   while (std::chrono::steady_clock::now() < until) {
     if (stop_) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return !stop_;
 }
@@ -41,8 +71,10 @@ bool Reflector::List() {
     for (size_t i = 0; i < items.size(); ++i) sink_.upsert(items[i]);
   };
   cb.restart = [&] { sink_.sync_begin(); };
-  auto r = client_.List(k8s::CollectionPath(type_), "", options_.page_size, cb);
+  auto r = client_.List(k8s::CollectionPath(type_), query_, options_.page_size, cb);
+  Count(&ReflectorStats::lists);
   if (!r.ok()) {
+    Count(&ReflectorStats::list_errors);
     Log("list failed: " + r.error().message);
     return false;
   }
@@ -72,6 +104,7 @@ bool Reflector::HandleEvent(std::string_view line, bool& gone) {
   } else if (type != "BOOKMARK") {
     sink_.upsert(obj);
   }
+  if (type != "BOOKMARK") Count(&ReflectorStats::events);
   rv_ = std::string(obj["metadata"]["resourceVersion"].Scalar());
   return true;
 }
@@ -83,15 +116,20 @@ Reflector::WatchEnd Reflector::Watch() {
     ended_by_event = true;
     return false;
   };
+  // Each watch asks for a random length in [timeout, 2 * timeout), as client-go does, so that
+  // many clients do not reconnect at once.
   const int t = options_.watch_timeout_seconds;
   const int timeout = t + static_cast<int>(t * client_.clock().jitter());
-  k8s::HttpResponse r = client_.Watch(k8s::CollectionPath(type_), "", rv_, timeout, sink, stop_);
+  k8s::HttpResponse r =
+      client_.Watch(k8s::CollectionPath(type_), query_, rv_, timeout, sink, stop_);
+  Count(&ReflectorStats::watches);
   if (gone || r.status == 410) return WatchEnd::kGone;
   if (ended_by_event || !r.ok()) {
     if (!ended_by_event && !stop_) {
       Log("watch ended: " + (r.status ? std::to_string(r.status) + " " : std::string()) +
           r.transport_error);
     }
+    Count(&ReflectorStats::watch_errors);
     return WatchEnd::kError;
   }
   return WatchEnd::kClosed;
@@ -110,6 +148,7 @@ void Reflector::Run() {
     }
     switch (Watch()) {
       case WatchEnd::kGone:
+        Count(&ReflectorStats::relists_gone);
         need_list = true;
         break;
       case WatchEnd::kError:
@@ -122,4 +161,4 @@ void Reflector::Run() {
   }
 }
 
-}  // namespace kai::controllersd
+}  // namespace kai::informer
