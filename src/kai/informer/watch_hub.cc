@@ -52,7 +52,9 @@ struct WatchHub::Kind {
     std::lock_guard<std::mutex> lock(mu);
     for (auto& s : subs) Offer(*s, key, obj);
     if (syncing) seen.insert(key);
-    objects.insert_or_assign(std::move(key), doc::CopyOf(obj));
+    // managedFields (server-side apply bookkeeping, often a third of an object) is read by no
+    // component; client-go's informers are commonly set to drop it too.
+    objects.insert_or_assign(std::move(key), doc::CopyOf(obj, {"metadata", "managedFields"}));
   }
 
   void Remove(const doc::Node& obj) {

@@ -8,6 +8,7 @@
 #include <yaml-cpp/parser.h>
 
 #include <map>
+#include <span>
 #include <sstream>
 
 namespace kai::doc {
@@ -65,6 +66,13 @@ void Document::EndContainer(uint32_t index, const std::vector<uint32_t>& childre
 }
 
 void Document::AddRoot(uint32_t index) { d_->roots.push_back(index); }
+
+void Document::ShrinkToFit() {
+  d_->nodes.shrink_to_fit();
+  d_->children.shrink_to_fit();
+  d_->chars.shrink_to_fit();
+  d_->roots.shrink_to_fit();
+}
 
 Type Node::type() const { return doc_ ? doc_->d_->nodes[index_].type : Type::kUndefined; }
 
@@ -288,22 +296,27 @@ Result<Document> ParseJson(std::string_view text) {
 
 namespace {
 
-uint32_t CopyInto(Document& out, const Node& n) {
+// `drop`: the rest of the path to leave out below `n` (empty: keep everything).
+uint32_t CopyInto(Document& out, const Node& n, std::span<const std::string_view> drop) {
   switch (n.type()) {
     case Type::kScalar:
       return out.AddScalar(n.Scalar());
-    case Type::kMap:
-    case Type::kSequence: {
-      const uint32_t c = out.BeginContainer(n.type());
+    case Type::kMap: {
+      const uint32_t c = out.BeginContainer(Type::kMap);
       std::vector<uint32_t> children;
-      if (n.IsMap()) {
-        for (const auto& e : n.Entries()) {
-          children.push_back(CopyInto(out, e.first));
-          children.push_back(CopyInto(out, e.second));
-        }
-      } else {
-        for (size_t i = 0; i < n.size(); ++i) children.push_back(CopyInto(out, n[i]));
+      for (const auto& e : n.Entries()) {
+        const bool on_path = !drop.empty() && e.first.Scalar() == drop.front();
+        if (on_path && drop.size() == 1) continue;
+        children.push_back(CopyInto(out, e.first, {}));
+        children.push_back(CopyInto(out, e.second, on_path ? drop.subspan(1) : decltype(drop){}));
       }
+      out.EndContainer(c, children);
+      return c;
+    }
+    case Type::kSequence: {
+      const uint32_t c = out.BeginContainer(Type::kSequence);
+      std::vector<uint32_t> children;
+      for (size_t i = 0; i < n.size(); ++i) children.push_back(CopyInto(out, n[i], {}));
       out.EndContainer(c, children);
       return c;
     }
@@ -316,9 +329,10 @@ uint32_t CopyInto(Document& out, const Node& n) {
 
 }  // namespace
 
-Document CopyOf(const Node& node) {
+Document CopyOf(const Node& node, std::initializer_list<std::string_view> drop) {
   Document out;
-  out.AddRoot(CopyInto(out, node));
+  out.AddRoot(CopyInto(out, node, std::span<const std::string_view>(drop.begin(), drop.size())));
+  out.ShrinkToFit();
   return out;
 }
 

@@ -7,6 +7,7 @@
 // exactly as YAML writes them, so the decoder parses both alike. A Document owns every node;
 // a Node is a small view (document pointer + index) and must not outlive its Document.
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -71,6 +72,8 @@ class Document {
   uint32_t BeginContainer(Type type);
   void EndContainer(uint32_t index, const std::vector<uint32_t>& children);
   void AddRoot(uint32_t index);
+  // Returns the builders' spare capacity (for documents kept long, such as a watch cache's).
+  void ShrinkToFit();
 
  private:
   friend class Node;
@@ -84,7 +87,8 @@ Result<Document> ParseYaml(std::string_view text);
 Result<Document> ParseJson(std::string_view text);
 
 // A document of its own holding a deep copy of `node` as its one root, so the copy outlives the
-// document `node` views (a watch cache keeps objects past the event that brought them).
-Document CopyOf(const Node& node);
+// document `node` views (a watch cache keeps objects past the event that brought them). The map
+// entry at `drop` (a path of keys, e.g. {"metadata", "managedFields"}) is left out when given.
+Document CopyOf(const Node& node, std::initializer_list<std::string_view> drop = {});
 
 }  // namespace kai::doc

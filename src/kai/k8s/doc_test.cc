@@ -132,5 +132,16 @@ TEST(DocTest, CopyOfOutlivesTheDocumentItCopies) {
   EXPECT_FALSE(a["d"].IsDefined());
 }
 
+TEST(DocTest, CopyOfLeavesOutTheEntryAtAPath) {
+  auto d = doc::ParseJson(
+      R"({"metadata":{"name":"p","managedFields":[{"manager":"kubectl"}]},"managedFields":1})");
+  ASSERT_TRUE(d.ok());
+  const doc::Document copy = doc::CopyOf(d->Roots().at(0), {"metadata", "managedFields"});
+  const doc::Node o = copy.Roots().at(0);
+  EXPECT_EQ(o["metadata"]["name"].Scalar(), "p");
+  EXPECT_FALSE(o["metadata"]["managedFields"].IsDefined());
+  EXPECT_EQ(o["managedFields"].Scalar(), "1") << "only the entry at the path";
+}
+
 }  // namespace
 }  // namespace kai::doc
