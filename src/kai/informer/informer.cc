@@ -311,6 +311,7 @@ Informer::Informer(const k8s::ApiClient& client, std::vector<WatchSpec> specs,
 Informer::~Informer() { Stop(); }
 
 void Informer::Start() {
+  std::lock_guard<std::mutex> lock(watch_mu_);
   for (size_t k = 0; k < specs_.size(); ++k) StartWatching(k);
 }
 
@@ -320,6 +321,8 @@ void Informer::Stop() {
     stop_ = true;
     cv_.notify_all();
   }
+  // The sinks never take watch_mu_, so holding it while they finish cannot deadlock.
+  std::lock_guard<std::mutex> lock(watch_mu_);
   for (const auto& [kind, id] : subscriptions_) options_.hub->Unsubscribe(id);
   subscriptions_.clear();
   for (auto& r : reflectors_) r->Stop();
@@ -447,10 +450,12 @@ size_t Informer::Apply(ClusterState& world, ClusterChanges& changes) {
 }
 
 InformerStats Informer::stats() const {
+  std::unique_lock<std::mutex> watch_lock(watch_mu_);
   ReflectorStats r;
   for (const auto& ref : reflectors_) r += ref->stats();
   // The hub's counters of the kinds it serves this informer (shared with other subscribers).
   for (const auto& [kind, id] : subscriptions_) r += options_.hub->StatsOf(specs_[kind].type);
+  watch_lock.unlock();
   std::lock_guard<std::mutex> lock(mu_);
   InformerStats out = stats_;
   out.lists = r.lists;

@@ -105,6 +105,7 @@ class Informer {
   const k8s::ApiClient& client_;
   std::vector<WatchSpec> specs_;
   InformerOptions options_;
+  mutable std::mutex watch_mu_;  // guards the two below (Start, Stop and stats may race)
   std::vector<std::unique_ptr<Reflector>> reflectors_;      // kinds watched on their own
   std::vector<std::pair<size_t, uint64_t>> subscriptions_;  // kinds the hub serves: kind, id
   std::vector<std::unique_ptr<KindStore>> stores_;
