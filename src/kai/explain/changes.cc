@@ -109,7 +109,7 @@ std::string DescribeFreed(const Change& c) {
 std::string DescribeTopology(const Change& c) {
   const std::string whose = c.sub_group.empty() ? "" : " of subgroup " + c.sub_group;
   return "relax the required topology level" + whose + " from " + c.from_level + " to " +
-         (c.to_level.empty() ? "none (any node of the topology)" : c.to_level);
+         (c.to_level.empty() ? "none (drop it)" : c.to_level);
 }
 
 std::string DescribeTaints(const Change& c) {
@@ -179,6 +179,9 @@ Status RelaxTopology(const Change& c, ClusterState& world) {
   }
   if (!*spec) return Error{"PodGroup " + c.workload.Name() + ": no topology constraint"};
   (*spec)->required_level = InternedString(c.to_level);
+  // A constraint must name a level: without a preferred one, dropping the required level drops
+  // the constraint.
+  if ((*spec)->required_level.empty() && (*spec)->preferred_level.empty()) spec->reset();
   return Ok();
 }
 

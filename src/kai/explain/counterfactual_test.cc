@@ -24,11 +24,13 @@ class World {
   }
   // GPU quota and limit in GPUs (-1: none); `extra` adds spec fields (flow form, ", k: v").
   World& Queue(const std::string& name, const std::string& quota, const std::string& limit,
-               const std::string& parent = "", const std::string& extra = "") {
+               const std::string& parent = "", const std::string& extra = "",
+               const std::string& weight = "1") {
     y_ += "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: " + name + "}\nspec: {" +
           (parent.empty() ? "" : "parentQueue: " + parent + ", ") +
           "resources: {gpu: {quota: " + quota + ", limit: " + limit +
-          ", overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: "
+          ", overQuotaWeight: " + weight +
+          "}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: "
           "{quota: -1, limit: -1, overQuotaWeight: 1}}" +
           extra + "}\n---\n";
     return *this;
@@ -166,11 +168,12 @@ TEST(ExplainCounterfactual, RaiseLimitByTheShortfall) {
   EXPECT_EQ(s.change.amount, 2000);
 }
 
-// Queue b holds the whole cluster within its quota; a (quota 0) cannot reclaim. With 2 GPUs of
-// quota, a's fair share covers the job and reclaim takes 2 GPUs from b, now over its share.
+// Queue b holds the whole cluster, 2 GPUs above its quota; a (quota 0, no over-quota weight)
+// has no fair share to reclaim with. With 2 GPUs of quota its fair share covers the job and
+// reclaim takes b's 2 GPUs above quota.
 TEST(ExplainCounterfactual, RaiseQuotaSoThatReclaimTakesRoom) {
   World w;
-  w.Queue("a", "0", "-1").Queue("b", "8", "-1").Node("n1", 8);
+  w.Queue("a", "0", "-1", "", "", "0").Queue("b", "6", "-1").Node("n1", 8);
   for (int i = 0; i < 8; ++i) w.Job("b" + std::to_string(i), {.queue = "b", .running = {"n1"}});
   w.Job("want", {.queue = "a", .pods = 2});
   const ClusterState world = Decode(w.yaml());
