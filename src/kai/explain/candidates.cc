@@ -252,9 +252,12 @@ void RoomCandidates(const Baseline& b, std::vector<Candidate>& out) {
 std::vector<Candidate> PendingCandidates(const Baseline& b) {
   std::vector<Candidate> out;
   std::set<FitCode> mismatches;
-  bool room = false;
+  bool room = false, capped = false;
   for (const Reason& r : b.outcome.reasons) {
     room = room || NeedsRoom(r);
+    // Below its queue's limit or non-preemptible quota, no room elsewhere can serve the job.
+    capped = capped || r.kind == ReasonKind::kOverLimit ||
+             r.kind == ReasonKind::kNonPreemptibleOverQuota;
     if (r.kind == ReasonKind::kOverLimit) out.push_back(ExactRaise(b, r, ChangeKind::kRaiseLimit));
     if (r.kind == ReasonKind::kNonPreemptibleOverQuota)
       out.push_back(ExactRaise(b, r, ChangeKind::kRaiseQuota));
@@ -269,7 +272,7 @@ std::vector<Candidate> PendingCandidates(const Baseline& b) {
         Ladder({Change{.kind = ChangeKind::kRemoveNodeAffinity, .workload = b.edited}}, true));
   }
   if (mismatches.count(FitCode::kTaintNotTolerated)) TaintCandidates(b, out);
-  if (room) RoomCandidates(b, out);
+  if (room && !capped) RoomCandidates(b, out);
   return out;
 }
 

@@ -27,6 +27,9 @@ struct Candidate {
   size_t rungs = 0;
   std::function<Change(size_t)> rung;  // rung i in [0, rungs), made when tried
   bool monotone = true;  // what works at one rung works at every larger one (bisection)
+  // Monotone ladders: rungs below this one are known to fail (a necessary condition does not
+  // hold); it is tried first, as the likely answer.
+  size_t first = 0;
 };
 
 // A candidate of the given rungs.

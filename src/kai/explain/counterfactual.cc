@@ -133,27 +133,40 @@ struct SearchResult {
   bool out_of_budget = false;
 };
 
-// Bisection over a monotone ladder: the largest rung first (if it fails, none works), then the
-// smallest rung that works.
+// One rung tried: the search result keeps it when it meets the goal.
+Result<bool> Try(Trials& t, const Candidate& c, size_t i, Goal goal, SearchResult& r) {
+  Change change = c.rung(i);
+  auto o = t.With(change);
+  if (!o.ok()) return o.error();
+  if (!Met(*o, goal)) {
+    if (!r.found) r.rejected = std::move(change);
+    return false;
+  }
+  r.found = Found{std::move(change), std::move(*o)};
+  return true;
+}
+
+// Bisection over a monotone ladder: the first plausible rung, then the largest (if it fails,
+// none works), then the smallest rung between them that works.
 Result<SearchResult> Bisect(Trials& t, const Candidate& c, Goal goal) {
   SearchResult r;
-  Change top = c.rung(c.rungs - 1);
-  auto last = t.With(top);
-  if (!last.ok()) return last.error();
-  if (!Met(*last, goal)) {
-    r.rejected = std::move(top);
-    return r;
+  size_t lo = std::min(c.first, c.rungs - 1), hi = c.rungs - 1;
+  if (lo > 0 || lo == hi) {
+    auto works = Try(t, c, lo, goal, r);
+    if (!works.ok()) return works.error();
+    if (*works || lo == hi) return r;
+    ++lo;
   }
-  r.found = Found{std::move(top), std::move(*last)};
-  size_t lo = 0, hi = c.rungs - 1;  // rungs below lo fail (unknown at lo); hi works
-  while (lo < hi && !t.Spent()) {
+  if (t.Spent()) return SearchResult{.rejected = r.rejected, .out_of_budget = true};
+  auto top = Try(t, c, hi, goal, r);
+  if (!top.ok()) return top.error();
+  if (!*top) return r;
+  while (lo < hi && !t.Spent()) {  // rungs below lo fail; hi works
     const size_t mid = lo + (hi - lo) / 2;
-    Change change = c.rung(mid);
-    auto o = t.With(change);
-    if (!o.ok()) return o.error();
-    if (Met(*o, goal)) {
+    auto works = Try(t, c, mid, goal, r);
+    if (!works.ok()) return works.error();
+    if (*works) {
       hi = mid;
-      r.found = Found{std::move(change), std::move(*o)};
     } else {
       lo = mid + 1;
     }
@@ -170,14 +183,9 @@ Result<SearchResult> InOrder(Trials& t, const Candidate& c, Goal goal) {
       r.out_of_budget = true;
       break;
     }
-    Change change = c.rung(i);
-    auto o = t.With(change);
-    if (!o.ok()) return o.error();
-    if (Met(*o, goal)) {
-      r.found = Found{std::move(change), std::move(*o)};
-      return r;
-    }
-    r.rejected = std::move(change);
+    auto works = Try(t, c, i, goal, r);
+    if (!works.ok()) return works.error();
+    if (*works) break;
   }
   return r;
 }

@@ -228,9 +228,12 @@ std::optional<Candidate> FreeGpusCandidate(const Baseline& b) {
   // A few slots beyond the shortfall, in case the cycle gives part of the room to others.
   f->steps = GreedySteps(b, f->plans, pod.request, shortfall + std::min<int64_t>(shortfall, 8));
   if (f->steps.empty()) return std::nullopt;
+  // Fewer slots than the shortfall cannot hold the missing pods: the search starts there.
+  const size_t first = std::min(f->steps.size(), static_cast<size_t>(shortfall)) - 1;
   return Candidate{.rungs = f->steps.size(),
                    .rung = [f](size_t n) { return FreeChange(*f, n); },
-                   .monotone = true};
+                   .monotone = true,
+                   .first = first};
 }
 
 }  // namespace kai::explain_detail
