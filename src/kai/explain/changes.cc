@@ -100,7 +100,8 @@ std::string DescribeFreed(const Change& c) {
   for (const FreedJob& j : c.freed) {
     jobs.push_back((j.job.empty() ? j.pods.front() : j.job) + " (queue " + j.queue + ", " +
                    (j.over_quota ? "over quota" : "in quota") + ", " +
-                   FormatResourceAmount("nvidia.com/gpu", j.milli_gpu) + " GPU)");
+                   FormatResourceAmount("nvidia.com/gpu", j.milli_gpu) +
+                   (j.milli_gpu == 1000 ? " GPU)" : " GPUs)"));
   }
   return "free " + FormatResourceAmount("nvidia.com/gpu", c.amount) + " GPUs on " +
          Joined(c.nodes, 4) + " by stopping " + Joined(jobs, 4);

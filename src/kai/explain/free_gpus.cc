@@ -127,10 +127,29 @@ std::optional<PodId> PendingTemplate(const Baseline& b) {
   return best;
 }
 
+// A topology reason's best domain (its level's node label and value): room is freed there.
+using DomainLabel = std::optional<std::pair<std::string, std::string>>;
+
+DomainLabel BestDomain(const Baseline& b) {
+  for (const Reason& r : b.outcome.reasons) {
+    if (r.kind == ReasonKind::kTopology && !r.level.empty() && !r.domain.empty()) {
+      return std::make_pair(r.level, r.domain);
+    }
+  }
+  return std::nullopt;
+}
+
+bool InDomain(const NodeObject& n, const DomainLabel& d) {
+  if (!d) return true;
+  auto it = n.meta.labels.find(d->first);
+  return it != n.meta.labels.end() && it->second == d->second;
+}
+
 std::vector<NodePlan> Plans(const Baseline& b, const SnapPod& pod, int64_t& free_slots) {
   std::vector<NodePlan> plans;
+  const DomainLabel domain = BestDomain(b);
   for (const SnapNode& n : b.session.snap().nodes) {
-    if (!CouldHost(n, *pod.obj, pod.request)) continue;
+    if (!CouldHost(n, *pod.obj, pod.request) || !InDomain(*n.obj, domain)) continue;
     NodePlan plan{.node = static_cast<NodeId>(&n - b.session.snap().nodes.data()), .avail = n.idle};
     plan.avail += n.releasing;
     free_slots += Slots(plan.avail, pod.request);
