@@ -230,6 +230,17 @@ TEST(ExplainCounterfactual, RemoveTheNodeSelectorNoNodeMatches) {
   EXPECT_EQ(s.change.key, "gpu-type");
 }
 
+TEST(ExplainCounterfactual, RemoveTheRequiredNodeAffinity) {
+  World w;
+  w.Queue("a", "-1", "-1")
+      .Node("n1", 8, "zone: east")
+      .Job("aff", {.pods = 2,
+                   .pod_spec = "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuring"
+                               "Execution: {nodeSelectorTerms: [{matchExpressions: [{key: zone, "
+                               "operator: In, values: [west]}]}]}}}\n"});
+  Verified(Decode(w.yaml()), "aff", ChangeKind::kRemoveNodeAffinity);
+}
+
 TEST(ExplainCounterfactual, TolerateTheTaintOfTheFreeNodes) {
   World w;
   w.Queue("a", "-1", "-1")
