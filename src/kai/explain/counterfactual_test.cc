@@ -344,6 +344,25 @@ TEST(ExplainCounterfactual, PodTargetEditsItsPodGroup) {
   EXPECT_EQ(s->change.workload.Name(), "default/sel");
 }
 
+TEST(ExplainCounterfactual, PodWithoutPodGroupSaysSo) {
+  World w;
+  w.Queue("a", "-1", "-1").Node("n1", 8);
+  const std::string yaml =
+      w.yaml() +
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: lone, namespace: default}\nspec:\n"
+      "  schedulerName: kai-scheduler\n  containers: [{name: c, resources: {requests: "
+      "{nvidia.com/gpu: '1'}, limits: {nvidia.com/gpu: '1'}}}]\n";
+  ExplainOptions o;
+  o.simulate.now = kTestNow;
+  auto e =
+      ExplainWorkload(Decode(yaml), DefaultConfig(), ExplainTarget{false, "default", "lone"}, o);
+  ASSERT_TRUE(e.ok()) << e.error().message;
+  ASSERT_EQ(e->outcome.reasons.size(), 1u);
+  EXPECT_NE(e->outcome.reasons[0].Message().find("not part of a PodGroup"), std::string::npos)
+      << e->outcome.reasons[0].Message();
+  EXPECT_TRUE(e->suggestions.empty());
+}
+
 TEST(ExplainCounterfactual, UnknownTargetIsAnError) {
   World w;
   w.Queue("a", "-1", "-1").Node("n1", 8);
