@@ -14,6 +14,7 @@
 
 #include "kai/admission/review.h"
 #include "kai/binder/controller.h"
+#include "kai/cli/explain_command.h"
 #include "kai/controllersd/controllers.h"
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
@@ -852,6 +853,8 @@ int main(int argc, char** argv) {
                      "the usage history kai scheduler --usage-dir records");
   queues->add_option("-o,--output", qa.output, "table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  kai::cli::ExplainArgs ea;
+  CLI::App* explain = kai::cli::AddExplainCommand(app, ea);
   CheckUpdateArgs cu;
   CLI::App* check_update = app.add_subcommand(
       "check-update", "check manifests that replace others as admission would (e.g. minMember)");
@@ -888,6 +891,7 @@ int main(int argc, char** argv) {
   try {
     if (*simulate) return RunSimulate(sim);
     if (*queues) return RunQueues(qa);
+    if (*explain) return kai::cli::RunExplain(ea, std::cout, std::cerr);
     if (*check_update) return RunCheckUpdate(cu);
     if (*scheduler) return RunSchedulerCommand(sa);
     if (*binder) return RunBinderCommand(ba);

@@ -97,6 +97,8 @@ std::string NodesMessage(const Reason& r) {
     case FitCode::kNonPreemptibleOverQuota:
       return "non-preemptible quota reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kFits:
+      // A reason about the pod rather than nodes (no PodGroup, a missing SubGroup).
+      if (!r.detail.empty()) return r.detail;
       break;
   }
   return "fits on " + NodeCount(r.nodes);
