@@ -35,8 +35,10 @@ void SetAmounts(PodTrack& t, const PodObject& p) {
   t.memory = p.request.memory;
 }
 
+constexpr size_t kDropped = SIZE_MAX;
+
 struct JobTrack {
-  size_t group = 0;          // index into world.pod_groups
+  size_t group = 0;          // index into world.pod_groups (kDropped: done and compacted away)
   std::vector<size_t> pods;  // indices into world.pods
   int queue = -1;
   int running_pods = 0;
@@ -201,6 +203,8 @@ void Loop::AddAllocation(int queue, const PodTrack& pod, int sign) {
   cluster_alloc_ += sign * pod.gpu;
   for (int q = queue; q >= 0; q = parent_[q]) {
     alloc_[q] += sign * pod.gpu;
+    r_.queues[q].peak_allocated_milli_gpu =
+        std::max(r_.queues[q].peak_allocated_milli_gpu, alloc_[q]);
     held_[q].milli_gpu += sign * pod.gpu;
     held_[q].milli_cpu += sign * pod.cpu;
     held_[q].memory += sign * pod.memory;
@@ -376,7 +380,7 @@ void Loop::MaybeCompact() {
       group_map(world_.pod_groups.size(), SIZE_MAX);
   std::vector<bool> drop_group(world_.pod_groups.size(), false);
   for (const JobTrack& j : jobs_) {
-    if (j.done) drop_group[j.group] = true;
+    if (j.done && j.group != kDropped) drop_group[j.group] = true;
   }
   ClusterState& w = world_;
   std::vector<PodObject> pods;
@@ -396,7 +400,12 @@ void Loop::MaybeCompact() {
     groups.push_back(std::move(w.pod_groups[g]));
   }
   for (JobTrack& j : jobs_) {
-    if (!j.arrived || j.done) continue;
+    if (!j.arrived || j.group == kDropped) continue;
+    if (j.done) {
+      j.group = kDropped;
+      j.pods.clear();
+      continue;
+    }
     j.group = group_map[j.group];
     for (size_t& p : j.pods) p = pod_map[p];
   }

@@ -63,9 +63,10 @@ struct QueueTotals {
   std::string name, parent;
   int64_t used_milli_gpu_seconds = 0;
   int64_t fair_milli_gpu_seconds = 0;
-  int64_t evictions_suffered = 0;  // pods of the queue evicted
-  int64_t evictions_caused = 0;    // pods evicted for jobs of the queue
-  std::vector<int64_t> allocated;  // per timeline bucket, milli-GPU x seconds
+  int64_t evictions_suffered = 0;        // pods of the queue evicted
+  int64_t evictions_caused = 0;          // pods evicted for jobs of the queue
+  int64_t peak_allocated_milli_gpu = 0;  // the most its running pods held at once
+  std::vector<int64_t> allocated;        // per timeline bucket, milli-GPU x seconds
   std::vector<int64_t> fair_share;
   friend bool operator==(const QueueTotals&, const QueueTotals&) = default;
 };

@@ -15,6 +15,7 @@ namespace {
 
 void AddJobs(const RunResult& run, std::vector<QueueSummary>& queues) {
   for (const JobOutcome& j : run.jobs) {
+    if (j.submit >= run.until_seconds) continue;  // submitted after the run's end
     auto it = std::find_if(queues.begin(), queues.end(),
                            [&](const QueueSummary& q) { return q.name == j.queue; });
     if (it == queues.end()) continue;

@@ -12,6 +12,7 @@ namespace kai::whatif {
 
 struct QueueSummary {
   std::string name, parent;
+  // Jobs submitted before the run's end (later ones are left out).
   int64_t jobs = 0, started = 0, completed = 0, restarts = 0;
   // Seconds from submission to first start; a job that never started counts its wait until the
   // end of the run (so a variant cannot look better by starting fewer jobs).
