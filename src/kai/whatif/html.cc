@@ -152,6 +152,15 @@ std::vector<std::string> QueueNames(const std::vector<VariantSummary>& vs) {
   return names;
 }
 
+bool HasJobs(const std::vector<VariantSummary>& vs, const std::string& queue) {
+  for (const VariantSummary& v : vs) {
+    for (const QueueSummary& q : v.queues) {
+      if (q.name == queue && q.jobs > 0) return true;
+    }
+  }
+  return false;
+}
+
 constexpr const char* kStyle =
     "body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
     "font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
@@ -173,7 +182,9 @@ std::string HtmlReport(const std::vector<VariantSummary>& vs) {
   h += "<h2>Allocation against fair share</h2>";
   for (const std::string& q : QueueNames(vs)) h += QueueChart(vs, q);
   h += "<h2>Wait times</h2>";
-  for (const std::string& q : QueueNames(vs)) h += WaitChart(vs, q);
+  for (const std::string& q : QueueNames(vs)) {
+    if (HasJobs(vs, q)) h += WaitChart(vs, q);
+  }
   return h + "</body></html>\n";
 }
 
