@@ -13,6 +13,7 @@
 #include <iomanip>
 
 #include "kai/admission/review.h"
+#include "kai/cli/whatif_command.h"
 #include "kai/binder/controller.h"
 #include "kai/cli/explain_command.h"
 #include "kai/controllersd/controllers.h"
@@ -882,6 +883,8 @@ int main(int argc, char** argv) {
   CLI::App* controllers = AddControllersCommand(app, ca);
   ScaleAdjusterArgs saa;
   CLI::App* scale_adjuster = AddScaleAdjusterCommand(app, saa);
+  kai::cli::WhatIfArgs wia;
+  CLI::App* whatif = kai::cli::AddWhatIfCommand(app, wia);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -902,6 +905,7 @@ int main(int argc, char** argv) {
     if (*run) return RunRunCommand(runa);
     if (*controllers) return RunControllersCommand(ca);
     if (*scale_adjuster) return RunScaleAdjusterCommand(saa);
+    if (*whatif) return kai::cli::RunWhatIfCommand(wia);
   } catch (const std::exception& e) {
     std::cerr << "kai: internal error: " << e.what() << "\n";
     return 1;

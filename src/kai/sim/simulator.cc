@@ -55,17 +55,9 @@ PodReport ReportPod(const Session& s, PodId id) {
 
 }  // namespace
 
-CycleReport ReportCycle(const Session& s, int cycle) {
-  CycleReport rep;
-  rep.cycle = cycle;
-  rep.counts = s.counters();
-  for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
-    rep.pods.push_back(ReportPod(s, p));
-  }
-  for (const SnapNode& n : s.snap().nodes) {
-    rep.nodes.push_back(NodeReport{std::string(n.name), n.idle.milli_gpu, n.releasing.milli_gpu,
-                                   BreakdownReleasing(s.snap(), n)});
-  }
+namespace {
+
+void ReportQueues(const Session& s, CycleReport& rep) {
   for (const SnapQueue& q : s.snap().queues) {
     QueueReport qr{std::string(q.name),
                    q.parent == kNone ? "" : std::string(s.snap().queues[q.parent].name),
@@ -78,6 +70,35 @@ CycleReport ReportCycle(const Session& s, int cycle) {
                    q.priority};
     rep.queues.push_back(std::move(qr));
   }
+}
+
+// The cycle's counters, the queues and only the pods in `pods` (indices of the world's pods,
+// which are the snapshot's).
+CycleReport ReportChangedPods(const Session& s, int cycle, const std::vector<size_t>& pods) {
+  CycleReport rep;
+  rep.cycle = cycle;
+  rep.counts = s.counters();
+  for (size_t p : pods) {
+    if (p < s.snap().pods.size()) rep.pods.push_back(ReportPod(s, static_cast<PodId>(p)));
+  }
+  ReportQueues(s, rep);
+  return rep;
+}
+
+}  // namespace
+
+CycleReport ReportCycle(const Session& s, int cycle) {
+  CycleReport rep;
+  rep.cycle = cycle;
+  rep.counts = s.counters();
+  for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
+    rep.pods.push_back(ReportPod(s, p));
+  }
+  for (const SnapNode& n : s.snap().nodes) {
+    rep.nodes.push_back(NodeReport{std::string(n.name), n.idle.milli_gpu, n.releasing.milli_gpu,
+                                   BreakdownReleasing(s.snap(), n)});
+  }
+  ReportQueues(s, rep);
   return rep;
 }
 
@@ -178,6 +199,10 @@ void ApplyQueueUsage(Snapshot& snap, const std::map<std::string, usage::QueueUsa
 namespace {
 
 void ApplyUsage(Snapshot& snap, const SimulateOptions& options) {
+  if (options.queue_usage) {
+    ApplyQueueUsage(snap, *options.queue_usage);
+    return;
+  }
   if (!options.usage || options.usage->empty()) return;
   ApplyQueueUsage(snap, options.usage->Usage(options.now, options.usage->params()));
 }
@@ -235,8 +260,10 @@ Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
     return run.error();
   }
   Session& session = **run;
-  CycleReport report = ReportCycle(session, cycle);
+  CycleReport report;
+  if (!options.report_changed_pods_only) report = ReportCycle(session, cycle);
   ClusterChanges changes = Advance(world, session, options);
+  if (options.report_changed_pods_only) report = ReportChangedPods(session, cycle, changes.pods);
   if (cycles) {
     cycles->cache.Return(session.TakeSnapshot(), session.MovedPods(), session.NodeChanges());
     cycles->changes = std::move(changes);

@@ -58,6 +58,11 @@ struct SimulateOptions {
   int cycles = 1;
   std::set<std::string> no_recreate;         // PodGroup names whose evicted pods stay Releasing
   const usage::UsageStore* usage = nullptr;  // time-based fair share history, optional
+  // Every queue's usage, already computed (kai whatif); used instead of `usage` when set.
+  const std::map<std::string, usage::QueueUsage>* queue_usage = nullptr;
+  // Report only the pods the cycle changed (and the queues, no nodes): what kai whatif reads,
+  // without the cost of reporting every pod and node each cycle.
+  bool report_changed_pods_only = false;
   Session::MonotonicClock monotonic_millis;  // the sessions' search clock (default: steady)
   // Checks every cycle that the incremental snapshot equals a full build (an error if not).
   bool verify_snapshot_cache = false;
