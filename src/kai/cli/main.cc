@@ -13,9 +13,9 @@
 #include <iomanip>
 
 #include "kai/admission/review.h"
-#include "kai/cli/whatif_command.h"
 #include "kai/binder/controller.h"
 #include "kai/cli/explain_command.h"
+#include "kai/cli/whatif_command.h"
 #include "kai/controllersd/controllers.h"
 #include "kai/explain/queues.h"
 #include "kai/framework/config.h"
