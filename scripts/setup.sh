@@ -12,5 +12,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev googletest libbenchmark-dev \
   clang-14 libclang-rt-14-dev \
   python3 python3-yaml openssl \
-  clang-format valgrind >/dev/null
+  clang-format valgrind chromium >/dev/null
 echo "kai: build dependencies installed"
