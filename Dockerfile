@@ -20,7 +20,8 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKAI_BUILD_TESTS=O
 
 FROM debian:12-slim
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      --no-install-recommends libyaml-cpp0.7 libcurl4 libssl3 ca-certificates >/dev/null \
+      --no-install-recommends libyaml-cpp0.7 libcurl4 libssl3 libcpp-httplib0.11 ca-certificates \
+      >/dev/null \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/kai /usr/local/bin/kai
 # The non-root user the Deployments' securityContext names.
