@@ -390,12 +390,7 @@ class FakeApi : public ::testing::Test {
 
   // A shared watch hub (kai run's) with the informers' settings; informers started after it
   // subscribe to it.
-  void StartHub() {
-    const informer::InformerOptions o = FastOptions();
-    hub_ = std::make_unique<informer::WatchHub>(
-        *client_, informer::ReflectorOptions{o.page_size, o.watch_timeout_seconds,
-                                             o.backoff_initial, o.backoff_max, o.log});
-  }
+  void StartHub() { hub_ = std::make_unique<informer::WatchHub>(*client_, FastOptions()); }
 
   // Another informer on the hub (or on its own), for one kind and query.
   informer::Informer& StartOther(k8s::ResourceType kind, std::string query) {

@@ -36,13 +36,6 @@ std::atomic<bool> g_stop{false};
 constexpr std::string_view kGroupPrefix = "pg/";
 constexpr std::string_view kQueuePrefix = "q/";
 
-std::string KeyOf(const doc::Node& obj) {
-  const doc::Node md = obj["metadata"];
-  const std::string_view ns = md["namespace"].Scalar();
-  const std::string name(md["name"].Scalar());
-  return ns.empty() ? name : std::string(ns) + "/" + name;
-}
-
 // One kind's cached objects; `listed` holds the keys a running relist has delivered, so the
 // keys it did not deliver (deleted while the watch was down) can be dropped at its end.
 template <class T>
@@ -114,7 +107,7 @@ class Controllers {
   void Upsert(KindStore<T>& store, Decoder<T> decode, Changed changed, const doc::Node& obj,
               bool assumed) {
     auto facts = decode(obj);
-    const std::string key = KeyOf(obj);
+    const std::string key = informer::KeyOfObject(obj);
     if (!facts.ok()) Log(facts.error().message + " (left out until fixed)");
     const uint64_t rv = RvOf(obj);
     std::lock_guard<std::mutex> lock(mu_);
@@ -148,7 +141,7 @@ class Controllers {
     };
     s.remove = [this, &store, changed](const doc::Node& obj) {
       std::lock_guard<std::mutex> lock(mu_);
-      Erase(store, KeyOf(obj), changed);
+      Erase(store, informer::KeyOfObject(obj), changed);
     };
     s.sync_end = [this, &store, changed] {
       std::lock_guard<std::mutex> lock(mu_);

@@ -10,14 +10,6 @@
 
 namespace kai::informer {
 
-std::string KeyOf(std::string_view ns, std::string_view name) {
-  if (ns.empty()) return std::string(name);
-  std::string k;
-  k.reserve(ns.size() + name.size() + 1);
-  k.append(ns).append("/").append(name);
-  return k;
-}
-
 namespace {
 
 // resourceVersions are opaque to clients, but the API server's are etcd revisions (integers);
@@ -26,11 +18,6 @@ uint64_t ParseRv(std::string_view s) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   return ec == std::errc() && p == s.data() + s.size() ? v : 0;
-}
-
-std::string KeyOfObject(const doc::Node& obj) {
-  const doc::Node md = obj["metadata"];
-  return KeyOf(md["namespace"].Scalar(), md["name"].Scalar());
 }
 
 }  // namespace
@@ -254,7 +241,7 @@ Delta Informer::Decoded(size_t kind, const doc::Node& obj, Delta::Op op) {
       if (options_.log) options_.log(std::string(type.kind) + ": " + e);
     }
     std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.decode_errors;
+    ++decode_errors_;
     d.op = Delta::Op::kDelete;
   }
   return d;
@@ -293,10 +280,8 @@ void Informer::StartWatching(size_t kind) {
       options_.log(std::string(spec.type.kind) + ": watching on its own: " + id.error().message);
     }
   }
-  ReflectorOptions ro{options_.page_size, options_.watch_timeout_seconds, options_.backoff_initial,
-                      options_.backoff_max, options_.log};
   reflectors_.push_back(
-      std::make_unique<Reflector>(client_, spec.type, spec.query, SinkFor(kind), std::move(ro)));
+      std::make_unique<Reflector>(client_, spec.type, spec.query, SinkFor(kind), options_));
   reflectors_.back()->Start();
 }
 
@@ -450,20 +435,14 @@ size_t Informer::Apply(ClusterState& world, ClusterChanges& changes) {
 }
 
 InformerStats Informer::stats() const {
+  InformerStats out;
   std::unique_lock<std::mutex> watch_lock(watch_mu_);
-  ReflectorStats r;
-  for (const auto& ref : reflectors_) r += ref->stats();
+  for (const auto& ref : reflectors_) out += ref->stats();
   // The hub's counters of the kinds it serves this informer (shared with other subscribers).
-  for (const auto& [kind, id] : subscriptions_) r += options_.hub->StatsOf(specs_[kind].type);
+  for (const auto& [kind, id] : subscriptions_) out += options_.hub->StatsOf(specs_[kind].type);
   watch_lock.unlock();
   std::lock_guard<std::mutex> lock(mu_);
-  InformerStats out = stats_;
-  out.lists = r.lists;
-  out.list_errors = r.list_errors;
-  out.relists_gone = r.relists_gone;
-  out.watches = r.watches;
-  out.watch_errors = r.watch_errors;
-  out.events = r.events;
+  out.decode_errors = decode_errors_;
   return out;
 }
 

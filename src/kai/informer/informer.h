@@ -41,17 +41,14 @@ struct Delta {
   bool assumed = false;  // a write of kai's own, applied only when no newer state is known
 };
 
-struct InformerStats {
-  int64_t lists = 0, relists_gone = 0, watches = 0, watch_errors = 0, events = 0;
-  int64_t decode_errors = 0, list_errors = 0;
+// The reflectors' counters (the hub's, for the kinds it serves) and the informer's own.
+struct InformerStats : ReflectorStats {
+  int64_t decode_errors = 0;
 };
 
-struct InformerOptions {
-  int page_size = 500;
-  int watch_timeout_seconds = 300;  // each watch asks the server to end it after 5-10 minutes
-  std::chrono::milliseconds backoff_initial{800}, backoff_max{30000};
-  // Logs a line (decode errors naming the object and field, list/watch failures).
-  std::function<void(const std::string&)> log;
+// The reflectors' options (`log` also takes decode errors naming the object and field) and the
+// informer's own.
+struct InformerOptions : ReflectorOptions {
   // Called by Apply, on its thread, for each upsert (the decoded object; echoes of kai's own
   // writes included) and each deletion (a watch event or a relist that no longer has the key;
   // `object` null) before the world takes it. Front ends that react to changes (the binder)
@@ -116,10 +113,7 @@ class Informer {
   std::vector<bool> first_list_done_;  // by kind, set by reflectors
   std::vector<bool> applied_list_;     // by kind, set by Apply
   std::atomic<bool> stop_{false};
-  InformerStats stats_;
+  int64_t decode_errors_ = 0;
 };
-
-// The key the store uses: "namespace/name", or "name" for cluster-scoped objects.
-std::string KeyOf(std::string_view ns, std::string_view name);
 
 }  // namespace kai::informer

@@ -4,6 +4,19 @@
 
 namespace kai::informer {
 
+std::string KeyOf(std::string_view ns, std::string_view name) {
+  if (ns.empty()) return std::string(name);
+  std::string k;
+  k.reserve(ns.size() + name.size() + 1);
+  k.append(ns).append("/").append(name);
+  return k;
+}
+
+std::string KeyOfObject(const doc::Node& obj) {
+  const doc::Node md = obj["metadata"];
+  return KeyOf(md["namespace"].Scalar(), md["name"].Scalar());
+}
+
 ReflectorStats& operator+=(ReflectorStats& a, const ReflectorStats& b) {
   a.lists += b.lists;
   a.list_errors += b.list_errors;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "kai/k8s/api_client.h"
@@ -40,6 +41,11 @@ struct ReflectorStats {
 };
 
 ReflectorStats& operator+=(ReflectorStats& a, const ReflectorStats& b);
+
+// The key a store keeps an object under: "namespace/name", or "name" for cluster-scoped objects.
+std::string KeyOf(std::string_view ns, std::string_view name);
+// The key of a raw Kubernetes object (its metadata.namespace and metadata.name).
+std::string KeyOfObject(const doc::Node& obj);
 
 class Reflector {
  public:

@@ -8,12 +8,6 @@
 namespace kai::informer {
 namespace {
 
-std::string KeyOfRaw(const doc::Node& obj) {
-  const doc::Node md = obj["metadata"];
-  const std::string_view ns = md["namespace"].Scalar(), name = md["name"].Scalar();
-  return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
-}
-
 struct Subscriber {
   uint64_t id = 0;
   k8s::Selector selector;
@@ -48,7 +42,7 @@ struct WatchHub::Kind {
   }
 
   void Upsert(const doc::Node& obj) {
-    std::string key = KeyOfRaw(obj);
+    std::string key = KeyOfObject(obj);
     std::lock_guard<std::mutex> lock(mu);
     for (auto& s : subs) Offer(*s, key, obj);
     if (syncing) seen.insert(key);
@@ -58,7 +52,7 @@ struct WatchHub::Kind {
   }
 
   void Remove(const doc::Node& obj) {
-    const std::string key = KeyOfRaw(obj);
+    const std::string key = KeyOfObject(obj);
     std::lock_guard<std::mutex> lock(mu);
     Forget(key, obj);
   }
