@@ -213,8 +213,8 @@ def start_scheduler(server, args, extra: list[str]) -> tuple[subprocess.Popen, i
     return p, port
 
 
-def wait_ready(p: subprocess.Popen, port: int, what: str) -> None:
-    deadline = time.monotonic() + 120
+def wait_ready(p: subprocess.Popen, port: int, what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             if urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1).status == 200:

@@ -22,7 +22,6 @@ import pathlib
 import subprocess
 import sys
 import time
-import urllib.request
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
@@ -40,28 +39,6 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def open_watches(server) -> dict[str, float]:
-    text = server.kubectl("get", "--raw", "/metrics").stdout
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("apiserver_longrunning_requests{") and 'verb="WATCH"' in line:
-            resource = line.split('resource="', 1)[1].split('"', 1)[0]
-            out[resource] = out.get(resource, 0.0) + float(line.rsplit(" ", 1)[1])
-    return out
-
-
-def wait_ready(port: int, what: str) -> None:
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1).status == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{what} did not become ready on :{port}")
 
 
 def populate(server, args) -> None:
@@ -82,12 +59,12 @@ def populate(server, args) -> None:
 
 def measure(server, procs: list[tuple[subprocess.Popen, int]], baseline: dict, settle: float):
     for p, health in procs:
-        wait_ready(health, f"pid {p.pid}")
+        fill.wait_ready(p, health, f"pid {p.pid} (health :{health})", timeout=180)
     time.sleep(settle)
     for p, _ in procs:
         if p.poll() is not None:
             raise RuntimeError(f"pid {p.pid} exited with {p.returncode}")
-    watches = {r: n - baseline.get(r, 0.0) for r, n in open_watches(server).items()
+    watches = {r: n - baseline.get(r, 0.0) for r, n in server.open_watches().items()
                if n != baseline.get(r, 0.0)}
     pids = {p.pid for p, _ in procs}  # kai run: one process serves every health port
     return {"rss_mib": round(sum(rss_mib(pid) for pid in pids), 1), "processes": len(pids),
@@ -143,7 +120,7 @@ def main() -> int:
     server = kube_server.Server.start()
     try:
         populate(server, args)
-        baseline = open_watches(server)
+        baseline = server.open_watches()
         together = run_together(server, args, baseline)
         time.sleep(2)
         alone = run_alone(server, args, baseline)

@@ -126,6 +126,16 @@ class Server:
         path.chmod(0o600)
         return str(path)
 
+    def open_watches(self) -> dict[str, float]:
+        """The server's gauge of open WATCH requests (apiserver_longrunning_requests), summed by
+        resource; the server's own informers' watches included."""
+        out: dict[str, float] = {}
+        for line in self.kubectl("get", "--raw", "/metrics").stdout.splitlines():
+            if line.startswith("apiserver_longrunning_requests{") and 'verb="WATCH"' in line:
+                resource = line.split('resource="', 1)[1].split('"', 1)[0]
+                out[resource] = out.get(resource, 0.0) + float(line.rsplit(" ", 1)[1])
+        return out
+
     def can_i(self, verb: str, resource: str, user: str, namespace: str) -> str:
         """`kubectl auth can-i` as `user`: "yes" or "no"."""
         return self.kubectl("auth", "can-i", verb, resource, "--as", user, "-n", namespace,

@@ -89,7 +89,7 @@ def setUpModule():
         SERVER.kubectl("create", "namespace", "ml")
         for n in ("gpu-1", "gpu-2"):
             CLIENT.post("/api/v1/nodes", gpu_node(n))
-        BASELINE = open_watches()
+        BASELINE = SERVER.open_watches()
         PORT = free_port_block(len(COMPONENTS))
         LOG = pathlib.Path(TMP.name) / "run.log"
         with LOG.open("w") as log:
@@ -120,19 +120,6 @@ def metrics(component: str) -> str:
                    "scale-adjuster"].index(component)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
         return r.read().decode()
-
-
-def open_watches() -> dict[str, float]:
-    """The API server's gauge of open WATCH requests, summed by resource (its own informers'
-    included)."""
-    text = SERVER.kubectl("get", "--raw", "/metrics").stdout
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line.startswith("apiserver_longrunning_requests{") or 'verb="WATCH"' not in line:
-            continue
-        resource = re.search(r'resource="([^"]*)"', line).group(1)
-        out[resource] = out.get(resource, 0.0) + float(line.rsplit(" ", 1)[1])
-    return out
 
 
 class Run(unittest.TestCase):
@@ -166,7 +153,7 @@ class Run(unittest.TestCase):
             p["spec"].get("nodeName") for p in CLIENT.get("/api/v1/namespaces/ml/pods")["items"]),
             120)
         def ours():
-            w = open_watches()
+            w = SERVER.open_watches()
             return {r: n - BASELINE.get(r, 0.0) for r, n in w.items() if n != BASELINE.get(r, 0.0)}
         watches = wait_for("the process's watches open",
                            lambda: (w := ours()).get("pods") and w.get("queues") and w)
