@@ -11,6 +11,8 @@
 # (compiled against the after binary's build directory: libkaicore.a); `property worlds`
 # (default 200) worlds of tests/disruption_property_test.cc (KAI_PROPERTY_SEED, needs kai_tests
 # in the after build directory; 0 skips them). Exit status 1 when some output differs.
+# KAI_COMPARE_IGNORE_KEYS="a,b": JSON keys (at any depth) left out of both outputs before they are
+# compared, for a change that adds output fields and must change no decision.
 set -euo pipefail
 
 before="$(realpath "${1:?usage: compare_decisions.sh <kai before> <kai after> [worlds] [property]}")"
@@ -45,9 +47,29 @@ fi
   find "$work/worlds" -name '*.yaml'
 } | sort >"$work/manifests"
 
-run() {  # <kai> <manifest> <out file>
-  { "$1" simulate -f "$2" --now 2025-01-01T12:00:00Z --cycles 3 -o json 2>&1; echo "exit $?"; } >"$3"
+strip_keys() {  # drops $KAI_COMPARE_IGNORE_KEYS from the JSON on stdin (other text unchanged)
+  if [[ -z "${KAI_COMPARE_IGNORE_KEYS:-}" ]]; then cat; return; fi
+  python3 -c '
+import json, os, sys
+keys = set(os.environ["KAI_COMPARE_IGNORE_KEYS"].split(","))
+def strip(v):
+    if isinstance(v, dict): return {k: strip(x) for k, x in v.items() if k not in keys}
+    if isinstance(v, list): return [strip(x) for x in v]
+    return v
+text = sys.stdin.read()
+try:
+    print(json.dumps(strip(json.loads(text)), indent=1, sort_keys=False))
+except ValueError:
+    sys.stdout.write(text)
+'
 }
+run() {  # <kai> <manifest> <out file>: stdout (keys stripped), then stderr, then the exit status
+  local rc=0
+  "$1" simulate -f "$2" --now 2025-01-01T12:00:00Z --cycles 3 -o json >"$3.out" 2>"$3.err" || rc=$?
+  { strip_keys <"$3.out"; cat "$3.err"; echo "exit $rc"; } >"$3"
+  rm -f "$3.out" "$3.err"
+}
+export -f strip_keys
 export -f run
 
 xargs -a "$work/manifests" -P 2 -I{} bash -c '

@@ -626,6 +626,64 @@ class Rbac(SchedulerTestCase):
 
 
 # --------------------------------------------------------------------------------------------
+# 1b. Typed explanations written to the API: the condition's reasons, the reclaim event's queues
+# --------------------------------------------------------------------------------------------
+
+
+def capped_queue(name: str, gpu: dict, parent: str | None = None) -> dict:
+    q = queue(name)
+    q["spec"]["resources"]["gpu"] = gpu
+    if parent:
+        q["spec"]["parentQueue"] = parent
+    return q
+
+
+class Explanations(SchedulerTestCase):
+    NS = "e2e-explain"
+
+    def test_condition_reasons_and_reclaim_queues(self):
+        ns = self.NS
+        load([priority_class("exp-train", 50),
+              capped_queue("exp-dept", {"quota": -1, "limit": -1, "overQuotaWeight": 1}),
+              capped_queue("exp-lim", {"quota": 0, "limit": 2, "overQuotaWeight": 1}, "exp-dept"),
+              capped_queue("exp-a", {"quota": 4, "limit": -1, "overQuotaWeight": 1}, "exp-dept"),
+              capped_queue("exp-b", {"quota": 0, "limit": -1, "overQuotaWeight": 1}, "exp-dept"),
+              node("exp-n1", 4),
+              pod_group(ns, "over", "exp-lim", 1), pod(ns, "over-0", "over", 4),
+              pod_group(ns, "borrower", "exp-b", 1, priority_class_name="exp-train"),
+              running(pod(ns, "borrower-0", "borrower", 4), "exp-n1"),
+              pod_group(ns, "owner", "exp-a", 1, priority_class_name="exp-train"),
+              pod(ns, "owner-0", "owner", 4)])
+        p = self.start("explain", "--schedule-period", "200ms", "--max-cycles", "10", timeout=60)
+        wait_for("over's condition with its reasons", lambda: any(
+            c.get("reasons") for c in (pod_groups(ns)["over"].get("status") or {}).get(
+                "schedulingConditions") or []), 30, procs=[p])
+        wait_for("borrower-0 reclaimed", lambda: (q := pods(ns).get("borrower-0")) is None or
+                 q["metadata"].get("deletionTimestamp"), 30, procs=[p])
+        self.assertEqual(p.wait(60), 0, p.log()[-3000:])
+
+        cond = pod_groups(ns)["over"]["status"]["schedulingConditions"][0]
+        limit = [r for r in cond["reasons"] if r["reason"] == "OverLimit"]
+        self.assertEqual(len(limit), 1, f"reasons: {cond['reasons']}")
+        self.assertIn("queue exp-lim over limit", limit[0]["message"])
+        details = limit[0]["details"]["queueDetails"]
+        self.assertEqual(details["name"], "exp-lim")
+        self.assertEqual(details["queueResourceLimits"]["nvidia.com/gpu"], "2")
+        self.assertEqual(details["podGroupRequestedResources"]["nvidia.com/gpu"], "4")
+        self.assertEqual(details["queueDeservedResources"]["nvidia.com/gpu"], "0")
+
+        evict = [e for e in events(ns) if e["reason"] == "Evict"]
+        self.assertEqual([e["involvedObject"]["name"] for e in evict], ["borrower"], "Evict events")
+        lines = evict[0]["message"].split("\n")
+        self.assertTrue(lines[0].startswith("reclaim for e2e-explain/owner"), lines)
+        self.assertEqual(len(lines), 3, lines)
+        self.assertTrue(lines[1].startswith("queue exp-b uses <gpu 4,"), lines)
+        self.assertIn("with a quota of <gpu 0,", lines[1])
+        self.assertTrue(lines[2].startswith("queue exp-a uses <gpu 0,"), lines)
+        self.assertIn("with a quota of <gpu 4,", lines[2])
+
+
+# --------------------------------------------------------------------------------------------
 # 2. Leader failover
 # --------------------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ Candidate AmountLadder(const Change& base, int64_t most) {
 
 // The limit or non-preemptible quota a capacity reason names, raised by exactly what it lacks:
 // any less and the same check (requested > what the cap leaves) fails again.
-Candidate ExactRaise(const Baseline& b, const Reason& r, ChangeKind kind) {
+Candidate ExactRaise(const Baseline& b, const QueueCapReason& r, ChangeKind kind) {
   return Ladder({Change{.kind = kind,
                         .workload = b.edited,
                         .queue = r.queue,
@@ -122,7 +122,7 @@ const TopologyConstraintSpec* ConstraintOf(const SnapJob& job, const std::string
 }
 
 // The required level moved up one level at a time, then dropped.
-std::optional<Candidate> TopologyCandidate(const Baseline& b, const Reason& r) {
+std::optional<Candidate> TopologyCandidate(const Baseline& b, const TopologyReason& r) {
   if (b.job == kNone) return std::nullopt;
   const TopologyConstraintSpec* spec = ConstraintOf(b.session.snap().jobs[b.job], r.sub_group);
   if (!spec || spec->required_level.empty()) return std::nullopt;
@@ -228,14 +228,15 @@ std::optional<Candidate> WaitCandidate(const Baseline& b) {
 }
 
 bool NeedsRoom(const Reason& r) {
-  switch (r.kind) {
+  switch (r.kind()) {
     case ReasonKind::kGang:
     case ReasonKind::kNoVictims:
     case ReasonKind::kPreemptionDelay:
     case ReasonKind::kTopology:
       return true;
     case ReasonKind::kNodes:
-      return !IsStaticMismatch(r.code) && r.code != FitCode::kFits;
+      return !IsStaticMismatch(r.As<NodesReason>()->code) &&
+             r.As<NodesReason>()->code != FitCode::kFits;
     default:
       return false;
   }
@@ -256,15 +257,18 @@ std::vector<Candidate> PendingCandidates(const Baseline& b) {
   for (const Reason& r : b.outcome.reasons) {
     room = room || NeedsRoom(r);
     // Below its queue's limit or non-preemptible quota, no room elsewhere can serve the job.
-    capped = capped || r.kind == ReasonKind::kOverLimit ||
-             r.kind == ReasonKind::kNonPreemptibleOverQuota;
-    if (r.kind == ReasonKind::kOverLimit) out.push_back(ExactRaise(b, r, ChangeKind::kRaiseLimit));
-    if (r.kind == ReasonKind::kNonPreemptibleOverQuota)
-      out.push_back(ExactRaise(b, r, ChangeKind::kRaiseQuota));
-    if (r.kind == ReasonKind::kTopology) {
-      if (auto c = TopologyCandidate(b, r)) out.push_back(std::move(*c));
+    capped = capped || r.QueueCap() != nullptr;
+    if (const auto* cap = r.As<OverLimitReason>()) {
+      out.push_back(ExactRaise(b, *cap, ChangeKind::kRaiseLimit));
     }
-    if (r.kind == ReasonKind::kNodes && IsStaticMismatch(r.code)) mismatches.insert(r.code);
+    if (const auto* cap = r.As<NonPreemptibleOverQuotaReason>()) {
+      out.push_back(ExactRaise(b, *cap, ChangeKind::kRaiseQuota));
+    }
+    if (const auto* t = r.As<TopologyReason>()) {
+      if (auto c = TopologyCandidate(b, *t)) out.push_back(std::move(*c));
+    }
+    const auto* nodes = r.As<NodesReason>();
+    if (nodes && IsStaticMismatch(nodes->code)) mismatches.insert(nodes->code);
   }
   if (mismatches.count(FitCode::kNodeSelectorMismatch)) SelectorCandidates(b, out);
   if (mismatches.count(FitCode::kNodeAffinityMismatch)) {

@@ -60,9 +60,9 @@ TargetOutcome OutcomeOf(const Session& s, const std::vector<PodId>& pods, bool w
   o.runs = o.scheduled >= o.required;
   if (job != kNone && !o.runs) o.reasons = s.JobReasons(job);
   if (job == kNone && !o.runs) {
-    o.reasons.push_back(Reason{.kind = ReasonKind::kNodes,
-                               .detail = "not part of a PodGroup of kai's (no pod-group-name "
-                                         "annotation, or its PodGroup or SubGroup is missing)"});
+    o.reasons.push_back(NodesReason{.detail =
+                                        "not part of a PodGroup of kai's (no pod-group-name "
+                                        "annotation, or its PodGroup or SubGroup is missing)"});
   }
   return o;
 }

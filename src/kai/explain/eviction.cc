@@ -3,6 +3,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "kai/resource/quantity.h"
+
 namespace kai {
 namespace {
 
@@ -42,6 +44,23 @@ std::string Line(const EvictionVerdict& v, const Snapshot& snap,
 }
 
 }  // namespace
+
+namespace {
+
+std::string Vector(const QueueVector& v) {
+  auto amount = [](int64_t x, const std::string& text) { return x < 0 ? "unlimited" : text; };
+  return "<gpu " + amount(v.milli_gpu, FormatMilli(v.milli_gpu)) + ", cpu " +
+         amount(v.milli_cpu, FormatMilli(v.milli_cpu)) + ", memory " +
+         amount(v.memory, FormatBytes(v.memory)) + ">";
+}
+
+}  // namespace
+
+std::string DescribeQueueUse(const QueueUse& q) {
+  return "queue " + q.name + " uses " + Vector(q.allocated) + " with a quota of " +
+         Vector(q.quota) + ", a fair share of " + Vector(q.fair_share) + " and priority " +
+         std::to_string(q.priority);
+}
 
 const char* EvictionKindName(EvictionKind kind) {
   switch (kind) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "kai/explain/reasons.h"
 #include "kai/snapshot/snapshot.h"
 
 namespace kai {
@@ -18,6 +19,19 @@ enum class EvictionKind : uint8_t {
   kStaleGang,  // its gang ran below minMember past the staleness grace period
 };
 
+// A queue's use as an action saw it before its decision: what reclaim's rule compared.
+struct QueueUse {
+  std::string name;
+  QueueVector allocated, quota, fair_share;  // quota: -1 where the queue has none
+  int priority = 0;
+};
+
+// The two queues a reclaim weighed against each other (KAI names the leaf queues when they are
+// siblings, else each one's parent).
+struct ReclaimQueues {
+  QueueUse victim, reclaimer;
+};
+
 struct EvictionVerdict {
   EvictionKind kind = EvictionKind::kNone;
   std::string action;       // reclaim, preempt, consolidation, stalegangeviction
@@ -26,12 +40,18 @@ struct EvictionVerdict {
   std::shared_ptr<const std::string> rule;
   // A semi-preemptible job's pod, taken because it is above its (SubGroup's) minMember.
   bool above_semi_preemptible_floor = false;
+  // Reclaim: the queues' use before the decision (shared by the victims of one queue).
+  std::shared_ptr<const ReclaimQueues> queues;
   bool empty() const { return kind == EvictionKind::kNone; }
   const std::string& rule_text() const;
 };
 
 // "evicted", "moved", "restarted", "stale-gang" ("" for kNone).
 const char* EvictionKindName(EvictionKind kind);
+
+// "queue a uses <gpu 4, cpu 8, memory 16G> with a quota of <...>, a fair share of <...> and
+// priority 100".
+std::string DescribeQueueUse(const QueueUse& q);
 
 // The verdict of `pod` as one line, e.g. "reclaim for ns/job: <rule>"; "" when empty.
 std::string DescribeEviction(const EvictionVerdict& v, const Snapshot& snap, PodId pod);

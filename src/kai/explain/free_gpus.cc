@@ -132,9 +132,8 @@ using DomainLabel = std::optional<std::pair<std::string, std::string>>;
 
 DomainLabel BestDomain(const Baseline& b) {
   for (const Reason& r : b.outcome.reasons) {
-    if (r.kind == ReasonKind::kTopology && !r.level.empty() && !r.domain.empty()) {
-      return std::make_pair(r.level, r.domain);
-    }
+    const auto* t = r.As<TopologyReason>();
+    if (t && !t->level.empty() && !t->domain.empty()) return std::make_pair(t->level, t->domain);
   }
   return std::nullopt;
 }

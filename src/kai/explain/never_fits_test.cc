@@ -34,11 +34,13 @@ std::string Pod(const std::string& name, int gpus, const std::string& node = "",
   return s;
 }
 
-const Reason* NodesReason(const sim::CycleReport& report, const std::string& pod, FitCode code) {
+const NodesReason* NodesReasonOf(const sim::CycleReport& report, const std::string& pod,
+                                 FitCode code) {
   for (const auto& p : report.pods) {
     if (p.name != pod) continue;
     for (const Reason& r : p.reasons) {
-      if (r.kind == ReasonKind::kNodes && r.code == code) return &r;
+      const auto* n = r.As<NodesReason>();
+      if (n && n->code == code) return n;
     }
   }
   return nullptr;
@@ -50,7 +52,7 @@ TEST(NeverFits, ARequestBeyondTheEmptyNodeNeverFitsAndAFullNodeFitsLater) {
   const std::string yaml = testutil::kUnlimitedQueue + Node("small", 2) + Node("big", 8) +
                            Pod("holder", 8, "big") + Pod("want4", 4);
   const auto report = testutil::AllocateOnce(yaml);
-  const Reason* r = NodesReason(report, "want4", FitCode::kInsufficientResources);
+  const NodesReason* r = NodesReasonOf(report, "want4", FitCode::kInsufficientResources);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->nodes, 2);
   EXPECT_EQ(r->never_nodes, 1);
@@ -60,7 +62,7 @@ TEST(NeverFits, ASelectorMismatchNeverFits) {
   const std::string yaml =
       testutil::kUnlimitedQueue + Node("n1", 8) + Node("n2", 8) + Pod("picky", 1, "", "host: n3");
   const auto report = testutil::AllocateOnce(yaml);
-  const Reason* r = NodesReason(report, "picky", FitCode::kNodeSelectorMismatch);
+  const NodesReason* r = NodesReasonOf(report, "picky", FitCode::kNodeSelectorMismatch);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->nodes, 2);
   EXPECT_EQ(r->never_nodes, 2);

@@ -1,6 +1,7 @@
 #include "kai/explain/reasons.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -43,11 +44,11 @@ std::string FormatResourceAmount(const std::string& resource, int64_t amount) {
 }
 
 std::string Reason::KindName() const {
-  switch (kind) {
+  switch (kind()) {
     case ReasonKind::kGang:
       return "Gang";
     case ReasonKind::kNodes:
-      return FitCodeName(code);
+      return FitCodeName(As<NodesReason>()->code);
     case ReasonKind::kOverLimit:
       return "OverLimit";
     case ReasonKind::kNonPreemptibleOverQuota:
@@ -68,11 +69,16 @@ std::string Reason::KindName() const {
   return "Unknown";
 }
 
+const QueueCapReason* Reason::QueueCap() const {
+  if (const auto* r = As<OverLimitReason>()) return r;
+  return As<NonPreemptibleOverQuotaReason>();
+}
+
 namespace {
 
 std::string NodeCount(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
-std::string NodesMessage(const Reason& r) {
+std::string Render(const NodesReason& r) {
   switch (r.code) {
     case FitCode::kInsufficientResources:
       return "insufficient " + r.resource + " on " + NodeCount(r.nodes) + ", short by " +
@@ -97,24 +103,78 @@ std::string NodesMessage(const Reason& r) {
     case FitCode::kNonPreemptibleOverQuota:
       return "non-preemptible quota reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kFits:
-      // A reason about the pod rather than nodes (no PodGroup, a missing SubGroup).
       if (!r.detail.empty()) return r.detail;
       break;
   }
   return "fits on " + NodeCount(r.nodes);
 }
 
-std::string Amount(const Reason& r, int64_t amount) {
+std::string Render(const GangReason& r) {
+  return (r.sub_group.empty() ? "gang" : "sub-group " + r.sub_group) + " needs " +
+         std::to_string(r.required) + " pods; resources found for " + std::to_string(r.placed);
+}
+
+// "<resource> <requested> requested, <cap> leaves <available>".
+std::string CapAmounts(const QueueCapReason& r, const char* cap) {
+  return r.resource + " " + FormatResourceAmount(r.resource, r.requested) + " requested, " + cap +
+         " leaves " + FormatResourceAmount(r.resource, r.available);
+}
+
+std::string Render(const OverLimitReason& r) {
+  return "queue " + r.queue + " over limit: " + CapAmounts(r, "limit");
+}
+
+std::string Render(const NonPreemptibleOverQuotaReason& r) {
+  return (r.subject.empty() ? "non-preemptible job" : r.subject) + " over quota of queue " +
+         r.queue + ": " + CapAmounts(r, "quota");
+}
+
+std::string Render(const QueueMissingReason& r) { return "queue " + r.queue + " does not exist"; }
+
+std::string Render(const NotReadyReason& r) {
+  return "gang not ready: " + std::to_string(r.live) + " live pods, minMember " +
+         std::to_string(r.min_member);
+}
+
+std::string Render(const NoNodesReason&) { return "no nodes in the cluster"; }
+
+std::string Render(const PreemptionDelayReason&) {
+  return "preemption delay has not elapsed: may not evict other workloads yet";
+}
+
+// "4 candidate victim jobs hold 8 GPUs; 12 scenarios simulated, 3 pruned".
+std::string SearchSummary(const DisruptionReason& r) {
+  return std::to_string(r.candidate_jobs) + " candidate victim jobs hold " +
+         FormatMilli(r.candidate_milli_gpu) + " GPUs; " + std::to_string(r.scenarios_tried) +
+         " scenarios simulated, " + std::to_string(r.scenarios_pruned) + " pruned";
+}
+
+std::string Render(const DisruptionReason& r) {
+  switch (r.outcome) {
+    case DisruptionOutcome::kNotEligible:
+      return r.action + " not attempted: " + r.rule;
+    case DisruptionOutcome::kNoCandidates:
+      return r.action + ": no workload qualifies as a victim (" + r.rule + ")";
+    case DisruptionOutcome::kGaveUp:
+      return r.action + " gave up: " + SearchSummary(r) + ", the limit (spec.args " + r.bound +
+             ") before any fit";
+    case DisruptionOutcome::kNoFit:
+      return r.action + " impossible: " + SearchSummary(r) + ", none fit the job";
+  }
+  return r.action;
+}
+
+std::string Amount(const TopologyReason& r, int64_t amount) {
   return FormatResourceAmount(r.resource, amount) + " " + r.resource;
 }
 
-std::string ScopeFree(const Reason& r) {
+std::string ScopeFree(const TopologyReason& r) {
   return Amount(r, r.scope_free) + " free in " + (r.scope == "cluster" ? "the cluster" : r.scope);
 }
 
 // "16 nvidia.com/gpu free in k8s.io/block b1, no k8s.io/rack can hold the 8 pods (best: rack1, room
 // for 6)".
-std::string TopologyMessage(const Reason& r) {
+std::string Render(const TopologyReason& r) {
   const std::string head = "topology " + r.topology +
                            (r.sub_group.empty() ? "" : " (subgroup " + r.sub_group + ")") + ": ";
   if (r.level.empty() && r.scope.empty()) return head + r.detail;
@@ -135,35 +195,7 @@ std::string TopologyMessage(const Reason& r) {
 }  // namespace
 
 std::string Reason::Message() const {
-  switch (kind) {
-    case ReasonKind::kGang:
-      return (detail.empty() ? "gang" : "sub-group " + detail) + " needs " +
-             std::to_string(required) + " pods; resources found for " + std::to_string(placed);
-    case ReasonKind::kNodes:
-      return NodesMessage(*this);
-    case ReasonKind::kOverLimit:
-      return "queue " + queue + " over limit: " + resource + " " +
-             FormatResourceAmount(resource, requested) + " requested, limit leaves " +
-             FormatResourceAmount(resource, available);
-    case ReasonKind::kNonPreemptibleOverQuota:
-      return (detail.empty() ? "non-preemptible job" : detail) + " over quota of queue " + queue +
-             ": " + resource + " " + FormatResourceAmount(resource, requested) +
-             " requested, quota leaves " + FormatResourceAmount(resource, available);
-    case ReasonKind::kQueueMissing:
-      return "queue " + queue + " does not exist";
-    case ReasonKind::kNotReady:
-      return "gang not ready: " + std::to_string(placed) + " live pods, minMember " +
-             std::to_string(required);
-    case ReasonKind::kNoNodes:
-      return "no nodes in the cluster";
-    case ReasonKind::kPreemptionDelay:
-      return "preemption delay has not elapsed: may not evict other workloads yet";
-    case ReasonKind::kNoVictims:
-      return detail;
-    case ReasonKind::kTopology:
-      return TopologyMessage(*this);
-  }
-  return detail;
+  return std::visit([](const auto& r) { return Render(r); }, payload_);
 }
 
 bool IsStaticMismatch(FitCode code) {
@@ -179,32 +211,29 @@ bool IsStaticMismatch(FitCode code) {
 }
 
 std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) {
-  std::map<std::tuple<int, std::string, std::string>, Reason> groups;
+  std::map<std::tuple<int, std::string, std::string>, NodesReason> groups;
   for (const NodeVerdict& v : verdicts) {
     if (v.Fits()) continue;
     const std::string resource = v.code == FitCode::kInsufficientResources ? v.shortage.Name() : "";
     const std::string detail = v.code == FitCode::kInsufficientResources ? "" : v.detail;
     auto key = std::make_tuple(static_cast<int>(v.code), resource, detail);
     auto [it, inserted] = groups.try_emplace(key);
-    Reason& r = it->second;
+    NodesReason& r = it->second;
     const int64_t short_by = v.shortage.need - v.shortage.have;
     if (inserted) {
-      r.kind = ReasonKind::kNodes;
-      r.code = v.code;
-      r.resource = resource;
-      r.detail = detail;
-      r.short_by = short_by;
+      r = NodesReason{.code = v.code, .resource = resource, .short_by = short_by, .detail = detail};
     } else {
       r.short_by = std::min(r.short_by, short_by);
     }
     ++r.nodes;
     if (v.never) ++r.never_nodes;
   }
-  std::vector<Reason> out;
-  for (auto& [k, r] : groups) out.push_back(std::move(r));
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Reason& a, const Reason& b) { return a.nodes > b.nodes; });
-  return out;
+  std::vector<NodesReason> sorted;
+  for (auto& [k, r] : groups) sorted.push_back(std::move(r));
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const NodesReason& a, const NodesReason& b) { return a.nodes > b.nodes; });
+  return std::vector<Reason>(std::make_move_iterator(sorted.begin()),
+                             std::make_move_iterator(sorted.end()));
 }
 
 std::string JoinReasons(const std::vector<Reason>& reasons) {

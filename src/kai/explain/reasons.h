@@ -3,6 +3,9 @@
 // not fit one node; a Reason summarises verdicts for a pending pod or job, for people and for JSON.
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "kai/resource/resources.h"
@@ -34,39 +37,138 @@ struct NodeVerdict {
   bool Fits() const { return code == FitCode::kFits; }
 };
 
+// The kinds of Reason, in the order of Reason::Payload's alternatives.
 enum class ReasonKind : uint8_t {
-  kGang,       // gang could not be completed: pods that fit / minMember
   kNodes,      // per-node verdicts summarised (code, count, shortage)
+  kGang,       // gang could not be completed: pods that fit / minMember
   kOverLimit,  // queue limit would be exceeded
   kNonPreemptibleOverQuota,
   kQueueMissing,
   kNotReady,  // fewer live pods than minMember
   kNoNodes,
   kPreemptionDelay,  // may not trigger evictions yet
-  kNoVictims,        // a disruptive action found no scenario
+  kNoVictims,        // a disruptive action did not make room
   kTopology,         // a topology constraint could not be met
 };
 
-struct Reason {
-  ReasonKind kind = ReasonKind::kNodes;
-  FitCode code = FitCode::kFits;  // kNodes only
-  std::string resource;           // kNodes (insufficient), kOverLimit, kNonPreemptibleOverQuota
-  std::string queue;              // queue named by a quota reason
-  int nodes = 0;                  // number of nodes with this verdict
-  int never_nodes = 0;            // of those, nodes the pod can never fit (NodeVerdict::never)
-  int64_t short_by = 0;           // smallest shortage among those nodes, in kai units
-  int64_t requested = 0, available = 0;  // quota reasons
-  int placed = 0, required = 0;  // kGang, kNotReady; kTopology: pods the best domain holds / pods
-  std::string detail;
-  // kTopology: the topology; the level no domain of which could hold the group (empty when the
-  // search scope itself could not); the best domain at that level (free `available` of
-  // `resource`, or room for `placed` pods); the scope searched ("block b1", "cluster") with its
-  // free amount of `resource`. `detail` alone: a configuration error (unknown topology or level).
+// `nodes` nodes gave one pod the verdict `code`. With code kFits, `detail` is a reason about the
+// pod itself rather than nodes (no PodGroup, a missing SubGroup).
+struct NodesReason {
+  FitCode code = FitCode::kFits;
+  std::string resource;  // kInsufficientResources: the resource short
+  int nodes = 0;
+  int never_nodes = 0;   // of those, nodes the pod can never fit (NodeVerdict::never)
+  int64_t short_by = 0;  // smallest shortage among those nodes, in kai units
+  std::string detail;    // the taint, label, condition or rule involved
+};
+
+// A gang (or one SubGroup of it) that found room for `placed` of its `required` pods.
+struct GangReason {
+  std::string sub_group;  // empty for the whole PodGroup
+  int placed = 0, required = 0;
+};
+
+// cpu (millicores), memory (bytes) and GPUs (milli-GPU) of a queue or a request; -1: unlimited.
+struct QueueVector {
+  int64_t milli_cpu = 0, memory = 0, milli_gpu = 0;
+  friend bool operator==(const QueueVector&, const QueueVector&) = default;
+};
+
+// A queue as a capacity check saw it (what KAI reports as a condition's QuotaDetails).
+struct QueueStanding {
+  QueueVector requested, deserved, allocated, allocated_non_preemptible, limits;
+};
+
+// A request that would take `queue` past a cap on `resource`: `requested` against what the cap
+// leaves (`available`), in kai units.
+struct QueueCapReason {
+  std::string queue, resource;
+  int64_t requested = 0, available = 0;
+  std::string subject;     // who asks when not "the job" (a SubGroup floor); empty otherwise
+  QueueStanding standing;  // of `queue`
+  QueueVector job_requested, job_requested_non_preemptible;
+};
+struct OverLimitReason : QueueCapReason {};
+struct NonPreemptibleOverQuotaReason : QueueCapReason {};
+
+struct QueueMissingReason {
+  std::string queue;
+};
+
+struct NotReadyReason {
+  int live = 0, min_member = 0;
+};
+
+struct NoNodesReason {};
+struct PreemptionDelayReason {};
+
+// Why reclaim, preempt or consolidation did not make room for a job.
+enum class DisruptionOutcome : uint8_t {
+  kNotEligible,   // the job may not trigger the action (`rule` says why)
+  kNoCandidates,  // no running workload qualifies as a victim under `rule`
+  kGaveUp,        // the search hit `bound` before any scenario fit
+  kNoFit,         // every scenario simulated left the job short
+};
+
+struct DisruptionReason {
+  std::string action;  // reclaim, preempt, consolidation
+  DisruptionOutcome outcome = DisruptionOutcome::kNoFit;
+  std::string rule;  // kNotEligible: why not; kNoCandidates: which victims the action may take
+  int candidate_jobs = 0;           // kGaveUp, kNoFit
+  int64_t candidate_milli_gpu = 0;  // GPUs the candidates hold (kGaveUp, kNoFit)
+  int scenarios_tried = 0, scenarios_pruned = 0;
+  std::string bound;  // kGaveUp: the search limit reached (a spec.args key with its value)
+};
+
+// A topology constraint no domain could meet. `detail` alone: a configuration error (unknown
+// topology or level). Otherwise: the level no domain of which could hold the group (empty when
+// the search scope itself could not); the best domain at that level (free `available` of
+// `resource`, or room for `placed` of `required` pods); the scope searched ("block b1",
+// "cluster") with its free amount of `resource`.
+struct TopologyReason {
   std::string topology, level, domain, scope;
-  int64_t scope_free = 0;
-  std::string sub_group;  // kTopology: the constrained SubGroup; empty for the whole PodGroup
+  std::string sub_group;  // the constrained SubGroup; empty for the whole PodGroup
+  std::string resource;
+  int64_t requested = 0, available = 0, scope_free = 0;
+  int placed = 0, required = 0;
+  std::string detail;
+};
+
+// Why a pending pod or job did not run: one typed value per kind, which the table, the JSON
+// output, the explainer and the scheduler's events render (none of them parses a sentence).
+class Reason {
+ public:
+  using Payload =
+      std::variant<NodesReason, GangReason, OverLimitReason, NonPreemptibleOverQuotaReason,
+                   QueueMissingReason, NotReadyReason, NoNodesReason, PreemptionDelayReason,
+                   DisruptionReason, TopologyReason>;
+  Reason() = default;  // an empty NodesReason
+  template <class T>
+  requires(!std::is_same_v<std::remove_cvref_t<T>, Reason> && std::is_constructible_v<Payload, T&&>)
+      Reason(T&& payload)
+      : payload_(std::forward<T>(payload)) {}  // NOLINT: implicit by design
+
+  ReasonKind kind() const { return static_cast<ReasonKind>(payload_.index()); }
+  // The payload when it is a T, else nullptr.
+  template <class T>
+  const T* As() const {
+    return std::get_if<T>(&payload_);
+  }
+  template <class T>
+  T* As() {
+    return std::get_if<T>(&payload_);
+  }
+  const Payload& payload() const { return payload_; }
+  // Both caps share one payload shape.
+  const QueueCapReason* QueueCap() const;
+  QueueCapReason* QueueCap() {
+    return const_cast<QueueCapReason*>(std::as_const(*this).QueueCap());
+  }
   std::string Message() const;
   std::string KindName() const;
+
+ private:
+  Payload payload_;
 };
 
 // The reasons as one line for people: their messages joined by "; ".

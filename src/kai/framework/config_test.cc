@@ -84,7 +84,9 @@ sim::CycleReport ReclaimOnce(const std::function<void(SchedulerConfig&)>& bounds
 bool GaveUp(const sim::CycleReport& report, const std::string& bound) {
   for (const auto& pod : report.pods) {
     for (const auto& r : pod.reasons) {
-      if (r.detail.starts_with("reclaim gave up") && r.detail.find(bound) != std::string::npos) {
+      const auto* d = r.As<DisruptionReason>();
+      if (d && d->action == "reclaim" && d->outcome == DisruptionOutcome::kGaveUp &&
+          d->bound.find(bound) != std::string::npos && r.Message().starts_with("reclaim gave up")) {
         return true;
       }
     }

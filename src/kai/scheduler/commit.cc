@@ -11,6 +11,7 @@
 
 #include "kai/k8s/json_body.h"
 #include "kai/k8s/keys.h"
+#include "kai/resource/quantity.h"
 #include "kai/util/time.h"
 
 namespace kai::scheduler {
@@ -285,10 +286,81 @@ bool Committer::MarkPending(const PendingPodDecision& p, UnixSeconds now) {
 
 namespace {
 
+// A subtree as read, scalars as strings (the condition fields kept are strings in the schema).
+void WriteAsRead(JsonWriter& w, const doc::Node& n) {
+  switch (n.type()) {
+    case doc::Type::kMap:
+      w.StartObject();
+      for (const auto& e : n.Entries()) {
+        Str(w, e.first.Scalar());
+        WriteAsRead(w, e.second);
+      }
+      w.EndObject();
+      return;
+    case doc::Type::kSequence:
+      w.StartArray();
+      for (size_t i = 0; i < n.size(); ++i) WriteAsRead(w, n[i]);
+      w.EndArray();
+      return;
+    case doc::Type::kScalar:
+      Str(w, n.Scalar());
+      return;
+    default:
+      w.Null();
+  }
+}
+
+// A ResourceList of cpu, memory and GPUs; unlimited (negative) amounts are left out.
+void WriteResourceList(JsonWriter& w, const char* key, const QueueVector& v) {
+  Str(w, key);
+  w.StartObject();
+  if (v.milli_cpu >= 0) KeyStr(w, "cpu", FormatMilli(v.milli_cpu));
+  if (v.memory >= 0) KeyStr(w, "memory", std::to_string(v.memory));
+  if (v.milli_gpu >= 0) KeyStr(w, "nvidia.com/gpu", FormatMilli(v.milli_gpu));
+  w.EndObject();
+}
+
+// details.queueDetails of a capacity reason (KAI's QuotaDetails).
+void WriteQueueDetails(JsonWriter& w, const QueueCapReason& cap) {
+  Str(w, "details");
+  w.StartObject();
+  Str(w, "queueDetails");
+  w.StartObject();
+  KeyStr(w, "name", cap.queue);
+  const QueueStanding& q = cap.standing;
+  WriteResourceList(w, "queueRequestedResources", q.requested);
+  WriteResourceList(w, "queueDeservedResources", q.deserved);
+  WriteResourceList(w, "queueAllocatedNonPreemptibleResources", q.allocated_non_preemptible);
+  WriteResourceList(w, "podGroupRequestedResources", cap.job_requested);
+  WriteResourceList(w, "podGroupRequestedNonPreemptibleResources",
+                    cap.job_requested_non_preemptible);
+  WriteResourceList(w, "queueAllocatedResources", q.allocated);
+  WriteResourceList(w, "queueResourceLimits", q.limits);
+  w.EndObject();
+  w.EndObject();
+}
+
+// The condition's reasons: one per typed reason, its kind, its message and, for the queue
+// capacity reasons, the queue's amounts.
+void WriteConditionReasons(JsonWriter& w, const std::vector<Reason>& reasons) {
+  if (reasons.empty()) return;
+  Str(w, "reasons");
+  w.StartArray();
+  for (const Reason& r : reasons) {
+    w.StartObject();
+    KeyStr(w, "reason", r.KindName());
+    KeyStr(w, "message", r.Message());
+    if (const QueueCapReason* cap = r.QueueCap()) WriteQueueDetails(w, *cap);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // status.schedulingConditions after KAI's rules (default_status_updater.go): the node pool's
 // entry replaced by one with the next transitionID, other pools' kept; or all removed.
 std::string SchedulingConditionsBody(const doc::Node& pg, const std::optional<std::string>& msg,
-                                     const std::string& pool, UnixSeconds now) {
+                                     const std::vector<Reason>& reasons, const std::string& pool,
+                                     UnixSeconds now) {
   const doc::Node conds = pg["status"]["schedulingConditions"];
   int64_t last_id = 0;
   for (size_t i = 0; i < conds.size(); ++i) {
@@ -314,6 +386,10 @@ std::string SchedulingConditionsBody(const doc::Node& pg, const std::optional<st
                               "lastTransitionTime"}) {
           if (conds[i][k].IsScalar()) KeyStr(w, k, conds[i][k].Scalar());
         }
+        if (conds[i]["reasons"].IsSequence()) {  // another pool's reasons, kept as they are
+          Str(w, "reasons");
+          WriteAsRead(w, conds[i]["reasons"]);
+        }
         w.EndObject();
       }
       w.StartObject();
@@ -324,6 +400,7 @@ std::string SchedulingConditionsBody(const doc::Node& pg, const std::optional<st
       KeyStr(w, "message", *msg);
       KeyStr(w, "transitionID", std::to_string(last_id + 1));
       KeyStr(w, "lastTransitionTime", FormatRfc3339(now));
+      WriteConditionReasons(w, reasons);
       w.EndObject();
       w.EndArray();
     }
@@ -389,9 +466,9 @@ bool Committer::PatchConditions(const PodGroupDecision& g, UnixSeconds now) {
   const doc::Node root = pg->Roots()[0];
   if (!g.unschedulable && root["status"]["schedulingConditions"].size() == 0) return true;
   const std::string pool = options_.node_pool_value.empty() ? "default" : options_.node_pool_value;
-  const k8s::HttpResponse r =
-      client_.Patch(path + "/status", SchedulingConditionsBody(root, g.unschedulable, pool, now),
-                    k8s::PatchType::kMerge);
+  const k8s::HttpResponse r = client_.Patch(
+      path + "/status", SchedulingConditionsBody(root, g.unschedulable, g.reasons, pool, now),
+      k8s::PatchType::kMerge);
   if (!r.ok()) {
     if (r.status == 404) return true;
     LogFailure(k8s::Describe({"PATCH", path + "/status"}, r));

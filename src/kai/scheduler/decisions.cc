@@ -91,7 +91,10 @@ void AddPodGroupDecisions(const Session& s, const ClusterState& world, Decisions
     TimerAnnotation(keys::kStaleTimestamp, job.obj->stale_since, job.stale_since, d);
     if (s.PendingPods(j) > 0) {
       const std::string msg = JoinReasons(s.JobReasons(j));
-      if (!msg.empty()) d.unschedulable = msg;
+      if (!msg.empty()) {
+        d.unschedulable = msg;
+        d.reasons = s.JobReasons(j);
+      }
     } else {
       d.clear_conditions = job.obj->has_scheduling_conditions;
     }
@@ -149,6 +152,10 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       evicted_jobs.push_back(pod.job);
       const EvictionVerdict& v = s.Eviction(p);
       e.message = s.EvictionReason(p);
+      if (v.queues) {  // as KAI's reclaim events: the victim's queue, then the reclaimer's
+        e.message += "\n" + DescribeQueueUse(v.queues->victim) + "\n" +
+                     DescribeQueueUse(v.queues->reclaimer);
+      }
       e.action = v.action;
       if (v.preemptor != kNone) e.preemptor = RefOf(snap.jobs[v.preemptor]);
       out.evictions.push_back(std::move(e));

@@ -51,6 +51,7 @@ struct PodGroupDecision {
   size_t world_index = 0;
   // The PodGroup has pending pods: an Unschedulable condition with this message, else cleared.
   std::optional<std::string> unschedulable;
+  std::vector<Reason> reasons;  // the typed reasons behind `unschedulable` (the condition's list)
   bool clear_conditions = false;
 };
 

@@ -29,20 +29,106 @@ void WriteResources(W& w, const Resources& r) {
 }
 
 template <class W>
-void WriteTopologyFields(W& w, const Reason& r) {
+void StringField(W& w, const char* key, const std::string& value) {
+  if (value.empty()) return;
+  w.Key(key);
+  w.String(value.c_str());
+}
+
+template <class W>
+void PlacedRequired(W& w, int placed, int required) {
+  if (required <= 0) return;
+  w.Key("placed");
+  w.Int(placed);
+  w.Key("required");
+  w.Int(required);
+}
+
+// Each reason's typed fields, after its kind and message.
+template <class W>
+void WriteFields(W& w, const NodesReason& r) {
+  StringField(w, "resource", r.resource);
+  if (r.nodes > 0) {
+    w.Key("nodes");
+    w.Int(r.nodes);
+    w.Key("neverFitsNodes");
+    w.Int(r.never_nodes);
+  }
+  if (r.short_by > 0) StringField(w, "shortBy", FormatResourceAmount(r.resource, r.short_by));
+}
+
+template <class W>
+void WriteFields(W& w, const GangReason& r) {
+  PlacedRequired(w, r.placed, r.required);
+}
+
+template <class W>
+void WriteFields(W& w, const QueueCapReason& r) {
+  StringField(w, "resource", r.resource);
+  StringField(w, "queue", r.queue);
+  StringField(w, "requested", FormatResourceAmount(r.resource, r.requested));
+  StringField(w, "available", FormatResourceAmount(r.resource, r.available));
+}
+
+template <class W>
+void WriteFields(W& w, const QueueMissingReason& r) {
+  StringField(w, "queue", r.queue);
+}
+
+template <class W>
+void WriteFields(W& w, const NotReadyReason& r) {
+  PlacedRequired(w, r.live, r.min_member);
+}
+
+template <class W>
+void WriteFields(W&, const NoNodesReason&) {}
+
+template <class W>
+void WriteFields(W&, const PreemptionDelayReason&) {}
+
+const char* OutcomeName(DisruptionOutcome o) {
+  switch (o) {
+    case DisruptionOutcome::kNotEligible:
+      return "NotEligible";
+    case DisruptionOutcome::kNoCandidates:
+      return "NoCandidates";
+    case DisruptionOutcome::kGaveUp:
+      return "GaveUp";
+    case DisruptionOutcome::kNoFit:
+      return "NoFit";
+  }
+  return "Unknown";
+}
+
+template <class W>
+void WriteFields(W& w, const DisruptionReason& r) {
+  StringField(w, "action", r.action);
+  StringField(w, "outcome", OutcomeName(r.outcome));
+  StringField(w, "rule", r.rule);
+  if (r.outcome != DisruptionOutcome::kGaveUp && r.outcome != DisruptionOutcome::kNoFit) return;
+  w.Key("candidateJobs");
+  w.Int(r.candidate_jobs);
+  StringField(w, "candidateGpus", FormatMilli(r.candidate_milli_gpu));
+  w.Key("scenariosTried");
+  w.Int(r.scenarios_tried);
+  w.Key("scenariosPruned");
+  w.Int(r.scenarios_pruned);
+  StringField(w, "bound", r.bound);
+}
+
+template <class W>
+void WriteFields(W& w, const TopologyReason& r) {
+  StringField(w, "resource", r.resource);
+  PlacedRequired(w, r.placed, r.required);
   for (const auto& [key, value] : {std::pair{"topology", &r.topology}, std::pair{"level", &r.level},
                                    std::pair{"domain", &r.domain}, std::pair{"scope", &r.scope},
                                    std::pair{"subGroup", &r.sub_group}}) {
-    if (value->empty()) continue;
-    w.Key(key);
-    w.String(value->c_str());
+    StringField(w, key, *value);
   }
   if (r.scope.empty()) return;
-  w.Key("scopeFree");
-  w.String(FormatResourceAmount(r.resource, r.scope_free).c_str());
+  StringField(w, "scopeFree", FormatResourceAmount(r.resource, r.scope_free));
   if (!r.domain.empty() && r.required == 0) {
-    w.Key("domainFree");
-    w.String(FormatResourceAmount(r.resource, r.available).c_str());
+    StringField(w, "domainFree", FormatResourceAmount(r.resource, r.available));
   }
 }
 
@@ -53,31 +139,36 @@ void WriteReason(W& w, const Reason& r) {
   w.String(r.KindName().c_str());
   w.Key("message");
   w.String(r.Message().c_str());
-  if (!r.resource.empty()) {
-    w.Key("resource");
-    w.String(r.resource.c_str());
-  }
-  if (r.nodes > 0) {
-    w.Key("nodes");
-    w.Int(r.nodes);
-    w.Key("neverFitsNodes");
-    w.Int(r.never_nodes);
-  }
-  if (r.short_by > 0) {
-    w.Key("shortBy");
-    w.String(FormatResourceAmount(r.resource, r.short_by).c_str());
-  }
-  if (!r.queue.empty()) {
-    w.Key("queue");
-    w.String(r.queue.c_str());
-  }
-  if (r.required > 0) {
-    w.Key("placed");
-    w.Int(r.placed);
-    w.Key("required");
-    w.Int(r.required);
-  }
-  if (r.kind == ReasonKind::kTopology) WriteTopologyFields(w, r);
+  std::visit([&](const auto& payload) { WriteFields(w, payload); }, r.payload());
+  w.EndObject();
+}
+
+// cpu, memory and GPUs as quantities; "unlimited" for a negative amount.
+template <class W>
+void WriteVector(W& w, const char* key, const QueueVector& v) {
+  auto amount = [&](const char* name, int64_t x, const std::string& text) {
+    w.Key(name);
+    w.String(x < 0 ? "unlimited" : text.c_str());
+  };
+  w.Key(key);
+  w.StartObject();
+  amount("gpu", v.milli_gpu, FormatMilli(v.milli_gpu));
+  amount("cpu", v.milli_cpu, FormatMilli(v.milli_cpu));
+  amount("memory", v.memory, std::to_string(v.memory));
+  w.EndObject();
+}
+
+template <class W>
+void WriteQueueUse(W& w, const char* key, const QueueUse& q) {
+  w.Key(key);
+  w.StartObject();
+  w.Key("name");
+  w.String(q.name.c_str());
+  WriteVector(w, "allocated", q.allocated);
+  WriteVector(w, "quota", q.quota);
+  WriteVector(w, "fairShare", q.fair_share);
+  w.Key("priority");
+  w.Int(q.priority);
   w.EndObject();
 }
 
@@ -101,6 +192,10 @@ void WriteEvictionVerdict(W& w, const PodReport& p) {
   w.String(v.rule_text().c_str());
   w.Key("aboveSemiPreemptibleFloor");
   w.Bool(v.above_semi_preemptible_floor);
+  if (v.queues) {
+    WriteQueueUse(w, "victimQueue", v.queues->victim);
+    WriteQueueUse(w, "reclaimerQueue", v.queues->reclaimer);
+  }
   w.EndObject();
 }
 

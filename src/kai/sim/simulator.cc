@@ -16,14 +16,12 @@ std::vector<Reason> PendingReasons(const Session& s, const SnapPod& pod) {
   if (pod.job == kNone && !pod.obj->pod_group.empty()) {
     const std::string name =
         pod.obj->sub_group.empty() ? std::string(keys::kDefaultSubGroup) : pod.obj->sub_group.str();
-    return {Reason{.kind = ReasonKind::kNodes,
-                   .detail = "Pod references subgroup \"" + name +
-                             "\", which does not exist in PodGroup " + std::string(pod.ns) + "/" +
-                             pod.obj->pod_group}};
+    return {NodesReason{.detail = "Pod references subgroup \"" + name +
+                                  "\", which does not exist in PodGroup " + std::string(pod.ns) +
+                                  "/" + pod.obj->pod_group}};
   }
   if (pod.job == kNone) {
-    return {Reason{.kind = ReasonKind::kNodes,
-                   .detail = "not part of a PodGroup (no pod-group-name annotation)"}};
+    return {NodesReason{.detail = "not part of a PodGroup (no pod-group-name annotation)"}};
   }
   return s.JobReasons(pod.job);
 }

@@ -190,9 +190,9 @@ TEST(SemiPreemptibleQuotaTest, FloorAboveDeservedQuotaStaysPendingWithAReason) {
   for (const char* name : {"a", "b", "c", "d"}) EXPECT_EQ(c.Pod(name).status, "Pending") << name;
   ASSERT_FALSE(c.Pod("a").reasons.empty());
   const Reason& r = c.Pod("a").reasons.front();
-  EXPECT_EQ(r.kind, ReasonKind::kNonPreemptibleOverQuota);
-  EXPECT_EQ(r.requested, 3 * kGpu);
-  EXPECT_EQ(r.available, 2 * kGpu);
+  EXPECT_EQ(r.kind(), ReasonKind::kNonPreemptibleOverQuota);
+  EXPECT_EQ(r.QueueCap()->requested, 3 * kGpu);
+  EXPECT_EQ(r.QueueCap()->available, 2 * kGpu);
   EXPECT_NE(r.Message().find("semi-preemptible"), std::string::npos) << r.Message();
 }
 

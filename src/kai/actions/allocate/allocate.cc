@@ -24,10 +24,9 @@ std::vector<Reason> FailureReasons(const Session& s, JobId j, const PlacementRes
   if (r.failed_task != kNone && IsGangScheduling(job)) {
     const SnapSubGroup& set = job.sub_groups[s.snap().pods[r.failed_task].sub_group];
     if (set.active_allocated < set.min_member) {
-      reasons.push_back(Reason{.kind = ReasonKind::kGang,
-                               .placed = set.active_allocated + r.placed,
-                               .required = set.min_member,
-                               .detail = job.HasSubGroups() ? std::string(set.name) : ""});
+      reasons.push_back(GangReason{.sub_group = job.HasSubGroups() ? std::string(set.name) : "",
+                                   .placed = set.active_allocated + r.placed,
+                                   .required = set.min_member});
     }
   }
   reasons.insert(reasons.end(), r.reasons.begin(), r.reasons.end());

@@ -1,7 +1,9 @@
 #include "kai/actions/common/disruptive.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "kai/actions/common/queue_use.h"
 #include "kai/resource/quantity.h"
 #include "kai/snapshot/semi_preemptible.h"
 
@@ -57,10 +59,23 @@ int64_t EvictableGpus(const Session& s, const std::vector<JobId>& jobs) {
 }
 
 // Adds why the action could not help this job to the job's pending reasons.
-void Explain(Session& s, JobId job, const std::string& what) {
+void Explain(Session& s, JobId job, DisruptionReason why) {
   std::vector<Reason> reasons = s.JobReasons(job);
-  reasons.push_back(Reason{.kind = ReasonKind::kNoVictims, .detail = what});
+  reasons.push_back(std::move(why));
   s.SetJobReasons(job, std::move(reasons));
+}
+
+// The search ran and found no scenario that fits the job.
+DisruptionReason Unsolved(const Session& s, const DisruptiveSpec& spec,
+                          const std::vector<JobId>& candidates, const SolveResult& result) {
+  return DisruptionReason{
+      .action = spec.action,
+      .outcome = result.gave_up ? DisruptionOutcome::kGaveUp : DisruptionOutcome::kNoFit,
+      .candidate_jobs = static_cast<int>(candidates.size()),
+      .candidate_milli_gpu = EvictableGpus(s, candidates),
+      .scenarios_tried = result.scenarios_tried,
+      .scenarios_pruned = result.scenarios_pruned,
+      .bound = result.gave_up ? result.bound : ""};
 }
 
 }  // namespace
@@ -75,7 +90,10 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     if (!spec.eligible(s, job)) {
       if (trace)
         trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " not eligible");
-      Explain(s, job, spec.action + " not attempted: " + spec.not_eligible);
+      Explain(s, job,
+              {.action = spec.action,
+               .outcome = DisruptionOutcome::kNotEligible,
+               .rule = spec.not_eligible});
       continue;
     }
     const std::vector<JobId> candidates = Candidates(s, pool, job, spec);
@@ -84,9 +102,13 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                   std::to_string(candidates.size()));
     }
     if (candidates.empty()) {
-      Explain(s, job, spec.action + ": no workload qualifies as a victim (" + spec.rule + ")");
+      Explain(
+          s, job,
+          {.action = spec.action, .outcome = DisruptionOutcome::kNoCandidates, .rule = spec.rule});
       continue;
     }
+    std::optional<QueueUseBook> book;
+    if (spec.record_queue_use) book.emplace(s, job, candidates);
     Statement stmt(s);
     SolverConfig solver = spec.solver;
     solver.max_scenarios = s.config().max_scenarios_per_job;
@@ -99,19 +121,10 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                   " pruned=" + std::to_string(result.scenarios_pruned));
     }
     if (!result.solved) {
-      const std::string victims = std::to_string(candidates.size()) +
-                                  " candidate victim jobs hold " +
-                                  FormatMilli(EvictableGpus(s, candidates)) + " GPUs; ";
-      const std::string tried = std::to_string(result.scenarios_tried) + " scenarios simulated, " +
-                                std::to_string(result.scenarios_pruned) + " pruned";
-      Explain(s, job,
-              result.gave_up
-                  ? spec.action + " gave up: " + victims + tried + ", the limit (spec.args " +
-                        result.bound + ") before any fit"
-                  : spec.action + " impossible: " + victims + tried + ", none fit the job");
+      Explain(s, job, Unsolved(s, spec, candidates, result));
       continue;
     }
-    ExplainEvictions(s, job, result, spec.action, spec.rule);
+    ExplainEvictions(s, job, result, spec.action, spec.rule, book ? &*book : nullptr);
     stmt.Commit();
     pool.AddServed(job);
   }

@@ -11,8 +11,9 @@ namespace kai::actions {
 
 struct DisruptiveSpec {
   std::string action;
-  std::string rule;          // the rule that allowed the evictions, for explanations
-  std::string not_eligible;  // why `eligible` refuses, for explanations
+  std::string rule;               // the rule that allowed the evictions, for explanations
+  std::string not_eligible;       // why `eligible` refuses, for explanations
+  bool record_queue_use = false;  // victims' verdicts name the queues' use (reclaim)
   SolverConfig solver;
   JobQueueOptions queue_options;
   int64_t max_victim_jobs = -1;                                 // -1 unlimited

@@ -45,21 +45,19 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     if (options.skip_non_pending && !JobHasPending(s, j)) continue;
     if (options.only_nominated && !JobIsNominated(s, j)) continue;
     if (job.queue == kNone) {
-      skipped_.push_back({j, Reason{.kind = ReasonKind::kQueueMissing, .queue = job.obj->queue}});
+      skipped_.push_back({j, QueueMissingReason{job.obj->queue}});
       continue;
     }
     if (!snap.queues[job.queue].IsLeaf()) continue;  // rejected at load time; never scheduled
     if (options.skip_non_preemptible && !PreemptibleNextTasks(s, j)) continue;
     if (options.skip_within_preemption_delay && WithinPreemptionDelay(s, j)) {
-      skipped_.push_back({j, Reason{.kind = ReasonKind::kPreemptionDelay}});
+      skipped_.push_back({j, PreemptionDelayReason{}});
       continue;
     }
     if (options.skip_unready && !JobIsReady(s, j)) {
       int alive = 0;
       for (PodId p : job.pods) alive += IsAlive(snap.pods[p].status);
-      skipped_.push_back(
-          {j,
-           Reason{.kind = ReasonKind::kNotReady, .placed = alive, .required = job.MinAvailable()}});
+      skipped_.push_back({j, NotReadyReason{.live = alive, .min_member = job.MinAvailable()}});
       continue;
     }
     leaf_jobs_[job.queue].push_back(j);

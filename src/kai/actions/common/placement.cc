@@ -171,7 +171,7 @@ PlacementResult PlaceTasks(Session& s, Statement& stmt, std::span<const PodId> t
     if (!PlaceTask(s, stmt, pod, pipeline_only, pipeline_only ? nullptr : &verdicts)) {
       result.failed_task = pod;
       result.reasons = SummariseVerdicts(verdicts);
-      if (s.snap().nodes.empty()) result.reasons.push_back(Reason{.kind = ReasonKind::kNoNodes});
+      if (s.snap().nodes.empty()) result.reasons.push_back(NoNodesReason{});
       return result;
     }
     ++result.placed;

@@ -9,6 +9,7 @@
 
 #include "kai/actions/common/job_queue.h"
 #include "kai/actions/common/placement.h"
+#include "kai/actions/common/queue_use.h"
 #include "kai/framework/job_tasks.h"
 #include "kai/framework/subgroups.h"
 #include "kai/snapshot/gpu_accounting.h"
@@ -795,11 +796,12 @@ bool SemiPreemptible(const Session& s, PodId p) {
 }  // namespace
 
 void ExplainEvictions(Session& s, JobId preemptor, const SolveResult& result,
-                      const std::string& action, const std::string& rule) {
+                      const std::string& action, const std::string& rule, QueueUseBook* book) {
   const auto shared_rule = std::make_shared<const std::string>(rule);
   auto mark = [&](const std::vector<PodId>& pods, EvictionKind kind, bool note_floor) {
     for (PodId p : pods) {
-      s.SetEviction(p, {kind, action, preemptor, shared_rule, note_floor && SemiPreemptible(s, p)});
+      s.SetEviction(p, {kind, action, preemptor, shared_rule, note_floor && SemiPreemptible(s, p),
+                        book ? book->For(p) : nullptr});
     }
   };
   mark(result.evicted, EvictionKind::kEvicted, true);

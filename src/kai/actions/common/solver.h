@@ -20,6 +20,8 @@
 
 namespace kai::actions {
 
+class QueueUseBook;
+
 struct SolverConfig {
   std::string action;                        // reclaim, preempt, consolidation (for explanations)
   std::optional<DisruptionKind> validators;  // which session validators apply
@@ -137,8 +139,10 @@ struct SolveResult {
 SolveResult SolveJob(Session& session, Statement& stmt, JobId job,
                      const std::vector<JobId>& candidates, const SolverConfig& config);
 
-// Records on each victim why it was evicted (action, beneficiary, rule).
+// Records on each victim why it was evicted (action, beneficiary, rule and, when `book` is given,
+// the queues reclaim weighed).
 void ExplainEvictions(Session& session, JobId preemptor, const SolveResult& result,
-                      const std::string& action, const std::string& rule);
+                      const std::string& action, const std::string& rule,
+                      QueueUseBook* book = nullptr);
 
 }  // namespace kai::actions

@@ -10,7 +10,7 @@ namespace {
 bool NonPreemptibleOverQuota(const Session& s, JobId job) {
   if (s.snap().jobs[job].preemptible) return false;
   const auto reason = s.CheckJobCapacity(job, TasksToAllocate(s, job));
-  return reason && reason->kind == ReasonKind::kNonPreemptibleOverQuota;
+  return reason && reason->kind() == ReasonKind::kNonPreemptibleOverQuota;
 }
 
 class PreemptAction : public Action {

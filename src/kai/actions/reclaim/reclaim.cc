@@ -14,6 +14,7 @@ class ReclaimAction : public Action {
     spec.action = "reclaim";
     spec.rule = "the reclaiming queue is below its fair share and the victim's queue above its own";
     spec.not_eligible = "the job would take its queue above its fair share";
+    spec.record_queue_use = true;
     spec.solver.action = "reclaim";
     spec.solver.validators = DisruptionKind::kReclaim;
     spec.queue_options.skip_within_preemption_delay = true;

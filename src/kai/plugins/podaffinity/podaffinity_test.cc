@@ -70,7 +70,8 @@ Outcome Allocate(const std::string& yaml) {
 
 bool HasAffinityReason(const std::vector<Reason>& reasons) {
   for (const Reason& r : reasons) {
-    if (r.kind == ReasonKind::kNodes && r.code == FitCode::kPodAffinity) return true;
+    const auto* n = r.As<NodesReason>();
+    if (n && n->code == FitCode::kPodAffinity) return true;
   }
   return false;
 }

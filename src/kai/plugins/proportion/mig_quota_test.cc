@@ -77,7 +77,8 @@ TEST(MigQuota, InstancesCountAgainstTheQueueLimit) {
   EXPECT_EQ(Pod(limited, "b").status, "Pending");
   bool over_limit = false;
   for (const Reason& r : Pod(limited, "b").reasons) {
-    over_limit = over_limit || (r.kind == ReasonKind::kOverLimit && r.resource == "nvidia.com/gpu");
+    over_limit = over_limit ||
+                 (r.kind() == ReasonKind::kOverLimit && r.QueueCap()->resource == "nvidia.com/gpu");
   }
   EXPECT_TRUE(over_limit);
 

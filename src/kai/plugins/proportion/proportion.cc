@@ -227,8 +227,9 @@ class ProportionPlugin : public Plugin {
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
       auto reason = CheckQueueCapacity(ss.snap(), job.queue, request.all, request.protected_part);
-      if (reason && reason->kind == ReasonKind::kNonPreemptibleOverQuota && job.semi_preemptible) {
-        reason->detail = "protected pods (up to minMember per PodSet) of semi-preemptible job";
+      auto* floor = reason ? reason->As<NonPreemptibleOverQuotaReason>() : nullptr;
+      if (floor && job.semi_preemptible) {
+        floor->subject = "protected pods (up to minMember per PodSet) of semi-preemptible job";
       }
       return reason;
     });
@@ -302,13 +303,13 @@ class ProportionPlugin : public Plugin {
     const auto reason =
         CheckQueueCapacity(s.snap(), job.queue, request, charged ? request : Resources{});
     if (!reason) return {};
-    const bool limit = reason->kind == ReasonKind::kOverLimit;
+    const bool limit = reason->kind() == ReasonKind::kOverLimit;
+    const QueueCapReason& cap = *reason->QueueCap();
     return {limit ? FitCode::kOverQueueLimit : FitCode::kNonPreemptibleOverQuota,
             {},
-            "queue " + reason->queue + ": " +
-                FormatResourceAmount(reason->resource, reason->requested) + " " + reason->resource +
-                " asked on the node, " + (limit ? "limit" : "quota") + " leaves " +
-                FormatResourceAmount(reason->resource, reason->available)};
+            "queue " + cap.queue + ": " + FormatResourceAmount(cap.resource, cap.requested) + " " +
+                cap.resource + " asked on the node, " + (limit ? "limit" : "quota") + " leaves " +
+                FormatResourceAmount(cap.resource, cap.available)};
   }
 
   double k_value_;
@@ -319,31 +320,42 @@ class ProportionPlugin : public Plugin {
 };
 
 // The first queue resource for which `request` would take `used` above the queue's `cap` (its
-// limit or its quota; a negative cap is none): a reason of `kind` with what the cap leaves.
+// limit or its quota; a negative cap is none): a reason of type R with what the cap leaves.
+QueueVector VectorOf(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
+
+QueueStanding StandingOf(const SnapQueue& q) {
+  return {.requested = VectorOf(q.requested),
+          .deserved = {q.cpu.quota, q.memory.quota, q.gpu.quota},
+          .allocated = VectorOf(q.allocated),
+          .allocated_non_preemptible = VectorOf(q.allocated_non_preemptible),
+          .limits = {q.cpu.limit, q.memory.limit, q.gpu.limit}};
+}
+
+template <class R>
 std::optional<Reason> OverCap(const SnapQueue& q, const Resources& request, const Resources& used,
-                              int64_t QueueQuota::*cap, ReasonKind kind) {
+                              int64_t QueueQuota::*cap) {
   for (CoreResource r : kQueueResources) {
     const int64_t bound = q.Quota(r).*cap;
     const int64_t need = request.Get(r);
     if (bound >= 0 && need != 0 && bound < used.Get(r) + need) {
-      return Reason{.kind = kind,
-                    .resource = std::string(CoreResourceName(r)),
-                    .queue = std::string(q.name),
-                    .requested = need,
-                    .available = std::max<int64_t>(0, bound - used.Get(r))};
+      return R{{.queue = std::string(q.name),
+                .resource = std::string(CoreResourceName(r)),
+                .requested = need,
+                .available = std::max<int64_t>(0, bound - used.Get(r)),
+                .standing = StandingOf(q)}};
     }
   }
   return std::nullopt;
 }
 
 std::optional<Reason> OverLimit(const SnapQueue& q, const Resources& request) {
-  return OverCap(q, request, q.allocated, &QueueQuota::limit, ReasonKind::kOverLimit);
+  return OverCap<OverLimitReason>(q, request, q.allocated, &QueueQuota::limit);
 }
 
 // Non-preemptible pods may not take a queue above its quota.
 std::optional<Reason> OverNonPreemptibleQuota(const SnapQueue& q, const Resources& request) {
-  return OverCap(q, request, q.allocated_non_preemptible, &QueueQuota::quota,
-                 ReasonKind::kNonPreemptibleOverQuota);
+  return OverCap<NonPreemptibleOverQuotaReason>(q, request, q.allocated_non_preemptible,
+                                                &QueueQuota::quota);
 }
 
 }  // namespace
@@ -386,12 +398,20 @@ std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf,
   if (leaf == kNone) return std::nullopt;
   const Resources request = QueueView(pod_request);
   const Resources protected_request = QueueView(pod_protected_request);
+  auto with_request = [&](std::optional<Reason> r) {
+    QueueCapReason* cap = r->QueueCap();
+    cap->job_requested = VectorOf(request);
+    cap->job_requested_non_preemptible = VectorOf(protected_request);
+    return r;
+  };
   for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
-    if (auto r = OverLimit(snap.queues[q], request)) return r;
+    if (auto r = OverLimit(snap.queues[q], request)) return with_request(std::move(r));
   }
   if (protected_request.IsZero()) return std::nullopt;
   for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
-    if (auto r = OverNonPreemptibleQuota(snap.queues[q], protected_request)) return r;
+    if (auto r = OverNonPreemptibleQuota(snap.queues[q], protected_request)) {
+      return with_request(std::move(r));
+    }
   }
   return std::nullopt;
 }

@@ -555,11 +555,11 @@ TEST(ProportionCapacityTest, OverLimitOnAnAncestorBlocksTheLeaf) {
 
   const auto reason = CheckQueueCapacity(snap, team, true, Req(2 * kGpu));
   ASSERT_TRUE(reason.has_value());
-  EXPECT_EQ(reason->kind, ReasonKind::kOverLimit);
-  EXPECT_EQ(reason->queue, "dept");
-  EXPECT_EQ(reason->resource, "nvidia.com/gpu");
-  EXPECT_EQ(reason->requested, 2 * kGpu);
-  EXPECT_EQ(reason->available, 1 * kGpu);
+  EXPECT_EQ(reason->kind(), ReasonKind::kOverLimit);
+  EXPECT_EQ(reason->QueueCap()->queue, "dept");
+  EXPECT_EQ(reason->QueueCap()->resource, "nvidia.com/gpu");
+  EXPECT_EQ(reason->QueueCap()->requested, 2 * kGpu);
+  EXPECT_EQ(reason->QueueCap()->available, 1 * kGpu);
   EXPECT_FALSE(CheckQueueCapacity(snap, team, true, Req(kGpu)).has_value());
 }
 
@@ -581,14 +581,14 @@ TEST(ProportionCapacityTest, NonPreemptibleJobMayNotExceedQuotaOnLeafOrAncestor)
 
   const auto on_team = CheckQueueCapacity(snap, snap.queue_by_name.at("team"), false, Req(kGpu));
   ASSERT_TRUE(on_team.has_value());
-  EXPECT_EQ(on_team->kind, ReasonKind::kNonPreemptibleOverQuota);
-  EXPECT_EQ(on_team->queue, "team");
-  EXPECT_EQ(on_team->available, 0);
+  EXPECT_EQ(on_team->kind(), ReasonKind::kNonPreemptibleOverQuota);
+  EXPECT_EQ(on_team->QueueCap()->queue, "team");
+  EXPECT_EQ(on_team->QueueCap()->available, 0);
 
   const auto on_dept = CheckQueueCapacity(snap, snap.queue_by_name.at("other"), false, Req(kGpu));
   ASSERT_TRUE(on_dept.has_value());
-  EXPECT_EQ(on_dept->kind, ReasonKind::kNonPreemptibleOverQuota);
-  EXPECT_EQ(on_dept->queue, "dept");
+  EXPECT_EQ(on_dept->kind(), ReasonKind::kNonPreemptibleOverQuota);
+  EXPECT_EQ(on_dept->QueueCap()->queue, "dept");
 
   EXPECT_FALSE(CheckQueueCapacity(snap, snap.queue_by_name.at("team"), true, Req(kGpu)));
   EXPECT_FALSE(CheckQueueCapacity(snap, snap.queue_by_name.at("other"), true, Req(kGpu)));
@@ -604,8 +604,8 @@ TEST(ProportionCapacityTest, ZeroLimitBlocksAnyRequestOfThatResourceButNotZeroRe
   const QueueId q = snap.queue_by_name.at("cpu-only");
   const auto reason = CheckQueueCapacity(snap, q, true, Req(1));
   ASSERT_TRUE(reason.has_value());
-  EXPECT_EQ(reason->kind, ReasonKind::kOverLimit);
-  EXPECT_EQ(reason->available, 0);
+  EXPECT_EQ(reason->kind(), ReasonKind::kOverLimit);
+  EXPECT_EQ(reason->QueueCap()->available, 0);
   EXPECT_FALSE(CheckQueueCapacity(snap, q, true, Req(0, 4 * kCore, kGi)).has_value());
   EXPECT_FALSE(CheckQueueCapacity(snap, q, false, Req(0, 4 * kCore, kGi)).has_value());
 }

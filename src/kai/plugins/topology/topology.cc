@@ -110,14 +110,16 @@ class TopologyPlugin : public Plugin {
     }
     Tree* tree = FindTree(c->topology);
     if (!tree) {
-      out.reasons.push_back(ConfigReason(c->topology, "the topology does not exist"));
-      out.reasons.back().sub_group = SubGroupName(job, group.sub_group);
+      TopologyReason r = ConfigReason(c->topology, "the topology does not exist");
+      r.sub_group = SubGroupName(job, group.sub_group);
+      out.reasons.push_back(std::move(r));
       return;
     }
     const size_t before = out.reasons.size();
     if (auto levels = ResolveLevels(*tree, *c, out)) Place(s, *tree, group, *levels, nodes, out);
     for (size_t i = before; i < out.reasons.size(); ++i) {
-      out.reasons[i].sub_group = SubGroupName(job, group.sub_group);
+      if (auto* r = out.reasons[i].As<TopologyReason>())
+        r->sub_group = SubGroupName(job, group.sub_group);
     }
   }
 
@@ -148,10 +150,8 @@ class TopologyPlugin : public Plugin {
     return l;
   }
 
-  static Reason ConfigReason(std::string_view topology, std::string detail) {
-    return Reason{.kind = ReasonKind::kTopology,
-                  .detail = std::move(detail),
-                  .topology = std::string(topology)};
+  static TopologyReason ConfigReason(std::string_view topology, std::string detail) {
+    return TopologyReason{.topology = std::string(topology), .detail = std::move(detail)};
   }
 
   void Place(Session& s, Tree& tree, const TaskGroup& group, const Levels& levels,
@@ -285,25 +285,24 @@ class TopologyPlugin : public Plugin {
     return tree.LevelName(dom.level) + " " + std::string(dom.value);
   }
 
-  static Reason BaseReason(const Tree& tree, const Evaluator& eval, DomainId scope) {
+  static TopologyReason BaseReason(const Tree& tree, const Evaluator& eval, DomainId scope) {
     const CoreResource r = ReportedResource(eval.demand());
-    return Reason{.kind = ReasonKind::kTopology,
-                  .resource = std::string(CoreResourceName(r)),
-                  .requested = eval.demand().total.Get(r),
-                  .topology = std::string(tree.name()),
-                  .scope = DomainName(tree, scope),
-                  .scope_free = eval.At(scope).free.Get(r)};
+    return TopologyReason{.topology = std::string(tree.name()),
+                          .scope = DomainName(tree, scope),
+                          .resource = std::string(CoreResourceName(r)),
+                          .requested = eval.demand().total.Get(r),
+                          .scope_free = eval.At(scope).free.Get(r)};
   }
 
-  static Reason ScopeReason(const Tree& tree, const Evaluator& eval, DomainId scope) {
+  static TopologyReason ScopeReason(const Tree& tree, const Evaluator& eval, DomainId scope) {
     return BaseReason(tree, eval, scope);
   }
 
   // No domain of the last candidate level fits: name the level, the best domain there and what
   // the scope has free.
-  static Reason NoDomainReason(const Tree& tree, const Evaluator& eval, DomainId scope,
-                               const std::vector<DomainId>& level_domains) {
-    Reason r = BaseReason(tree, eval, scope);
+  static TopologyReason NoDomainReason(const Tree& tree, const Evaluator& eval, DomainId scope,
+                                       const std::vector<DomainId>& level_domains) {
+    TopologyReason r = BaseReason(tree, eval, scope);
     r.level = level_domains.empty() ? "" : tree.LevelName(tree.domains[level_domains[0]].level);
     if (level_domains.empty()) {
       r.level = "domain";

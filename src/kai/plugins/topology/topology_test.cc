@@ -62,11 +62,11 @@ std::vector<std::string> NodesOf(const sim::CycleReport& r, const std::string& j
   return out;
 }
 
-const Reason* TopologyReason(const sim::CycleReport& r, const std::string& job) {
+const Reason* TopologyReasonOf(const sim::CycleReport& r, const std::string& job) {
   for (const auto& p : r.pods) {
     if (p.pod_group != job) continue;
     for (const Reason& reason : p.reasons) {
-      if (reason.kind == ReasonKind::kTopology) return &reason;
+      if (reason.kind() == ReasonKind::kTopology) return &reason;
     }
   }
   return nullptr;
@@ -84,13 +84,13 @@ TEST(Topology, RequiredLevelKeepsTheGangInOneRack) {
                      .Job("gang", 3, kRequiredRack)
                      .Allocate();
   EXPECT_EQ(NodesOf(r, "gang"), (std::vector<std::string>{"", "", ""}));
-  const Reason* why = TopologyReason(r, "gang");
+  const Reason* why = TopologyReasonOf(r, "gang");
   ASSERT_NE(why, nullptr);
-  EXPECT_EQ(why->level, "rack");
-  EXPECT_EQ(why->required, 3);
-  EXPECT_EQ(why->placed, 2);
-  EXPECT_EQ(why->scope, "zone z1");
-  EXPECT_EQ(why->scope_free, 4000);
+  EXPECT_EQ(why->As<kai::TopologyReason>()->level, "rack");
+  EXPECT_EQ(why->As<kai::TopologyReason>()->required, 3);
+  EXPECT_EQ(why->As<kai::TopologyReason>()->placed, 2);
+  EXPECT_EQ(why->As<kai::TopologyReason>()->scope, "zone z1");
+  EXPECT_EQ(why->As<kai::TopologyReason>()->scope_free, 4000);
   EXPECT_NE(why->Message().find("4 nvidia.com/gpu free in zone z1, no rack can hold the 3 pods"),
             std::string::npos)
       << why->Message();
@@ -175,10 +175,10 @@ TEST(Topology, UnknownTopologyOrLevelIsAPendingReason) {
                      .Allocate();
   EXPECT_EQ(NodesOf(r, "nope"), (std::vector<std::string>{""}));
   EXPECT_EQ(NodesOf(r, "badlevel"), (std::vector<std::string>{""}));
-  ASSERT_NE(TopologyReason(r, "nope"), nullptr);
-  EXPECT_NE(TopologyReason(r, "nope")->Message().find("does not exist"), std::string::npos);
-  ASSERT_NE(TopologyReason(r, "badlevel"), nullptr);
-  EXPECT_NE(TopologyReason(r, "badlevel")->Message().find("block"), std::string::npos);
+  ASSERT_NE(TopologyReasonOf(r, "nope"), nullptr);
+  EXPECT_NE(TopologyReasonOf(r, "nope")->Message().find("does not exist"), std::string::npos);
+  ASSERT_NE(TopologyReasonOf(r, "badlevel"), nullptr);
+  EXPECT_NE(TopologyReasonOf(r, "badlevel")->Message().find("block"), std::string::npos);
 }
 
 TEST(Topology, UnconstrainedJobsIgnoreTheTopology) {
@@ -250,9 +250,9 @@ TEST(Topology, SubGroupWithoutARackKeepsTheGangPending) {
       PrefillDecode(RackNode("a1", "r1", 2) + RackNode("b1", "r2", 2), 3, 1));
   EXPECT_EQ(RacksOf(r, "prefill"), (std::set<std::string>{""}));
   EXPECT_EQ(RacksOf(r, "decode"), (std::set<std::string>{""}));
-  const Reason* why = TopologyReason(r, "serve");
+  const Reason* why = TopologyReasonOf(r, "serve");
   ASSERT_NE(why, nullptr);
-  EXPECT_EQ(why->sub_group, "prefill");
+  EXPECT_EQ(why->As<kai::TopologyReason>()->sub_group, "prefill");
   EXPECT_NE(why->Message().find("subgroup prefill"), std::string::npos) << why->Message();
 }
 
