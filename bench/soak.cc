@@ -347,8 +347,8 @@ class DirectSource : public Source {
     ClusterState one;
     auto parsed = doc::ParseJson(c.json);
     if (!parsed.ok()) return Fail(parsed.error().message);
-    auto errors = DecodeObject(parsed->Roots().at(0), "v1", c.kind, "api", one);
-    if (!errors.empty()) return Fail(errors.front());
+    const Status decoded = DecodeObject(parsed->Roots().at(0), "v1", c.kind, "api", one);
+    if (!decoded.ok()) return Fail(decoded.error().message);
     if (c.kind == "Node") {
       Upsert(key, one.nodes, world.nodes, store, changes, true);
     } else {

@@ -29,10 +29,10 @@ void Require(bool condition, const char* what) {
 }
 
 // Every error must carry the source name, so that a user can find it.
-void CheckErrors(const std::vector<std::string>& errors, const std::string& source) {
-  for (const std::string& e : errors) {
-    Require(e.rfind(source + ": ", 0) == 0, "error message starts with the source");
-  }
+void CheckErrors(const kai::Status& decoded, const std::string& source) {
+  if (decoded.ok()) return;
+  Require(decoded.error().message.rfind(source + ": ", 0) == 0,
+          "error message starts with the source");
 }
 
 void CheckSnapshot(const kai::ClusterState& state, const kai::Snapshot& snap) {
@@ -68,12 +68,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string source = "fuzz.yaml";
 
   kai::ClusterState state;
-  const std::vector<std::string> errors = kai::DecodeManifestText(text, source, state);
-  CheckErrors(errors, source);
-  if (!errors.empty()) return 0;
+  const kai::Status decoded = kai::DecodeManifestText(text, source, state);
+  CheckErrors(decoded, source);
+  if (!decoded.ok()) return 0;
 
-  const std::vector<std::string> invalid = kai::ValidateCluster(state);
-  (void)invalid;
+  const kai::Status valid = kai::ValidateCluster(state);
+  (void)valid;
   const kai::Snapshot snap = kai::BuildSnapshot(state, kNow);
   CheckSnapshot(state, snap);
   return 0;

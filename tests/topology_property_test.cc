@@ -246,7 +246,8 @@ struct Outcome {
 
 Outcome Check(uint64_t seed, const World& w, const SchedulerConfig& config) {
   ClusterState state;
-  const auto errors = DecodeManifestText(std::string(kPriorityClasses) + w.yaml, "world", state);
+  const auto errors =
+      ProblemsOf(DecodeManifestText(std::string(kPriorityClasses) + w.yaml, "world", state));
   EXPECT_TRUE(errors.empty()) << "seed " << seed << ": " << (errors.empty() ? "" : errors[0]);
   Outcome o;
   for (int c = 1; c <= kCycles; ++c) {

@@ -39,7 +39,7 @@ Result<ClusterState> DecodeRequestObject(const Request& request, const doc::Node
                                          const std::vector<std::string_view>& ignored) {
   ClusterState state;
   const std::vector<std::string> errors =
-      DecodeObject(object, api_version, kind, std::string(kSource), state);
+      ProblemsOf(DecodeObject(object, api_version, kind, std::string(kSource), state));
   const std::string ref = ObjectRef(request, object, kind, namespaced);
   std::string message;
   for (const std::string& e : errors) {

@@ -145,7 +145,7 @@ std::optional<std::string> RaisedMinimums(const Request& request, const PodGroup
   if (!running.ok()) return ref + ": cannot read its pods: " + running.error().message;
   std::string out;
   for (const std::string& e :
-       ValidatePodGroupUpdate(before->pod_groups.front(), after, running.value())) {
+       ProblemsOf(ValidatePodGroupUpdate(before->pod_groups.front(), after, running.value()))) {
     out += (out.empty() ? "" : "; ") + WithoutSource(e);
   }
   if (out.empty()) return std::nullopt;

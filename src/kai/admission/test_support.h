@@ -63,8 +63,8 @@ class FakeLookup : public ClusterLookup {
   void AddQueue(std::string_view yaml) {
     ClusterState s;
     auto d = ParseOrDie(yaml);
-    auto errors = DecodeObject(d->Roots()[0], "scheduling.run.ai/v2", "Queue", "test", s);
-    if (!errors.empty()) throw std::runtime_error(errors[0]);
+    const Status decoded = DecodeObject(d->Roots()[0], "scheduling.run.ai/v2", "Queue", "test", s);
+    if (!decoded.ok()) throw std::runtime_error(decoded.error().message);
     queues_[s.queues[0].meta.name] = s.queues[0];
   }
   void SetRunning(bool running) { running_ = running; }

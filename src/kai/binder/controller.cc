@@ -130,7 +130,9 @@ class Controller : public GroupView {
     hooks.metrics = [this] { return RenderMetrics(); };
     hooks.snapshot = [] { return std::string(); };
     servers_ = std::make_unique<scheduler::Servers>(hooks);
-    if (auto e = servers_->Listen(o_.metrics_address, o_.health_address)) Log(*e);
+    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
+      Log(st.error().message);
+    }
   }
 
   bool AwaitLeadership() {

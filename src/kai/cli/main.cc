@@ -306,9 +306,9 @@ int RunCheckUpdate(const CheckUpdateArgs& a) {
   if (!before.ok()) return Fail(before.error().message);
   auto after = kai::LoadManifests(a.after);
   if (!after.ok()) return Fail(after.error().message);
-  const auto errors = kai::ValidateWorldUpdate(before.value(), after.value());
-  for (const auto& e : errors) std::cerr << "kai: " << e << "\n";
-  if (!errors.empty()) return kExitBadInput;
+  const kai::Status valid = kai::ValidateWorldUpdate(before.value(), after.value());
+  for (const auto& e : kai::ProblemsOf(valid)) std::cerr << "kai: " << e << "\n";
+  if (!valid.ok()) return kExitBadInput;
   std::cout << "update accepted\n";
   return 0;
 }

@@ -79,11 +79,13 @@ Result<ClusterState> LoadVariant(const ClusterState& base, const std::string& sp
   auto text = ReadFile(file);
   if (!text.ok()) return Error{"--variant " + spec.substr(0, eq) + ": " + text.error().message};
   ClusterState overlay;
-  auto errors = DecodeManifestText(*text, file, overlay);
-  if (!errors.empty()) return Error{errors.front()};
+  const Status decoded = DecodeManifestText(*text, file, overlay);
+  if (!decoded.ok()) return Error{ProblemsOf(decoded).front()};
   ClusterState merged = whatif::ApplyVariant(base, std::move(overlay));
-  errors = ValidateCluster(merged);
-  if (!errors.empty()) return Error{"--variant " + spec.substr(0, eq) + ": " + errors.front()};
+  const Status valid = ValidateCluster(merged);
+  if (!valid.ok()) {
+    return Error{"--variant " + spec.substr(0, eq) + ": " + ProblemsOf(valid).front()};
+  }
   return merged;
 }
 

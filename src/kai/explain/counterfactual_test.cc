@@ -82,7 +82,7 @@ class World {
 
 ClusterState Decode(const std::string& yaml) {
   ClusterState state;
-  const auto errors = DecodeManifestText(yaml, "world.yaml", state);
+  const auto errors = ProblemsOf(DecodeManifestText(yaml, "world.yaml", state));
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
   return state;
 }

@@ -35,16 +35,15 @@ std::vector<Entry> DefaultPlugins(const std::string& gpu, const std::string& cpu
   return out;
 }
 
-std::optional<std::string> ApplyPluginSettings(const ShardObject& shard,
-                                               std::vector<Entry>& entries) {
+Status ApplyPluginSettings(const ShardObject& shard, std::vector<Entry>& entries) {
   for (const PluginSetting& ps : shard.plugins) {
     const std::string field = "spec.plugins." + ps.name;
     const PluginInfo* info = FindPlugin(ps.name);
-    if (!info) return ShardField(shard, field) + ": unknown plugin \"" + ps.name + "\"";
+    if (!info) return Error{ShardField(shard, field) + ": unknown plugin \"" + ps.name + "\""};
     for (const auto& [key, value] : ps.arguments) {
       if (std::find(info->arguments.begin(), info->arguments.end(), key) == info->arguments.end()) {
-        return ShardField(shard, field + ".arguments." + key) + ": unknown argument for plugin " +
-               ps.name;
+        return Error{ShardField(shard, field + ".arguments." + key) +
+                     ": unknown argument for plugin " + ps.name};
       }
     }
     auto it = std::find_if(entries.begin(), entries.end(),
@@ -53,29 +52,30 @@ std::optional<std::string> ApplyPluginSettings(const ShardObject& shard,
     if (ps.priority) it->priority = *ps.priority;
     if (ps.has_arguments) it->arguments = ps.arguments;  // arguments replace defaults, as in KAI
   }
-  return std::nullopt;
+  return Ok();
 }
 
-std::optional<std::string> ParseInt(const std::string& text, int64_t& out) {
+// The argument parsers: Ok, or an Error saying what was expected.
+Status ParseInt(const std::string& text, int64_t& out) {
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  if (ec != std::errc() || p != text.data() + text.size()) return "expected an integer";
-  return std::nullopt;
+  if (ec != std::errc() || p != text.data() + text.size()) return Error{"expected an integer"};
+  return Ok();
 }
 
-std::optional<std::string> ParseBool(const std::string& text, bool& out) {
+Status ParseBool(const std::string& text, bool& out) {
   if (text == "true") {
     out = true;
   } else if (text == "false") {
     out = false;
   } else {
-    return "expected true or false";
+    return Error{"expected true or false"};
   }
-  return std::nullopt;
+  return Ok();
 }
 
-std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& c) {
+Status ApplyArgs(const ShardObject& shard, SchedulerConfig& c) {
   for (const auto& [key, value] : shard.args) {
-    std::optional<std::string> err;
+    Status err = Ok();
     if (key == "max-consolidation-preemptees") {
       err = ParseInt(value, c.max_consolidation_preemptees);
     } else if (key == "allow-consolidating-reclaim") {
@@ -86,30 +86,32 @@ std::optional<std::string> ApplyArgs(const ShardObject& shard, SchedulerConfig& 
       err = ParseInt(value, c.queue_depth_per_action);
     } else if (key == "max-scenarios-per-job") {
       err = ParseInt(value, c.max_scenarios_per_job);
-      if (!err && c.max_scenarios_per_job < 0) err = "expected a count of 0 or more";
+      if (err.ok() && c.max_scenarios_per_job < 0) err = Error{"expected a count of 0 or more"};
     } else if (key == "restart-partly-moved-gangs") {
       err = ParseBool(value, c.restart_partly_moved_gangs);
     } else if (key == "max-search-time-per-job") {
       const auto ms = ParseGoDurationMillis(value);
-      if (!ms || *ms < 0) err = "expected a duration of 0 or more such as 500ms";
+      if (!ms || *ms < 0) err = Error{"expected a duration of 0 or more such as 500ms"};
       if (ms && *ms >= 0) c.max_search_millis_per_job = *ms;
     } else if (key == "schedule-period") {
       const auto ms = ParseGoDurationMillis(value);
-      if (!ms || *ms <= 0) err = "expected a positive duration such as 1s";
+      if (!ms || *ms <= 0) err = Error{"expected a positive duration such as 1s"};
       if (ms && *ms > 0) c.schedule_period_millis = *ms;
     } else if (key == "default-staleness-grace-period") {
       auto d = ParseGoDuration(value);
       if (d)
         c.default_staleness_grace_seconds = *d;
       else
-        err = "expected a duration such as 60s";
+        err = Error{"expected a duration such as 60s"};
     } else {
-      err = "unknown scheduler argument";
+      err = Error{"unknown scheduler argument"};
     }
-    if (err)
-      return ShardField(shard, "spec.args." + key) + ": " + *err + " (got \"" + value + "\")";
+    if (!err.ok()) {
+      return Error{ShardField(shard, "spec.args." + key) + ": " + err.error().message + " (got \"" +
+                   value + "\")"};
+    }
   }
-  return std::nullopt;
+  return Ok();
 }
 
 struct ActionEntry {
@@ -118,8 +120,7 @@ struct ActionEntry {
   int priority = 0;
 };
 
-std::optional<std::string> ApplyActions(const std::optional<ShardObject>& shard,
-                                        SchedulerConfig& c) {
+Status ApplyActions(const std::optional<ShardObject>& shard, SchedulerConfig& c) {
   std::vector<ActionEntry> entries;
   for (const ActionInfo& a : AllActions())
     entries.push_back({std::string(a.name), true, a.default_priority});
@@ -128,8 +129,8 @@ std::optional<std::string> ApplyActions(const std::optional<ShardObject>& shard,
       auto it = std::find_if(entries.begin(), entries.end(),
                              [&](const ActionEntry& e) { return e.name == as.name; });
       if (it == entries.end()) {
-        return ShardField(*shard, "spec.actions." + as.name) + ": unknown action \"" + as.name +
-               "\"";
+        return Error{ShardField(*shard, "spec.actions." + as.name) + ": unknown action \"" +
+                     as.name + "\""};
       }
       if (as.enabled) it->enabled = *as.enabled;
       if (as.priority) it->priority = *as.priority;
@@ -144,7 +145,7 @@ std::optional<std::string> ApplyActions(const std::optional<ShardObject>& shard,
     if (e.name == "consolidation" && spread) continue;  // KAI: consolidation needs binpack
     c.actions.push_back(e.name);
   }
-  return std::nullopt;
+  return Ok();
 }
 
 }  // namespace
@@ -172,8 +173,8 @@ Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard)
   }
   std::vector<Entry> entries = DefaultPlugins(c.placement_gpu, c.placement_cpu);
   if (shard) {
-    if (auto err = ApplyPluginSettings(*shard, entries)) return Error{*err};
-    if (auto err = ApplyArgs(*shard, c)) return Error{*err};
+    if (Status st = ApplyPluginSettings(*shard, entries); !st.ok()) return st.error();
+    if (Status st = ApplyArgs(*shard, c); !st.ok()) return st.error();
   }
   // Registration order: priority descending, ties by name (KAI's plugin_action_merge).
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
@@ -182,7 +183,7 @@ Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard)
   for (Entry& e : entries) {
     if (e.enabled) c.plugins.push_back({e.name, e.priority, std::move(e.arguments)});
   }
-  if (auto err = ApplyActions(shard, c)) return Error{*err};
+  if (Status st = ApplyActions(shard, c); !st.ok()) return st.error();
   return c;
 }
 

@@ -83,9 +83,9 @@ spec:
 
 ClusterState LoadCluster() {
   ClusterState state;
-  const auto errors = DecodeManifestText(kCluster, "test.yaml", state);
+  const auto errors = ProblemsOf(DecodeManifestText(kCluster, "test.yaml", state));
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
-  EXPECT_TRUE(ValidateCluster(state).empty());
+  EXPECT_TRUE(ValidateCluster(state).ok());
   return state;
 }
 

@@ -65,9 +65,10 @@ std::vector<std::string> Invalid(const std::string& sub_groups) {
       "default}\nspec:\n  queue: q1\n  subGroups: " +
       sub_groups + "\n";
   ClusterState state;
-  const auto errors = DecodeManifestText(std::string(kQueue) + "---\n" + group, "t.yaml", state);
+  const auto errors =
+      ProblemsOf(DecodeManifestText(std::string(kQueue) + "---\n" + group, "t.yaml", state));
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
-  return ValidateCluster(state);
+  return ProblemsOf(ValidateCluster(state));
 }
 
 SubGroupIndex Named(const SnapJob& job, std::string_view name) {

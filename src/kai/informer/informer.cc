@@ -234,10 +234,10 @@ Delta Informer::Decoded(size_t kind, const doc::Node& obj, Delta::Op op) {
   d.rv = ParseRv(obj["metadata"]["resourceVersion"].Scalar());
   if (op != Delta::Op::kUpsert) return d;
   const k8s::ResourceType& type = specs_[kind].type;
-  auto errors = DecodeObject(obj, type.api_version, type.kind, "api", d.object);
-  if (!errors.empty()) {
+  const Status decoded = DecodeObject(obj, type.api_version, type.kind, "api", d.object);
+  if (!decoded.ok()) {
     // A malformed object is reported and left out of scheduling, never half-read.
-    for (const auto& e : errors) {
+    for (const auto& e : ProblemsOf(decoded)) {
       if (options_.log) options_.log(std::string(type.kind) + ": " + e);
     }
     std::lock_guard<std::mutex> lock(mu_);

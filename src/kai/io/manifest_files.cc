@@ -61,10 +61,11 @@ Result<ClusterState> LoadManifests(const std::vector<std::string>& paths) {
     }
     std::stringstream buf;
     buf << in.rdbuf();
-    auto errs = DecodeManifestText(buf.str(), file, state);
-    errors.insert(errors.end(), errs.begin(), errs.end());
+    for (auto& e : ProblemsOf(DecodeManifestText(buf.str(), file, state))) {
+      errors.push_back(std::move(e));
+    }
   }
-  return CheckDecoded(std::move(state), std::move(errors));
+  return CheckDecoded(std::move(state), Problems(errors));
 }
 
 }  // namespace kai

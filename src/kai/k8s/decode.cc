@@ -104,39 +104,30 @@ std::vector<std::string> DecodeParsed(const Result<doc::Document>& parsed,
 
 }  // namespace
 
-std::vector<std::string> DecodeManifestText(std::string_view text, const std::string& source,
-                                            ClusterState& state) {
-  return DecodeParsed(doc::ParseYaml(text), source, state);
+Status DecodeManifestText(std::string_view text, const std::string& source, ClusterState& state) {
+  return Problems(DecodeParsed(doc::ParseYaml(text), source, state));
 }
 
-std::vector<std::string> DecodeJsonText(std::string_view text, const std::string& source,
-                                        ClusterState& state) {
-  return DecodeParsed(doc::ParseJson(text), source, state);
+Status DecodeJsonText(std::string_view text, const std::string& source, ClusterState& state) {
+  return Problems(DecodeParsed(doc::ParseJson(text), source, state));
 }
 
-std::vector<std::string> DecodeObject(const doc::Node& object, std::string_view api_version,
-                                      std::string_view kind, const std::string& source,
-                                      ClusterState& state) {
+Status DecodeObject(const doc::Node& object, std::string_view api_version, std::string_view kind,
+                    const std::string& source, ClusterState& state) {
   std::vector<std::string> errors;
   ObjectContext ctx(source, std::string(kind), errors);
   if (!object.IsMap()) {
     ctx.Fail("(root)", "expected a Kubernetes object (a mapping)");
-    return errors;
+    return Problems(errors);
   }
   DecodeKind(object, api_version, kind, source, ctx, state);
-  return errors;
+  return Problems(errors);
 }
 
-Result<ClusterState> CheckDecoded(ClusterState state, std::vector<std::string> errors) {
-  if (errors.empty()) errors = ValidateCluster(state);
-  if (errors.empty()) {
-    for (auto& w : QuotaWarnings(state)) state.warnings.push_back(std::move(w));
-  }
-  if (!errors.empty()) {
-    std::string msg;
-    for (const auto& e : errors) msg += (msg.empty() ? "" : "\n") + e;
-    return Error{msg};
-  }
+Result<ClusterState> CheckDecoded(ClusterState state, Status decoded) {
+  if (!decoded.ok()) return decoded.error();
+  if (Status valid = ValidateCluster(state); !valid.ok()) return valid.error();
+  for (auto& w : QuotaWarnings(state)) state.warnings.push_back(std::move(w));
   return state;
 }
 

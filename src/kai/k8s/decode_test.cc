@@ -73,7 +73,7 @@ std::string JoinLines(const std::vector<std::string>& lines) {
   EXPECT_TRUE(HasError(errors, {__VA_ARGS__})) << "errors:\n" << JoinLines(errors)
 
 std::vector<std::string> Decode(const std::string& text, ClusterState& state) {
-  return DecodeManifestText(text, "test.yaml", state);
+  return ProblemsOf(DecodeManifestText(text, "test.yaml", state));
 }
 
 std::vector<std::string> Decode(const std::string& text) {

@@ -90,8 +90,8 @@ status: {phase: Pending}
         "containers":[{"name":"c","resources":{"requests":{"cpu":"500m","memory":"1Gi"}}}]},
       "status":{"phase":"Pending"}}]})";
   ClusterState from_yaml, from_json;
-  EXPECT_TRUE(DecodeManifestText(yaml, "y", from_yaml).empty());
-  EXPECT_TRUE(DecodeJsonText(json, "j", from_json).empty());
+  EXPECT_TRUE(DecodeManifestText(yaml, "y", from_yaml).ok());
+  EXPECT_TRUE(DecodeJsonText(json, "j", from_json).ok());
   ASSERT_EQ(from_yaml.pods.size(), 1u);
   ASSERT_EQ(from_json.pods.size(), 1u);
   const PodObject& a = from_yaml.pods[0];
@@ -111,7 +111,7 @@ TEST(DocTest, DecodeObjectOfAGivenKindNamesTheField) {
   auto d = ParseJson(R"({"metadata":{"name":"n1"},"status":{"capacity":{"cpu":"x"}}})");
   ASSERT_TRUE(d.ok());
   ClusterState s;
-  auto errs = DecodeObject(d->Roots().at(0), "v1", "Node", "api", s);
+  auto errs = ProblemsOf(DecodeObject(d->Roots().at(0), "v1", "Node", "api", s));
   ASSERT_EQ(errs.size(), 1u);
   EXPECT_NE(errs[0].find("Node n1: status.capacity.cpu"), std::string::npos) << errs[0];
 }

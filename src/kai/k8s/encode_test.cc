@@ -56,10 +56,10 @@ TEST(EncodeTest, EveryScenarioRoundTrips) {
     std::stringstream buf;
     buf << in.rdbuf();
     ClusterState a;
-    if (!DecodeManifestText(buf.str(), f.string(), a).empty()) continue;  // not a manifest
+    if (!DecodeManifestText(buf.str(), f.string(), a).ok()) continue;  // not a manifest
     ClusterState b;
     const std::string text = EncodeManifests(a);
-    const auto errors = DecodeManifestText(text, "encoded", b);
+    const auto errors = ProblemsOf(DecodeManifestText(text, "encoded", b));
     ASSERT_TRUE(errors.empty()) << f << ": " << errors[0] << "\n" << text.substr(0, 2000);
     ClearSources(a);
     ClearSources(b);

@@ -23,10 +23,10 @@ inline ClusterState LoadDocs(const std::vector<std::string>& docs) {
   std::string text;
   for (const auto& d : docs) text += "---\n" + d + "\n";
   ClusterState state;
-  const auto errors = DecodeManifestText(text, "test.yaml", state);
-  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
-  const auto invalid = ValidateCluster(state);
-  EXPECT_TRUE(invalid.empty()) << (invalid.empty() ? "" : invalid.front());
+  const Status decoded = DecodeManifestText(text, "test.yaml", state);
+  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().message);
+  const Status valid = ValidateCluster(state);
+  EXPECT_TRUE(valid.ok()) << (valid.ok() ? "" : valid.error().message);
   return state;
 }
 

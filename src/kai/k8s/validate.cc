@@ -217,8 +217,11 @@ void CheckNotRaised(const PodGroupObject& pg, const std::string& field, std::opt
 
 }  // namespace
 
-std::vector<std::string> ValidatePodGroupUpdate(const PodGroupObject& before,
-                                                const PodGroupObject& after, bool running) {
+namespace {
+
+// The raised fields of one PodGroup update, one error each.
+std::vector<std::string> RaisedFields(const PodGroupObject& before, const PodGroupObject& after,
+                                      bool running) {
   std::vector<std::string> errors;
   if (!running || after.preemptibility != "semi-preemptible") return errors;
   // An unset root minMember means 1 (KAI's default).
@@ -236,8 +239,6 @@ std::vector<std::string> ValidatePodGroupUpdate(const PodGroupObject& before,
   return errors;
 }
 
-namespace {
-
 bool HasRunningPod(const ClusterState& world, const PodGroupObject& pg) {
   return std::any_of(world.pods.begin(), world.pods.end(), [&](const PodObject& p) {
     return p.meta.ns == pg.meta.ns && p.pod_group == pg.meta.name && !p.meta.deletion &&
@@ -248,8 +249,12 @@ bool HasRunningPod(const ClusterState& world, const PodGroupObject& pg) {
 
 }  // namespace
 
-std::vector<std::string> ValidateWorldUpdate(const ClusterState& before,
-                                             const ClusterState& after) {
+Status ValidatePodGroupUpdate(const PodGroupObject& before, const PodGroupObject& after,
+                              bool running) {
+  return Problems(RaisedFields(before, after, running));
+}
+
+Status ValidateWorldUpdate(const ClusterState& before, const ClusterState& after) {
   std::vector<std::string> errors;
   for (const PodGroupObject& updated : after.pod_groups) {
     const auto old = std::find_if(
@@ -257,13 +262,13 @@ std::vector<std::string> ValidateWorldUpdate(const ClusterState& before,
           return pg.meta.ns == updated.meta.ns && pg.meta.name == updated.meta.name;
         });
     if (old == before.pod_groups.end()) continue;
-    auto found = ValidatePodGroupUpdate(*old, updated, HasRunningPod(before, *old));
+    auto found = RaisedFields(*old, updated, HasRunningPod(before, *old));
     errors.insert(errors.end(), found.begin(), found.end());
   }
-  return errors;
+  return Problems(errors);
 }
 
-std::vector<std::string> ValidateCluster(const ClusterState& s) {
+Status ValidateCluster(const ClusterState& s) {
   std::vector<std::string> errors;
   CheckDuplicates(s.nodes, errors);
   CheckDuplicates(s.pods, errors);
@@ -277,7 +282,7 @@ std::vector<std::string> ValidateCluster(const ClusterState& s) {
   CheckPods(s, errors);
   CheckGpuMemory(s, errors);
   CheckBindRequests(s, errors);
-  return errors;
+  return Problems(errors);
 }
 
 }  // namespace kai

@@ -108,9 +108,9 @@ std::string JoinLines(const std::vector<std::string>& lines) {
 // The fields kai's pod decoder reads (meta, scheduler, node, phase, the GPU share).
 void ReadDecoded(const doc::Node& pod, const std::string& source, PodFacts& f) {
   ClusterState scratch;
-  std::vector<std::string> errors = DecodeObject(pod, "v1", "Pod", source, scratch);
+  const Status decoded = DecodeObject(pod, "v1", "Pod", source, scratch);
   if (scratch.pods.empty()) {
-    f.decode_error = errors.empty() ? "not decoded" : JoinLines(errors);
+    f.decode_error = decoded.ok() ? "not decoded" : decoded.error().message;
     return;
   }
   const PodObject& p = scratch.pods.front();

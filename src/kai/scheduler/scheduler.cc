@@ -213,7 +213,9 @@ class Loop {
       return DumpWorld(world_);
     };
     servers_ = std::make_unique<Servers>(hooks);
-    if (auto e = servers_->Listen(o_.metrics_address, o_.health_address)) Log(*e);
+    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
+      Log(st.error().message);
+    }
   }
 
   void Shutdown() {

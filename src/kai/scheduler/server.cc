@@ -170,8 +170,7 @@ Servers::Servers(ServerHooks hooks) : impl_(std::make_unique<Impl>()) {
 
 Servers::~Servers() { Stop(); }
 
-std::optional<std::string> Servers::Listen(const std::string& metrics_address,
-                                           const std::string& health_address) {
+Status Servers::Listen(const std::string& metrics_address, const std::string& health_address) {
   std::vector<std::tuple<std::string, bool, bool>> plan;
   if (!metrics_address.empty() && metrics_address == health_address) {
     plan.emplace_back(metrics_address, true, true);
@@ -181,17 +180,17 @@ std::optional<std::string> Servers::Listen(const std::string& metrics_address,
   }
   for (const auto& [address, metrics, health] : plan) {
     auto hp = ParseAddress(address);
-    if (!hp) return "bad address \"" + address + "\" (expected HOST:PORT)";
+    if (!hp) return Error{"bad address \"" + address + "\" (expected HOST:PORT)"};
     auto s = std::make_unique<httplib::Server>();
     impl_->Routes(*s, metrics, health);
     if (!s->bind_to_port(hp->first.c_str(), hp->second)) {
-      return "cannot listen on " + address;
+      return Error{"cannot listen on " + address};
     }
     httplib::Server* raw = s.get();
     impl_->threads.emplace_back([raw] { raw->listen_after_bind(); });
     impl_->servers.push_back(std::move(s));
   }
-  return std::nullopt;
+  return Ok();
 }
 
 void Servers::Stop() {

@@ -13,6 +13,7 @@
 
 #include "kai/scheduler/commit.h"
 #include "kai/sim/simulator.h"
+#include "kai/util/result.h"
 
 namespace kai::scheduler {
 
@@ -52,8 +53,7 @@ class Servers {
   ~Servers();
   // Starts the endpoints ("" = that server off; both may be the same address). The error names
   // the address that could not be bound.
-  std::optional<std::string> Listen(const std::string& metrics_address,
-                                    const std::string& health_address);
+  Status Listen(const std::string& metrics_address, const std::string& health_address);
   void Stop();
 
  private:

@@ -110,7 +110,7 @@ ClusterState World() {
 // One object decoded on its own (no cross-object validation: its PodGroup or queue is elsewhere).
 ClusterState Decoded(const std::string& doc) {
   ClusterState state;
-  const auto errors = DecodeManifestText(doc, "test.yaml", state);
+  const auto errors = ProblemsOf(DecodeManifestText(doc, "test.yaml", state));
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
   return state;
 }

@@ -54,7 +54,7 @@ spec: {queue: q1}
 
 std::vector<std::string> Chosen(const std::string& devices) {
   ClusterState state;
-  const auto errors = DecodeManifestText(Cluster(devices), "test.yaml", state);
+  const auto errors = ProblemsOf(DecodeManifestText(Cluster(devices), "test.yaml", state));
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
   Session s(BuildSnapshot(state, kNow), ConfigFromShard(std::nullopt).value());
   EXPECT_TRUE(s.OpenPlugins().ok());

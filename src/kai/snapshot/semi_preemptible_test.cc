@@ -341,17 +341,18 @@ PodGroupObject Decoded(const std::string& doc) {
 TEST(SemiPreemptibleUpdateTest, RaisingMinMemberOfARunningSemiPreemptiblePodGroupIsAnError) {
   const PodGroupObject before = Decoded(PodGroup("pg", "q", 2));
   const PodGroupObject after = Decoded(PodGroup("pg", "q", 3));
-  const auto errors = ValidatePodGroupUpdate(before, after, /*running=*/true);
+  const auto errors = ProblemsOf(ValidatePodGroupUpdate(before, after, /*running=*/true));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("default/pg"), std::string::npos) << errors[0];
   EXPECT_NE(errors[0].find("spec.minMember: may not be raised (2 to 3)"), std::string::npos)
       << errors[0];
   // Lowering is fine; so is raising before anything runs, or on other preemptibilities.
-  EXPECT_TRUE(ValidatePodGroupUpdate(after, before, true).empty());
-  EXPECT_TRUE(ValidatePodGroupUpdate(before, after, false).empty());
-  EXPECT_TRUE(ValidatePodGroupUpdate(Decoded(PodGroup("pg", "q", 2, "preemptible")),
-                                     Decoded(PodGroup("pg", "q", 3, "preemptible")), true)
-                  .empty());
+  EXPECT_TRUE(ValidatePodGroupUpdate(after, before, true).ok());
+  EXPECT_TRUE(ValidatePodGroupUpdate(before, after, false).ok());
+  EXPECT_TRUE(
+      ProblemsOf(ValidatePodGroupUpdate(Decoded(PodGroup("pg", "q", 2, "preemptible")),
+                                        Decoded(PodGroup("pg", "q", 3, "preemptible")), true))
+          .empty());
 }
 
 TEST(SemiPreemptibleUpdateTest, RaisingASubGroupMinimumIsAnErrorNamingTheSubGroup) {
@@ -359,9 +360,9 @@ TEST(SemiPreemptibleUpdateTest, RaisingASubGroupMinimumIsAnErrorNamingTheSubGrou
       "  subGroups:\n  - {name: a, minMember: 1}\n  - {name: b, minMember: 1}\n";
   const std::string high =
       "  subGroups:\n  - {name: a, minMember: 1}\n  - {name: b, minMember: 2}\n";
-  const auto errors =
+  const auto errors = ProblemsOf(
       ValidatePodGroupUpdate(Decoded(PodGroup("pg", "q", -1, "semi-preemptible", low)),
-                             Decoded(PodGroup("pg", "q", -1, "semi-preemptible", high)), true);
+                             Decoded(PodGroup("pg", "q", -1, "semi-preemptible", high)), true));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("spec.subGroups[b].minMember"), std::string::npos) << errors[0];
 }
@@ -373,11 +374,11 @@ TEST(SemiPreemptibleUpdateTest, AWorldUpdateIsCheckedAgainstThePodsItReplaces) {
       testing::LoadDocs({Node("n0", 8), Queue("q", 8), PodGroup("pg", "q", 2), Pod("a", "pg", 1)});
   const ClusterState raised = testing::LoadDocs(
       {Node("n0", 8), Queue("q", 8), PodGroup("pg", "q", 3), Pod("a", "pg", 1, "n0")});
-  const auto errors = ValidateWorldUpdate(running, raised);
+  const auto errors = ProblemsOf(ValidateWorldUpdate(running, raised));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("PodGroup default/pg: spec.minMember"), std::string::npos) << errors[0];
-  EXPECT_TRUE(ValidateWorldUpdate(pending, raised).empty());
-  EXPECT_TRUE(ValidateWorldUpdate(raised, running).empty());
+  EXPECT_TRUE(ValidateWorldUpdate(pending, raised).ok());
+  EXPECT_TRUE(ValidateWorldUpdate(raised, running).ok());
 }
 
 }  // namespace

@@ -39,8 +39,8 @@ spec:
 
 inline sim::CycleReport AllocateOnce(const std::string& yaml) {
   ClusterState state;
-  const auto errors = DecodeManifestText(yaml, "world.yaml", state);
-  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
+  const Status decoded = DecodeManifestText(yaml, "world.yaml", state);
+  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().message);
   auto config = WithActions(ConfigFromShard(std::nullopt).value(), {"allocate"}).value();
   return sim::RunCycle(state, config, sim::SimulateOptions{.now = kTestNow}, 1).value();
 }

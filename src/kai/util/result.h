@@ -1,11 +1,13 @@
 #pragma once
 // Operational errors travel as values (DESIGN.md rule 2): exceptions only at the process edge.
 // Result<T> is the one error type of libkai's fallible calls (a value, or an Error with a
-// human-readable message). Not yet converted: the decoders' error lists (k8s/decode.h returns
-// every error of a document as std::vector<std::string>, joined by CheckDecoded).
+// human-readable message); Status is a Result without a value. A call that finds several
+// problems at once (a manifest's every bad field) returns one Error listing them, one per line.
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace kai {
 
@@ -35,5 +37,27 @@ class Result {
 // A fallible call with no value: ok, or an Error.
 using Status = Result<std::monostate>;
 inline Status Ok() { return std::monostate{}; }
+
+// Problems found together: Ok when there are none, else one Error listing them one per line.
+inline Status Problems(const std::vector<std::string>& problems) {
+  if (problems.empty()) return Ok();
+  std::string message;
+  for (const std::string& p : problems) message += (message.empty() ? "" : "\n") + p;
+  return Error{std::move(message)};
+}
+
+// The problems a Status lists (none when it is ok), one per line of its message.
+inline std::vector<std::string> ProblemsOf(const Status& s) {
+  std::vector<std::string> out;
+  if (s.ok()) return out;
+  std::string_view rest = s.error().message;
+  while (!rest.empty()) {
+    const size_t end = rest.find('\n');
+    out.emplace_back(rest.substr(0, end));
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return out;
+}
 
 }  // namespace kai

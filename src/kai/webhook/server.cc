@@ -146,9 +146,10 @@ class ApiLookup : public ClusterLookup {
     if (r.status == 404) return std::optional<QueueObject>{};
     if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
     ClusterState state;
-    auto errors = DecodeJsonText(r.body, "queue " + std::string(name), state);
-    if (!errors.empty() || state.queues.empty()) {
-      return Error{"queue " + std::string(name) + ": " + (errors.empty() ? "" : errors.front())};
+    const Status decoded = DecodeJsonText(r.body, "queue " + std::string(name), state);
+    if (!decoded.ok() || state.queues.empty()) {
+      return Error{"queue " + std::string(name) + ": " +
+                   (decoded.ok() ? "" : ProblemsOf(decoded).front())};
     }
     return std::optional<QueueObject>{std::move(state.queues.front())};
   }

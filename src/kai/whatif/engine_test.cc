@@ -27,7 +27,7 @@ ClusterState Cluster(int quota_a = 2, int quota_b = 2, int nodes = 1) {
          "pods: \"110\"}\n---\n";
   }
   ClusterState s;
-  const auto errors = DecodeManifestText(y, "cluster.yaml", s);
+  const auto errors = ProblemsOf(DecodeManifestText(y, "cluster.yaml", s));
   EXPECT_TRUE(errors.empty()) << errors.front();
   return s;
 }

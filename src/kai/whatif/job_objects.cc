@@ -74,8 +74,8 @@ Result<JobObjects> MakeJobObjects(const TraceJob& j, UnixSeconds created) {
   ClusterState s;
   const std::string where =
       j.line > 0 ? "trace line " + std::to_string(j.line) : "generated job " + j.ns + "/" + j.name;
-  const auto errors = DecodeManifestText(JobManifest(j, created), where, s);
-  if (!errors.empty()) return Error{errors.front()};
+  const Status decoded = DecodeManifestText(JobManifest(j, created), where, s);
+  if (!decoded.ok()) return Error{ProblemsOf(decoded).front()};
   if (s.pod_groups.size() != 1) return Error{where + ": no PodGroup decoded"};
   return JobObjects{std::move(s.pod_groups.front()), std::move(s.pods)};
 }

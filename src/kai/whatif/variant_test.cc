@@ -28,7 +28,7 @@ std::string NodeYaml(int n) {
 
 ClusterState Decode(const std::string& y) {
   ClusterState s;
-  const auto errors = DecodeManifestText(y, "test.yaml", s);
+  const auto errors = ProblemsOf(DecodeManifestText(y, "test.yaml", s));
   EXPECT_TRUE(errors.empty()) << errors.front();
   return s;
 }
@@ -72,7 +72,7 @@ TEST(WhatIfVariant, ReplacesByNameAndAppendsNewObjects) {
   EXPECT_EQ(v.queues[1].meta.name, "light");
   EXPECT_EQ(v.queues[1].gpu.quota, 6000);
   ASSERT_EQ(v.nodes.size(), 2u);
-  EXPECT_TRUE(ValidateCluster(v).empty());
+  EXPECT_TRUE(ValidateCluster(v).ok());
 }
 
 TEST(WhatIfVariant, IdenticalVariantGivesIdenticalResults) {

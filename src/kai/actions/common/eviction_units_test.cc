@@ -61,7 +61,7 @@ class EvictionUnitsTest : public ::testing::Test {
 
   static ClusterState Load() {
     ClusterState state;
-    const auto errors = DecodeManifestText(kCluster, "test.yaml", state);
+    const auto errors = ProblemsOf(DecodeManifestText(kCluster, "test.yaml", state));
     EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
     return state;
   }

@@ -157,7 +157,8 @@ TEST(PodAffinity, NamespaceSelectorOtherThanEmptyIsAnErrorNamingTheField) {
   const std::string anti =
       "{podAntiAffinity: {requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: host, "
       "namespaceSelector: {matchLabels: {team: a}}, labelSelector: {}}]}}";
-  const auto errors = DecodeManifestText(Pod("web-0", "web", "web", anti), "t.yaml", state);
+  const auto errors =
+      ProblemsOf(DecodeManifestText(Pod("web-0", "web", "web", anti), "t.yaml", state));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("namespaceSelector"), std::string::npos) << errors[0];
 }
@@ -209,7 +210,7 @@ TEST(PodAffinityScore, PreferredTermWeightMustBeInRange) {
   const std::string bad =
       "{podAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 0, "
       "podAffinityTerm: {topologyKey: host, labelSelector: {}}}]}}";
-  const auto errors = DecodeManifestText(Pod("w", "web", "web", bad), "t.yaml", state);
+  const auto errors = ProblemsOf(DecodeManifestText(Pod("w", "web", "web", bad), "t.yaml", state));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("weight"), std::string::npos) << errors[0];
 }

@@ -41,7 +41,7 @@ Fixture Build() {
       std::string(testutil::kZoneRackTopology) + Node("n1", "zone: z1, rack: r1", 4, 2) +
       Node("n2", "zone: z1, rack: r1", 4) + Node("n3", "zone: z1, rack: r2", 4, 3) +
       Node("n4", "zone: z2, rack: r1", 4) + Node("n5", "zone: z2", 4);
-  const auto errors = DecodeManifestText(yaml, "t.yaml", f.state);
+  const auto errors = ProblemsOf(DecodeManifestText(yaml, "t.yaml", f.state));
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
   f.snap = BuildSnapshot(f.state, kNow);
   f.tree = BuildTree(f.state.topologies[0], f.snap);
@@ -193,7 +193,7 @@ status: {phase: Running}
             "status: {phase: Pending}\n";
   }
   ClusterState state;
-  const auto errors = DecodeManifestText(yaml, "t.yaml", state);
+  const auto errors = ProblemsOf(DecodeManifestText(yaml, "t.yaml", state));
   ASSERT_TRUE(errors.empty()) << errors.front();
   const Snapshot snap = BuildSnapshot(state, kNow);
   auto copies = [&](const std::string& pod) {
