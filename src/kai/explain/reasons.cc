@@ -32,6 +32,8 @@ std::string FitCodeName(FitCode code) {
       return "OverQueueLimit";
     case FitCode::kNonPreemptibleOverQuota:
       return "NonPreemptibleOverQuota";
+    case FitCode::kDraClaim:
+      return "ResourceClaim";
   }
   return "Unknown";
 }
@@ -96,6 +98,8 @@ std::string NodesMessage(const Reason& r) {
       return "queue limit reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kNonPreemptibleOverQuota:
       return "non-preemptible quota reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
+    case FitCode::kDraClaim:
+      return r.detail + " on " + NodeCount(r.nodes);
     case FitCode::kFits:
       // A reason about the pod rather than nodes (no PodGroup, a missing SubGroup).
       if (!r.detail.empty()) return r.detail;

@@ -138,6 +138,10 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       b.node = std::string(snap.nodes[pod.node].name);
       b.gpu_groups = pod.gpu_groups;
       FillGpu(pod, b);
+      if (snap.dra) {
+        if (auto it = snap.dra->results.find(p); it != snap.dra->results.end())
+          b.claims = it->second;
+      }
       out.binds.push_back(std::move(b));
     } else if (Evicted(before, pod.status)) {
       EvictDecision e;
