@@ -10,8 +10,8 @@
 //   BM_FillCluster/100/800    the same at a fifth of the size: the ratio shows the scaling.
 //   BM_FillClusterDra/...     the same GPUs and requests through Dynamic Resource Allocation:
 //                             each node's 8 GPUs in a ResourceSlice, each pod asking one
-//                             through its own ResourceClaim (the ratio to BM_FillCluster is
-//                             what DRA costs).
+//                             through its own ResourceClaim, generated from a template (the ratio
+//                             to BM_FillCluster is what DRA costs).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -73,7 +73,8 @@ void ToDra(ClusterState& world) {
     if (gpus == 0) continue;
     p.request.milli_gpu = 0;
     world.dra.claims.push_back(PodClaim(p, gpus));
-    p.resource_claims.push_back({"gpu", p.meta.name + "-gpu", ""});
+    // Generated from a template (a per-pod claim, not a shared one needing a queue label).
+    p.resource_claims.push_back({"gpu", p.meta.name + "-gpu", "gpu-template"});
   }
 }
 
