@@ -8,12 +8,17 @@
 //   BM_FillCluster/500/4000   nodes / jobs. Counters: cycles until all run, binds, decisions/s
 //                             (binds per second of scheduler time), ms per cycle.
 //   BM_FillCluster/100/800    the same at a fifth of the size: the ratio shows the scaling.
+//   BM_FillClusterDra/...     the same GPUs and requests through Dynamic Resource Allocation:
+//                             each node's 8 GPUs in a ResourceSlice, each pod asking one
+//                             through its own ResourceClaim, generated from a template (the ratio
+//                             to BM_FillCluster is what DRA costs).
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "generator.h"
 #include "kai/framework/config.h"
@@ -30,9 +35,52 @@ struct Fixture {
   UnixSeconds now = 0;
 };
 
-const Fixture& GetFixture(int nodes, int jobs) {
-  static std::map<std::pair<int, int>, Fixture> cache;
-  auto [it, inserted] = cache.try_emplace({nodes, jobs});
+ResourceSliceObject NodeSlice(const NodeObject& n, int64_t gpus) {
+  ResourceSliceObject s;
+  s.meta.kind = "ResourceSlice";
+  s.meta.name = n.meta.name + "-gpu";
+  s.driver = "gpu.nvidia.com";
+  s.pool = n.meta.name;
+  s.node_name = n.meta.name;
+  for (int64_t i = 0; i < gpus; ++i) s.devices.push_back({"gpu-" + std::to_string(i), {}, {}});
+  return s;
+}
+
+ResourceClaimObject PodClaim(const PodObject& p, int64_t gpus) {
+  ResourceClaimObject c;
+  c.meta.kind = "ResourceClaim";
+  c.meta.name = p.meta.name + "-gpu";
+  c.meta.ns = p.meta.ns;
+  c.requests.push_back(
+      {"gpu", "gpu.nvidia.com", DeviceAllocationMode::kExactCount, gpus, {}, false});
+  return c;
+}
+
+// The GPUs of `world` moved to DRA: slices for the nodes, one claim per pod.
+void ToDra(ClusterState& world) {
+  DeviceClassObject cls;
+  cls.meta.kind = "DeviceClass";
+  cls.meta.name = "gpu.nvidia.com";
+  world.dra.classes.push_back(cls);
+  for (NodeObject& n : world.nodes) {
+    world.dra.slices.push_back(NodeSlice(n, n.allocatable.milli_gpu / 1000));
+    n.allocatable.milli_gpu = 0;
+    n.capacity.milli_gpu = 0;
+    n.gpu_count = 0;
+  }
+  for (PodObject& p : world.pods) {
+    const int64_t gpus = p.request.milli_gpu / 1000;
+    if (gpus == 0) continue;
+    p.request.milli_gpu = 0;
+    world.dra.claims.push_back(PodClaim(p, gpus));
+    // Generated from a template (a per-pod claim, not a shared one needing a queue label).
+    p.resource_claims.push_back({"gpu", p.meta.name + "-gpu", "gpu-template"});
+  }
+}
+
+const Fixture& GetFixture(int nodes, int jobs, bool dra) {
+  static std::map<std::tuple<int, int, bool>, Fixture> cache;
+  auto [it, inserted] = cache.try_emplace({nodes, jobs, dra});
   if (inserted) {
     ClusterShape shape;
     shape.nodes = nodes;
@@ -43,6 +91,7 @@ const Fixture& GetFixture(int nodes, int jobs) {
     // One queue (under the harness' implicit `default`) that deserves every GPU.
     shape.queues = QueuesUnderDefault(1, nodes * 8.0, -1, 1);
     it->second.world = Generate(shape);
+    if (dra) ToDra(it->second.world);
     it->second.now = shape.now;
     it->second.config = ConfigFromShard(std::nullopt).value();
   }
@@ -56,10 +105,10 @@ bool AllRunning(const ClusterState& world) {
   return true;
 }
 
-void BM_FillCluster(benchmark::State& state) {
+void Fill(benchmark::State& state, bool dra) {
   const int nodes = static_cast<int>(state.range(0));
   const int jobs = static_cast<int>(state.range(1));
-  const Fixture& f = GetFixture(nodes, jobs);
+  const Fixture& f = GetFixture(nodes, jobs, dra);
   constexpr int kMaxCycles = 1000;
   int cycles = 0, binds = 0;
   double seconds = 0;
@@ -102,7 +151,15 @@ void BM_FillCluster(benchmark::State& state) {
   state.counters["ms/cycle"] = cycles > 0 ? seconds * 1e3 / cycles : 0;
 }
 
+void BM_FillCluster(benchmark::State& state) { Fill(state, false); }
+void BM_FillClusterDra(benchmark::State& state) { Fill(state, true); }
+
 BENCHMARK(BM_FillCluster)
+    ->Args({100, 800})
+    ->Args({500, 4000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+BENCHMARK(BM_FillClusterDra)
     ->Args({100, 800})
     ->Args({500, 4000})
     ->Unit(benchmark::kMillisecond)

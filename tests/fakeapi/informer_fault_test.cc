@@ -893,6 +893,26 @@ class FakeApiCommit : public FakeApi {
   }
 };
 
+TEST_F(FakeApiCommit, ABindRequestCarriesTheClaimsAllocations) {
+  scheduler::Decisions d = Binds(1);
+  d.binds[0].claims.push_back({"gpu", {{"gpus", "gpu.nvidia.com", "n1", "gpu-3"}}, "n1"});
+  const auto r = Commit(d);
+  ASSERT_EQ(r.binds, 1) << (r.errors.empty() ? "" : r.errors[0]);
+  const rapidjson::Document truth = server_.Objects(res::kBindRequest);
+  ASSERT_EQ(truth["items"].GetArray().Size(), 1u);
+  const auto& spec = truth["items"][0]["spec"];
+  const auto& claim = spec["resourceClaimAllocations"][0];
+  EXPECT_STREQ(claim["name"].GetString(), "gpu");
+  const auto& result = claim["allocation"]["devices"]["results"][0];
+  EXPECT_STREQ(result["request"].GetString(), "gpus");
+  EXPECT_STREQ(result["driver"].GetString(), "gpu.nvidia.com");
+  EXPECT_STREQ(result["pool"].GetString(), "n1");
+  EXPECT_STREQ(result["device"].GetString(), "gpu-3");
+  const auto& field = claim["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0];
+  EXPECT_STREQ(field["key"].GetString(), "metadata.name");
+  EXPECT_STREQ(field["values"][0].GetString(), "n1");
+}
+
 TEST_F(FakeApiCommit, ACreateRefusedWith500IsRetriedAndCreatedOnce) {
   server_.AddFault(PostRule(kBindRequests, R"({"status":500})", 2));
   const auto r = Commit(Binds(4));

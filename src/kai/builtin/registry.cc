@@ -35,7 +35,7 @@ std::vector<PluginInfo> BuildPlugins() {
       {"subgrouporder", 1000, {}, NoArgs(MakeSubGroupOrder)},
       {"taskorder", 900, {}, NoArgs(MakeTaskOrder)},
       {"nominatednode", 800, {}, NoArgs(MakeNominatedNode)},
-      {"dynamicresources", 700, {}, NoArgs(MakePending)},
+      {"dynamicresources", 700, {}, NoArgs(MakeDynamicResources)},
       {"minruntime",
        600,
        {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime", "reclaimResolveMethod"},

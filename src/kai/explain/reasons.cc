@@ -33,6 +33,8 @@ std::string FitCodeName(FitCode code) {
       return "OverQueueLimit";
     case FitCode::kNonPreemptibleOverQuota:
       return "NonPreemptibleOverQuota";
+    case FitCode::kDraClaim:
+      return "ResourceClaim";
   }
   return "Unknown";
 }
@@ -102,6 +104,8 @@ std::string Render(const NodesReason& r) {
       return "queue limit reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kNonPreemptibleOverQuota:
       return "non-preemptible quota reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
+    case FitCode::kDraClaim:
+      return r.detail + " on " + NodeCount(r.nodes);
     case FitCode::kFits:
       if (!r.detail.empty()) return r.detail;
       break;

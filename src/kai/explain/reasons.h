@@ -24,6 +24,7 @@ enum class FitCode : uint8_t {
   kGpuSharingUnsupported,  // fractional/MIG request the node cannot serve
   kOverQueueLimit,
   kNonPreemptibleOverQuota,
+  kDraClaim,  // a ResourceClaim of the pod cannot be served there (detail: "claim X: why")
 };
 
 struct NodeVerdict {

@@ -25,19 +25,33 @@ constexpr KindDecoder kDecoders[] = {
     {"kai.scheduler/v1alpha1", "Topology", DecodeTopology},
     {"kai.scheduler/v1", "SchedulingShard", DecodeShard},
     {"scheduling.run.ai/v1alpha2", "BindRequest", DecodeBindRequest},
+    {"resource.k8s.io/v1", "ResourceClaim", DecodeResourceClaim},
+    {"resource.k8s.io/v1beta2", "ResourceClaim", DecodeResourceClaim},
+    {"resource.k8s.io/v1beta1", "ResourceClaim", DecodeResourceClaim},
+    {"resource.k8s.io/v1", "ResourceClaimTemplate", DecodeResourceClaimTemplate},
+    {"resource.k8s.io/v1beta2", "ResourceClaimTemplate", DecodeResourceClaimTemplate},
+    {"resource.k8s.io/v1beta1", "ResourceClaimTemplate", DecodeResourceClaimTemplate},
+    {"resource.k8s.io/v1", "DeviceClass", DecodeDeviceClass},
+    {"resource.k8s.io/v1beta2", "DeviceClass", DecodeDeviceClass},
+    {"resource.k8s.io/v1beta1", "DeviceClass", DecodeDeviceClass},
+    {"resource.k8s.io/v1", "ResourceSlice", DecodeResourceSlice},
+    {"resource.k8s.io/v1beta2", "ResourceSlice", DecodeResourceSlice},
+    {"resource.k8s.io/v1beta1", "ResourceSlice", DecodeResourceSlice},
 };
 
 void DecodeKind(const doc::Node& doc, std::string_view api, std::string_view kind,
                 const std::string& source, ObjectContext& ctx, ClusterState& state) {
   for (const KindDecoder& d : kDecoders) {
-    if (d.kind != kind) continue;
-    if (d.api_version != api) {
-      ctx.Fail("apiVersion", "unsupported apiVersion \"" + std::string(api) + "\" for kind " +
-                                 std::string(kind) + " (kai reads " + std::string(d.api_version) +
-                                 ")");
+    if (d.kind == kind && d.api_version == api) {
+      d.fn(doc, source, ctx, state);
       return;
     }
-    d.fn(doc, source, ctx, state);
+  }
+  for (const KindDecoder& d : kDecoders) {
+    if (d.kind != kind) continue;
+    ctx.Fail("apiVersion", "unsupported apiVersion \"" + std::string(api) + "\" for kind " +
+                               std::string(kind) + " (kai reads " + std::string(d.api_version) +
+                               ")");
     return;
   }
   state.warnings.push_back(source + ": ignoring object of kind " + std::string(api) + "/" +

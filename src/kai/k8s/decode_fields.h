@@ -76,6 +76,18 @@ void DecodePodGroup(const doc::Node& doc, const std::string& source, ObjectConte
                     ClusterState& state);  // decode_podgroup.cc
 void DecodeQueue(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                  ClusterState& state);  // decode_queue.cc
+// decode_dra.cc: resource.k8s.io kinds, and a pod's spec.resourceClaims (with the names
+// status.resourceClaimStatuses gives claims made from templates).
+void DecodeResourceClaim(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                         ClusterState& state);
+void DecodeResourceClaimTemplate(const doc::Node& doc, const std::string& source,
+                                 ObjectContext& ctx, ClusterState& state);
+void DecodeDeviceClass(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                       ClusterState& state);
+void DecodeResourceSlice(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                         ClusterState& state);
+CompactVector<PodClaimRef> PodResourceClaims(const doc::Node& spec, const doc::Node& status,
+                                             ObjectContext& ctx);
 void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                  ClusterState& state);  // decode_shard.cc
 // decode_small_kinds.cc: kinds of a few fields each.

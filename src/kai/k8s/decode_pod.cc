@@ -288,6 +288,7 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   if (auto it = pod.meta.labels.find(keys::kSubGroupLabel); it != pod.meta.labels.end()) {
     pod.sub_group = it->second;
   }
+  pod.resource_claims = PodResourceClaims(spec, status, ctx);
   DecodeGpuSharing(pod, ctx);
   DecodeGpuGroups(pod);
   ReadTypedLabels(pod);

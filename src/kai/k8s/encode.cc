@@ -210,6 +210,209 @@ void Affinity(Out& o, const PodObject& p) {
   o.e << YAML::EndMap;
 }
 
+// --- Dynamic Resource Allocation (model/dra.h) ---
+
+void PodClaims(Out& o, const PodObject& p) {
+  if (p.resource_claims.empty()) return;
+  o.BeginSeq("resourceClaims");
+  for (const PodClaimRef& r : p.resource_claims) {
+    o.e << YAML::BeginMap;
+    o.KV("name", r.name);
+    if (r.FromTemplate()) {
+      o.KV("resourceClaimTemplateName", r.template_name);
+    } else {
+      o.KV("resourceClaimName", r.claim_name);
+    }
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void PodClaimStatuses(Out& o, const PodObject& p) {
+  bool any = false;
+  for (const PodClaimRef& r : p.resource_claims) {
+    if (!r.FromTemplate() || r.claim_name.empty()) continue;
+    if (!any) o.BeginSeq("resourceClaimStatuses");
+    any = true;
+    o.e << YAML::BeginMap;
+    o.KV("name", r.name);
+    o.KV("resourceClaimName", r.claim_name);
+    o.e << YAML::EndMap;
+  }
+  if (any) o.e << YAML::EndSeq;
+}
+
+void Selectors(Out& o, std::string_view key, const std::vector<std::string>& selectors) {
+  if (selectors.empty()) return;
+  o.BeginSeq(key);
+  for (const std::string& expr : selectors) {
+    o.e << YAML::BeginMap;
+    o.BeginMap("cel");
+    o.KV("expression", expr);
+    o.e << YAML::EndMap << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void DeviceRequests(Out& o, const std::vector<DeviceRequestSpec>& requests) {
+  o.BeginMap("devices");
+  o.BeginSeq("requests");
+  for (const DeviceRequestSpec& r : requests) {
+    o.e << YAML::BeginMap;
+    o.KV("name", r.name);
+    if (r.first_available) {
+      o.BeginSeq("firstAvailable");
+      o.e << YAML::EndSeq;
+    } else {
+      o.BeginMap("exactly");
+      o.KV("deviceClassName", r.device_class);
+      o.KV("allocationMode", r.mode == DeviceAllocationMode::kAll ? "All" : "ExactCount");
+      if (r.mode == DeviceAllocationMode::kExactCount) o.KV("count", std::to_string(r.count));
+      Selectors(o, "selectors", r.selectors);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq << YAML::EndMap;
+}
+
+void AllocationNodeSelector(Out& o, const ResourceClaimObject& c) {
+  if (c.selector_any_node) return;
+  o.BeginMap("nodeSelector");
+  o.BeginSeq("nodeSelectorTerms");
+  o.e << YAML::BeginMap;
+  o.BeginSeq("matchFields");
+  o.e << YAML::BeginMap;
+  o.KV("key", "metadata.name");
+  o.KV("operator", "In");
+  o.BeginSeq("values");
+  for (const std::string& n : c.selector_nodes) o.e << YAML::DoubleQuoted << n;
+  o.e << YAML::EndSeq << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndSeq;
+  o.e << YAML::EndMap;
+}
+
+void ClaimStatus(Out& o, const ResourceClaimObject& c) {
+  if (!c.allocated && c.reserved_for.empty()) return;
+  o.BeginMap("status");
+  if (c.allocated) {
+    o.BeginMap("allocation");
+    o.BeginMap("devices");
+    o.BeginSeq("results");
+    for (const AllocatedDevice& d : c.devices) {
+      o.e << YAML::BeginMap;
+      o.KV("request", d.request);
+      o.KV("driver", d.driver);
+      o.KV("pool", d.pool);
+      o.KV("device", d.device);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq << YAML::EndMap;
+    AllocationNodeSelector(o, c);
+    o.e << YAML::EndMap;
+  }
+  if (!c.reserved_for.empty()) {
+    o.BeginSeq("reservedFor");
+    for (const ClaimConsumer& r : c.reserved_for) {
+      o.e << YAML::BeginMap;
+      o.KVIf("resource", r.resource);
+      o.KV("name", r.name);
+      o.KVIf("uid", r.uid);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  o.e << YAML::EndMap;
+}
+
+constexpr std::string_view kResourceApi = "resource.k8s.io/v1";
+
+void ResourceClaim(Out& o, const ResourceClaimObject& c) {
+  o.Doc(kResourceApi, "ResourceClaim");
+  Meta(o, c.meta);
+  o.BeginMap("spec");
+  DeviceRequests(o, c.requests);
+  o.e << YAML::EndMap;
+  ClaimStatus(o, c);
+  o.EndDoc();
+}
+
+void ResourceClaimTemplate(Out& o, const ResourceClaimTemplateObject& t) {
+  o.Doc(kResourceApi, "ResourceClaimTemplate");
+  Meta(o, t.meta);
+  o.BeginMap("spec");
+  o.BeginMap("spec");
+  DeviceRequests(o, t.requests);
+  o.e << YAML::EndMap << YAML::EndMap;
+  o.EndDoc();
+}
+
+void DeviceClass(Out& o, const DeviceClassObject& c) {
+  o.Doc(kResourceApi, "DeviceClass");
+  Meta(o, c.meta);
+  o.BeginMap("spec");
+  Selectors(o, "selectors", c.selectors);
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+void Attribute(Out& o, const std::string& name, const DeviceAttribute& a) {
+  o.BeginMap(name);
+  switch (a.kind) {
+    case DeviceAttribute::Kind::kInt:
+      o.KInt("int", a.int_value);
+      break;
+    case DeviceAttribute::Kind::kBool:
+      o.KBool("bool", a.bool_value);
+      break;
+    case DeviceAttribute::Kind::kString:
+      o.KV("string", a.string_value);
+      break;
+    case DeviceAttribute::Kind::kVersion:
+      o.KV("version", a.string_value);
+      break;
+  }
+  o.e << YAML::EndMap;
+}
+
+void SliceDevices(Out& o, const ResourceSliceObject& s) {
+  o.BeginSeq("devices");
+  for (const SliceDevice& d : s.devices) {
+    o.e << YAML::BeginMap;
+    o.KV("name", d.name);
+    if (!d.attributes.empty()) {
+      o.BeginMap("attributes");
+      for (const auto& [name, a] : d.attributes) Attribute(o, name, a);
+      o.e << YAML::EndMap;
+    }
+    if (!d.capacity.empty()) {
+      o.BeginMap("capacity");
+      for (const auto& [name, v] : d.capacity) {
+        o.BeginMap(name);
+        o.KV("value", std::to_string(v));
+        o.e << YAML::EndMap;
+      }
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void ResourceSlice(Out& o, const ResourceSliceObject& s) {
+  o.Doc(kResourceApi, "ResourceSlice");
+  Meta(o, s.meta);
+  o.BeginMap("spec");
+  o.KV("driver", s.driver);
+  o.BeginMap("pool");
+  o.KV("name", s.pool);
+  o.e << YAML::EndMap;
+  o.KVIf("nodeName", s.node_name);
+  if (s.all_nodes) o.KBool("allNodes", true);
+  SliceDevices(o, s);
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
 void Pod(Out& o, const PodObject& p) {
   o.Doc("v1", "Pod");
   Meta(o, p.meta);
@@ -244,10 +447,12 @@ void Pod(Out& o, const PodObject& p) {
   o.BeginMap("resources");
   ResourceMap(o, "requests", p.request, false);
   o.e << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  PodClaims(o, p);
   o.e << YAML::EndMap;
   o.BeginMap("status");
   o.KV("phase", p.phase);
   o.KVIf("nominatedNodeName", p.nominated_node);
+  PodClaimStatuses(o, p);
   o.e << YAML::EndMap;
   o.EndDoc();
 }
@@ -432,6 +637,10 @@ std::string EncodeManifests(const ClusterState& state) {
   for (const auto& x : state.pod_groups) PodGroup(o, x);
   for (const auto& x : state.pods) Pod(o, x);
   for (const auto& x : state.bind_requests) BindRequest(o, x);
+  for (const auto& x : state.dra.classes) DeviceClass(o, x);
+  for (const auto& x : state.dra.slices) ResourceSlice(o, x);
+  for (const auto& x : state.dra.templates) ResourceClaimTemplate(o, x);
+  for (const auto& x : state.dra.claims) ResourceClaim(o, x);
   return std::string(o.e.c_str()) + "\n";
 }
 

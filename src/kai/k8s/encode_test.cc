@@ -26,6 +26,10 @@ void ClearSources(ClusterState& s) {
   ClearSources(s.priority_classes);
   ClearSources(s.topologies);
   ClearSources(s.bind_requests);
+  ClearSources(s.dra.claims);
+  ClearSources(s.dra.templates);
+  ClearSources(s.dra.classes);
+  ClearSources(s.dra.slices);
   if (s.shard) s.shard->meta.source = "";
 }
 
@@ -71,6 +75,10 @@ TEST(EncodeTest, EveryScenarioRoundTrips) {
     EXPECT_EQ(FirstDifferent(a.priority_classes, b.priority_classes), "");
     EXPECT_EQ(FirstDifferent(a.topologies, b.topologies), "");
     EXPECT_EQ(FirstDifferent(a.bind_requests, b.bind_requests), "");
+    EXPECT_EQ(FirstDifferent(a.dra.claims, b.dra.claims), "");
+    EXPECT_EQ(FirstDifferent(a.dra.templates, b.dra.templates), "");
+    EXPECT_EQ(FirstDifferent(a.dra.classes, b.dra.classes), "");
+    EXPECT_EQ(FirstDifferent(a.dra.slices, b.dra.slices), "");
     EXPECT_EQ(a.shard.has_value(), b.shard.has_value());
     if (a.shard && b.shard) {
       EXPECT_TRUE(*a.shard == *b.shard);

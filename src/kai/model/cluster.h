@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kai/model/defaults.h"
+#include "kai/model/dra.h"
 #include "kai/model/labels.h"
 #include "kai/resource/resources.h"
 #include "kai/util/compact_vector.h"
@@ -22,21 +23,6 @@ namespace kai {
 // its last handle, so names that come and go do not accumulate); per-object names and uids stay
 // std::string. Fields that are usually empty are CompactVector (8 bytes, nothing allocated while
 // empty).
-
-struct ObjectMeta {
-  InternedString kind;
-  std::string name;
-  InternedString ns;
-  std::string uid;
-  Labels labels;
-  Labels annotations;
-  std::optional<UnixSeconds> creation;
-  std::optional<UnixSeconds> deletion;
-  InternedString source;  // file the object came from, for messages
-  // "Kind namespace/name" or "Kind name".
-  std::string Ref() const;
-  friend bool operator==(const ObjectMeta&, const ObjectMeta&) = default;
-};
 
 struct Taint {
   std::string key, value, effect;
@@ -138,6 +124,7 @@ struct PodObject {
   bool reservation = false;              // app=kai-resource-reservation (the binder's pods)
   // MIG instances asked by annotation (KAI's legacy MIG pods), in annotation order.
   CompactVector<std::pair<std::string, int64_t>> legacy_mig;
+  CompactVector<PodClaimRef> resource_claims;  // spec.resourceClaims (DRA, model/dra.h)
   friend bool operator==(const PodObject&, const PodObject&) = default;
 };
 
@@ -266,6 +253,7 @@ struct ClusterState {
   std::vector<TopologyObject> topologies;
   std::vector<BindRequestObject> bind_requests;
   std::optional<ShardObject> shard;
+  DraObjects dra;  // ResourceClaims, templates, DeviceClasses, ResourceSlices
   std::vector<std::string> warnings;
   // Pods whose spec.schedulerName is this are scheduled; others only occupy their nodes.
   std::string scheduler_name = "kai-scheduler";

@@ -28,6 +28,60 @@ constexpr size_t kEventCapacity = 20000;  // queued events beyond it are dropped
 
 std::string PodKey(const ObjectRef& pod) { return "pod/" + pod.uid; }
 
+void NodeSelectorOf(JsonWriter& w, const std::string& node) {
+  Str(w, "nodeSelector");
+  w.StartObject();
+  Str(w, "nodeSelectorTerms");
+  w.StartArray();
+  w.StartObject();
+  Str(w, "matchFields");
+  w.StartArray();
+  w.StartObject();
+  KeyStr(w, "key", "metadata.name");
+  KeyStr(w, "operator", "In");
+  Str(w, "values");
+  w.StartArray();
+  Str(w, node);
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+}
+
+// spec.resourceClaimAllocations: each claim's devices and, for node-local ones, a node selector
+// naming the node (as the structured allocator writes it).
+void ClaimAllocations(JsonWriter& w, const BindDecision& b) {
+  if (b.claims.empty()) return;
+  Str(w, "resourceClaimAllocations");
+  w.StartArray();
+  for (const DraClaimResult& c : b.claims) {
+    w.StartObject();
+    KeyStr(w, "name", c.name);
+    Str(w, "allocation");
+    w.StartObject();
+    Str(w, "devices");
+    w.StartObject();
+    Str(w, "results");
+    w.StartArray();
+    for (const AllocatedDevice& d : c.devices) {
+      w.StartObject();
+      KeyStr(w, "request", d.request);
+      KeyStr(w, "driver", d.driver);
+      KeyStr(w, "pool", d.pool);
+      KeyStr(w, "device", d.device);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+    if (!c.node.empty()) NodeSelectorOf(w, c.node);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
   return Json([&](JsonWriter& w) {
     w.StartObject();
@@ -69,6 +123,7 @@ std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
       for (const auto& g : b.gpu_groups) Str(w, g);
       w.EndArray();
     }
+    ClaimAllocations(w, b);
     w.EndObject();
     w.EndObject();
   });

@@ -9,6 +9,7 @@
 #include "kai/explain/reasons.h"
 #include "kai/framework/session.h"
 #include "kai/model/cluster.h"
+#include "kai/snapshot/dra.h"
 
 namespace kai::scheduler {
 
@@ -23,6 +24,7 @@ struct BindDecision {
   std::string received_resource_type;  // Regular, Fraction, MigInstance
   int gpu_count = 0;                   // devices (whole GPUs, or devices of a fraction)
   std::string gpu_portion;             // "%.2f" of a device, as KAI writes it
+  std::vector<DraClaimResult> claims;  // spec.resourceClaimAllocations (DRA)
 };
 
 struct EvictDecision {

@@ -234,6 +234,7 @@ void SnapshotCache::Return(Snapshot snap, std::span<const PodId> pods,
 bool SnapshotCache::NeedsRebuild(const ClusterState& state, const ClusterChanges& changes) const {
   const CacheIndex& ix = *index_;
   if (!snap_ || lent_ || changes.rebuild || ix.state != &state) return true;
+  if (!state.dra.empty()) return true;  // the DRA view (snapshot/dra.h) is built whole
   const Snapshot& s = *snap_;
   return state.nodes.size() != s.nodes.size() || state.nodes.data() != ix.nodes_data ||
          state.pods.size() < s.pods.size() || state.pod_groups.size() < s.jobs.size() ||

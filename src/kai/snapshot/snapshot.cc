@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "kai/snapshot/derive.h"
+#include "kai/snapshot/dra.h"
 #include "kai/snapshot/gpu_accounting.h"
 #include "kai/snapshot/semi_preemptible.h"
 
@@ -306,6 +307,9 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
     sp.memory_capacity_milli_gpu = MemoryAsMilliGpu(sp.share, ctx.memory_range.second);
   }
   ApplyLegacyMig(p, sp);
+  if (snap.dra) {
+    if (const DraPod* dp = snap.dra->PodOf(p)) sp.request.milli_gpu += dp->charged_milli_gpu;
+  }
   sp.accepted_milli_gpu = RequestedMilliGpu(sp);
   sp.kai_scheduled = p.scheduler_name == ctx.scheduler_name;
   sp.kai_utility = p.reservation;
@@ -409,6 +413,10 @@ Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now) {
   Snapshot snap;
   snap.now = now;
   BuildNodes(state, snap);
+  if (!state.dra.empty()) {
+    snap.dra = BuildDraView(state, snap);
+    AddDraGpusToNodes(*snap.dra, snap);
+  }
   BuildQueues(state, snap);
   NsNameMap<JobId> job_by_key;
   BuildJobs(state, snap, job_by_key);

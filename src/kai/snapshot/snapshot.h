@@ -4,6 +4,7 @@
 // through Statements (framework/statement.h) which keep an undo log.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -246,6 +247,8 @@ struct SnapQueue {
   }
 };
 
+struct DraView;  // snapshot/dra.h
+
 struct Snapshot {
   UnixSeconds now = 0;
   std::vector<SnapNode> nodes;
@@ -257,6 +260,8 @@ struct Snapshot {
   std::unordered_map<std::string_view, QueueId> queue_by_name;
   std::vector<int32_t> node_name_rank;  // position of each node in name order (tie-breaks)
   std::vector<const TopologyObject*> topologies;
+  // Dynamic Resource Allocation (snapshot/dra.h); null when the cluster has no DRA objects.
+  std::shared_ptr<DraView> dra;
 
   // Allocatable resources of usable nodes.
   Resources TotalCapacity() const;

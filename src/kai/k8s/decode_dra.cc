@@ -1,0 +1,298 @@
+// Dynamic Resource Allocation kinds (resource.k8s.io v1, v1beta2, v1beta1) and a pod's
+// spec.resourceClaims. v1beta1 writes a request's fields on the request itself (v1 nests them
+// under `exactly`) and a device's attributes and capacity under `basic`; both read into the same
+// model (model/dra.h).
+#include "kai/k8s/decode_fields.h"
+#include "kai/resource/quantity.h"
+
+namespace kai::decoding {
+namespace {
+
+bool IsBeta1(const doc::Node& doc) {
+  const doc::Node api = doc["apiVersion"];
+  return api.IsScalar() && api.Scalar() == "resource.k8s.io/v1beta1";
+}
+
+std::vector<std::string> CelSelectors(const doc::Node& n, const std::string& path,
+                                      ObjectContext& ctx) {
+  std::vector<std::string> out;
+  if (!IsSeqOrAbsent(n, path, ctx)) return out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string p = Index(path, i);
+    auto expr = Str(n[i]["cel"], "expression", Join(p, "cel"), ctx);
+    if (!expr || expr->empty()) {
+      ctx.Fail(Join(p, "cel.expression"), "missing (kai reads CEL selectors only)");
+      continue;
+    }
+    out.push_back(std::move(*expr));
+  }
+  return out;
+}
+
+// The fields of an exact request: `body` is `exactly` (v1) or the request itself (v1beta1).
+void ExactRequest(const doc::Node& body, const std::string& path, DeviceRequestSpec& r,
+                  ObjectContext& ctx) {
+  r.device_class = Str(body, "deviceClassName", path, ctx).value_or("");
+  if (r.device_class.empty()) ctx.Fail(Join(path, "deviceClassName"), "missing");
+  const std::string mode = Str(body, "allocationMode", path, ctx).value_or("ExactCount");
+  if (mode == "All") {
+    r.mode = DeviceAllocationMode::kAll;
+  } else if (mode != "ExactCount") {
+    ctx.Fail(Join(path, "allocationMode"), "unknown mode \"" + mode + "\" (ExactCount or All)");
+  }
+  // An int64 (Kubernetes' type): KAI's tests ask math.MaxInt64 devices.
+  if (auto text = Str(body, "count", path, ctx)) {
+    const std::optional<int64_t> c = ParseWholeInteger(*text);
+    if (!c || *c < 1) ctx.Fail(Join(path, "count"), "must be an integer of at least 1");
+    r.count = c.value_or(1);
+  }
+  r.selectors = CelSelectors(body["selectors"], Join(path, "selectors"), ctx);
+}
+
+DeviceRequestSpec DecodeRequest(const doc::Node& n, const std::string& path, bool beta1,
+                                ObjectContext& ctx) {
+  DeviceRequestSpec r;
+  r.name = Str(n, "name", path, ctx).value_or("");
+  if (r.name.empty()) ctx.Fail(Join(path, "name"), "missing");
+  if (n["firstAvailable"].IsDefined()) {
+    r.first_available = true;
+    return r;
+  }
+  if (beta1) {
+    ExactRequest(n, path, r, ctx);
+  } else if (n["exactly"].IsMap()) {
+    ExactRequest(n["exactly"], Join(path, "exactly"), r, ctx);
+  } else {
+    ctx.Fail(Join(path, "exactly"), "missing (a request needs exactly or firstAvailable)");
+  }
+  return r;
+}
+
+std::vector<DeviceRequestSpec> DecodeRequests(const doc::Node& devices, const std::string& path,
+                                              bool beta1, ObjectContext& ctx) {
+  std::vector<DeviceRequestSpec> out;
+  const doc::Node reqs = devices["requests"];
+  const std::string rp = Join(path, "requests");
+  if (!IsSeqOrAbsent(reqs, rp, ctx)) return out;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    out.push_back(DecodeRequest(reqs[i], Index(rp, i), beta1, ctx));
+  }
+  return out;
+}
+
+std::vector<AllocatedDevice> AllocatedDevices(const doc::Node& results, const std::string& path,
+                                              ObjectContext& ctx) {
+  std::vector<AllocatedDevice> out;
+  if (!IsSeqOrAbsent(results, path, ctx)) return out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string p = Index(path, i);
+    AllocatedDevice d;
+    d.request = Str(results[i], "request", p, ctx).value_or("");
+    d.driver = Str(results[i], "driver", p, ctx).value_or("");
+    d.pool = Str(results[i], "pool", p, ctx).value_or("");
+    d.device = Str(results[i], "device", p, ctx).value_or("");
+    if (d.driver.empty()) ctx.Fail(Join(p, "driver"), "missing");
+    if (d.pool.empty()) ctx.Fail(Join(p, "pool"), "missing");
+    if (d.device.empty()) ctx.Fail(Join(p, "device"), "missing");
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+// The node names an allocation's node selector allows (In on metadata.name or
+// kubernetes.io/hostname); any other form allows every node.
+void AllocationNodes(const doc::Node& selector, ResourceClaimObject& c) {
+  const doc::Node terms = selector["nodeSelectorTerms"];
+  if (!terms.IsSequence()) return;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    for (const char* list : {"matchFields", "matchExpressions"}) {
+      const doc::Node reqs = terms[t][list];
+      for (size_t i = 0; reqs.IsSequence() && i < reqs.size(); ++i) {
+        const doc::Node key = reqs[i]["key"];
+        const doc::Node op = reqs[i]["operator"];
+        if (!key.IsScalar() || !op.IsScalar() || op.Scalar() != "In") continue;
+        if (key.Scalar() != "metadata.name" && key.Scalar() != "kubernetes.io/hostname") continue;
+        const doc::Node values = reqs[i]["values"];
+        for (size_t v = 0; values.IsSequence() && v < values.size(); ++v) {
+          if (values[v].IsScalar()) c.selector_nodes.emplace_back(values[v].Scalar());
+        }
+        c.selector_any_node = false;
+      }
+    }
+  }
+}
+
+void ClaimStatus(const doc::Node& status, ResourceClaimObject& c, ObjectContext& ctx) {
+  if (!IsMapOrAbsent(status, "status", ctx)) return;
+  const doc::Node alloc = status["allocation"];
+  if (IsMapOrAbsent(alloc, "status.allocation", ctx) && alloc.IsDefined() && !alloc.IsNull()) {
+    c.allocated = true;
+    c.devices =
+        AllocatedDevices(alloc["devices"]["results"], "status.allocation.devices.results", ctx);
+    AllocationNodes(alloc["nodeSelector"], c);
+  }
+  const doc::Node reserved = status["reservedFor"];
+  if (!IsSeqOrAbsent(reserved, "status.reservedFor", ctx)) return;
+  for (size_t i = 0; i < reserved.size(); ++i) {
+    const std::string p = Index("status.reservedFor", i);
+    ClaimConsumer r{Str(reserved[i], "resource", p, ctx).value_or(""),
+                    Str(reserved[i], "name", p, ctx).value_or(""),
+                    Str(reserved[i], "uid", p, ctx).value_or("")};
+    if (r.name.empty()) ctx.Fail(Join(p, "name"), "missing");
+    c.reserved_for.push_back(std::move(r));
+  }
+}
+
+std::optional<DeviceAttribute> Attribute(const doc::Node& n, const std::string& path,
+                                         ObjectContext& ctx) {
+  DeviceAttribute a;
+  if (auto v = Int(n, "int", path, ctx)) {
+    a.kind = DeviceAttribute::Kind::kInt;
+    a.int_value = *v;
+  } else if (auto b = Bool(n, "bool", path, ctx)) {
+    a.kind = DeviceAttribute::Kind::kBool;
+    a.bool_value = *b;
+  } else if (auto s = Str(n, "string", path, ctx)) {
+    a.string_value = std::move(*s);
+  } else if (auto ver = Str(n, "version", path, ctx)) {
+    a.kind = DeviceAttribute::Kind::kVersion;
+    a.string_value = std::move(*ver);
+  } else {
+    ctx.Fail(path, "an attribute needs one of int, bool, string, version");
+    return std::nullopt;
+  }
+  return a;
+}
+
+void Capacities(const doc::Node& n, const std::string& path, SliceDevice& d, ObjectContext& ctx) {
+  if (!IsMapOrAbsent(n, path, ctx)) return;
+  for (const auto& e : n.Entries()) {
+    const std::string name(e.first.Scalar());
+    const doc::Node value = e.second;
+    const std::string p = Join(path, name);
+    // v1: {value: <quantity>}; early v1beta1: the quantity itself.
+    const doc::Node q = value.IsMap() ? value["value"] : value;
+    if (!q.IsScalar()) {
+      ctx.Fail(Join(p, "value"), "expected a quantity");
+      continue;
+    }
+    auto r = ParseQuantity(q.Scalar(), 0);
+    if (!r.ok() || r.value() < 0) {
+      ctx.Fail(Join(p, "value"), r.ok() ? "negative quantity" : r.error().message);
+      continue;
+    }
+    d.capacity[name] = r.value();
+  }
+}
+
+SliceDevice DecodeDevice(const doc::Node& n, const std::string& path, bool beta1,
+                         ObjectContext& ctx) {
+  SliceDevice d;
+  d.name = Str(n, "name", path, ctx).value_or("");
+  if (d.name.empty()) ctx.Fail(Join(path, "name"), "missing");
+  const doc::Node body = beta1 ? n["basic"] : n;
+  const std::string bp = beta1 ? Join(path, "basic") : path;
+  const doc::Node attrs = body["attributes"];
+  if (IsMapOrAbsent(attrs, Join(bp, "attributes"), ctx)) {
+    for (const auto& e : attrs.Entries()) {
+      const std::string name(e.first.Scalar());
+      auto a = Attribute(e.second, Join(Join(bp, "attributes"), name), ctx);
+      if (a) d.attributes[name] = std::move(*a);
+    }
+  }
+  Capacities(body["capacity"], Join(bp, "capacity"), d, ctx);
+  return d;
+}
+
+}  // namespace
+
+void DecodeResourceClaim(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                         ClusterState& state) {
+  ResourceClaimObject c;
+  c.meta = DecodeMeta(doc, "ResourceClaim", true, source, ctx);
+  const doc::Node spec = doc["spec"];
+  if (!spec.IsMap()) {
+    ctx.Fail("spec", "missing");
+    return;
+  }
+  c.requests = DecodeRequests(spec["devices"], "spec.devices", IsBeta1(doc), ctx);
+  ClaimStatus(doc["status"], c, ctx);
+  state.dra.claims.push_back(std::move(c));
+}
+
+void DecodeResourceClaimTemplate(const doc::Node& doc, const std::string& source,
+                                 ObjectContext& ctx, ClusterState& state) {
+  ResourceClaimTemplateObject t;
+  t.meta = DecodeMeta(doc, "ResourceClaimTemplate", true, source, ctx);
+  const doc::Node spec = doc["spec"]["spec"];
+  if (!spec.IsMap()) {
+    ctx.Fail("spec.spec", "missing");
+    return;
+  }
+  t.requests = DecodeRequests(spec["devices"], "spec.spec.devices", IsBeta1(doc), ctx);
+  state.dra.templates.push_back(std::move(t));
+}
+
+void DecodeDeviceClass(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                       ClusterState& state) {
+  DeviceClassObject c;
+  c.meta = DecodeMeta(doc, "DeviceClass", false, source, ctx);
+  c.selectors = CelSelectors(doc["spec"]["selectors"], "spec.selectors", ctx);
+  state.dra.classes.push_back(std::move(c));
+}
+
+void DecodeResourceSlice(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                         ClusterState& state) {
+  ResourceSliceObject s;
+  s.meta = DecodeMeta(doc, "ResourceSlice", false, source, ctx);
+  const doc::Node spec = doc["spec"];
+  if (!spec.IsMap()) {
+    ctx.Fail("spec", "missing");
+    return;
+  }
+  s.driver = Str(spec, "driver", "spec", ctx).value_or("");
+  if (s.driver.empty()) ctx.Fail("spec.driver", "missing");
+  s.pool = Str(spec["pool"], "name", "spec.pool", ctx).value_or("");
+  if (s.pool.empty()) ctx.Fail("spec.pool.name", "missing");
+  s.node_name = Str(spec, "nodeName", "spec", ctx).value_or("");
+  s.all_nodes = Bool(spec, "allNodes", "spec", ctx).value_or(false);
+  const bool beta1 = IsBeta1(doc);
+  const doc::Node devices = spec["devices"];
+  if (IsSeqOrAbsent(devices, "spec.devices", ctx)) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      s.devices.push_back(DecodeDevice(devices[i], Index("spec.devices", i), beta1, ctx));
+    }
+  }
+  state.dra.slices.push_back(std::move(s));
+}
+
+CompactVector<PodClaimRef> PodResourceClaims(const doc::Node& spec, const doc::Node& status,
+                                             ObjectContext& ctx) {
+  CompactVector<PodClaimRef> out;
+  const doc::Node claims = spec["resourceClaims"];
+  if (!IsSeqOrAbsent(claims, "spec.resourceClaims", ctx)) return out;
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const std::string p = Index("spec.resourceClaims", i);
+    PodClaimRef r;
+    r.name = Str(claims[i], "name", p, ctx).value_or("");
+    r.claim_name = Str(claims[i], "resourceClaimName", p, ctx).value_or("");
+    r.template_name = Str(claims[i], "resourceClaimTemplateName", p, ctx).value_or("");
+    if (r.name.empty()) ctx.Fail(Join(p, "name"), "missing");
+    if (r.claim_name.empty() == r.template_name.empty()) {
+      ctx.Fail(p, "needs exactly one of resourceClaimName and resourceClaimTemplateName");
+    }
+    out.push_back(std::move(r));
+  }
+  const doc::Node statuses = status["resourceClaimStatuses"];
+  for (size_t i = 0; statuses.IsSequence() && i < statuses.size(); ++i) {
+    const std::string p = Index("status.resourceClaimStatuses", i);
+    const std::string name = Str(statuses[i], "name", p, ctx).value_or("");
+    const std::string generated = Str(statuses[i], "resourceClaimName", p, ctx).value_or("");
+    for (PodClaimRef& r : out) {
+      if (r.FromTemplate() && r.name == name) r.claim_name = generated;
+    }
+  }
+  return out;
+}
+
+}  // namespace kai::decoding

@@ -1,0 +1,113 @@
+#pragma once
+// Dynamic Resource Allocation objects (resource.k8s.io v1; v1beta1 and v1beta2 are read into the
+// same shapes): plain data, decoded by k8s/decode_dra.cc. The snapshot's view of them (which
+// devices are free, what a pod asks) lives in snapshot/dra.h.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kai/model/meta.h"
+
+namespace kai {
+
+// spec.devices.requests[] of a claim or claim template (the `exactly` form; v1beta1's flat form
+// reads the same). firstAvailable requests are kept as unsupported (`first_available`).
+enum class DeviceAllocationMode : uint8_t { kExactCount, kAll };
+struct DeviceRequestSpec {
+  std::string name;
+  std::string device_class;
+  DeviceAllocationMode mode = DeviceAllocationMode::kExactCount;
+  int64_t count = 1;                   // ExactCount (1 when unset)
+  std::vector<std::string> selectors;  // CEL expressions, all must hold
+  bool first_available = false;        // a firstAvailable request (kai does not allocate those)
+  friend bool operator==(const DeviceRequestSpec&, const DeviceRequestSpec&) = default;
+};
+
+// One device of status.allocation.devices.results[].
+struct AllocatedDevice {
+  std::string request, driver, pool, device;
+  friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
+};
+
+// One entry of status.reservedFor.
+struct ClaimConsumer {
+  std::string resource, name, uid;
+  friend bool operator==(const ClaimConsumer&, const ClaimConsumer&) = default;
+};
+
+// A typed device attribute value (int, bool, string or version, kept as written).
+struct DeviceAttribute {
+  enum class Kind : uint8_t { kInt, kBool, kString, kVersion } kind = Kind::kString;
+  int64_t int_value = 0;
+  bool bool_value = false;
+  std::string string_value;
+  friend bool operator==(const DeviceAttribute&, const DeviceAttribute&) = default;
+};
+
+// One device of a ResourceSlice. Attribute and capacity names are as written (a name without a
+// domain is in the driver's domain); capacities are exact integers in the quantity's base unit.
+struct SliceDevice {
+  std::string name;
+  std::map<std::string, DeviceAttribute> attributes;
+  std::map<std::string, int64_t> capacity;
+  friend bool operator==(const SliceDevice&, const SliceDevice&) = default;
+};
+
+// resource.k8s.io ResourceClaim.
+struct ResourceClaimObject {
+  ObjectMeta meta;
+  std::vector<DeviceRequestSpec> requests;
+  bool allocated = false;                   // status.allocation is set
+  std::vector<AllocatedDevice> devices;     // status.allocation.devices.results
+  std::vector<std::string> selector_nodes;  // status.allocation.nodeSelector: metadata.name or
+                                            // kubernetes.io/hostname values it allows
+  bool selector_any_node = true;            // no (or an unreadable) allocation node selector
+  std::vector<ClaimConsumer> reserved_for;  // status.reservedFor
+  friend bool operator==(const ResourceClaimObject&, const ResourceClaimObject&) = default;
+};
+
+struct ResourceClaimTemplateObject {
+  ObjectMeta meta;
+  std::vector<DeviceRequestSpec> requests;  // spec.spec.devices.requests
+  friend bool operator==(const ResourceClaimTemplateObject&,
+                         const ResourceClaimTemplateObject&) = default;
+};
+
+struct DeviceClassObject {
+  ObjectMeta meta;
+  std::vector<std::string> selectors;  // spec.selectors[].cel.expression
+  friend bool operator==(const DeviceClassObject&, const DeviceClassObject&) = default;
+};
+
+struct ResourceSliceObject {
+  ObjectMeta meta;
+  std::string driver, pool;
+  std::string node_name;  // spec.nodeName ("" when the slice is not bound to one node)
+  bool all_nodes = false;
+  std::vector<SliceDevice> devices;
+  friend bool operator==(const ResourceSliceObject&, const ResourceSliceObject&) = default;
+};
+
+// spec.resourceClaims[] of a pod, with the claim name resolved: resourceClaimName, or for a
+// template the generated name from status.resourceClaimStatuses ("" while not generated yet).
+struct PodClaimRef {
+  std::string name;
+  std::string claim_name;
+  std::string template_name;
+  bool FromTemplate() const { return !template_name.empty(); }
+  friend bool operator==(const PodClaimRef&, const PodClaimRef&) = default;
+};
+
+struct DraObjects {
+  std::vector<ResourceClaimObject> claims;
+  std::vector<ResourceClaimTemplateObject> templates;
+  std::vector<DeviceClassObject> classes;
+  std::vector<ResourceSliceObject> slices;
+  bool empty() const {
+    return claims.empty() && templates.empty() && classes.empty() && slices.empty();
+  }
+};
+
+}  // namespace kai

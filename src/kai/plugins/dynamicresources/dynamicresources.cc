@@ -1,0 +1,274 @@
+// dynamicresources: pods' ResourceClaims (snapshot/dra.h), KAI's dynamicresources plugin.
+// A predicate refuses a node when a claim of the pod cannot be served there:
+//   per pod (every node alike): the claim does not exist, has its 256 consumers already, is a
+//   shared GPU claim (named, not from a template) whose kai.scheduler/queue label is not the
+//   job's queue, names a device class that does not exist, uses firstAvailable, or has a CEL
+//   selector kai cannot evaluate;
+//   per node: the claim is allocated to other nodes (before the cycle, or by a pod placed in
+//   it), or the node has too few free devices matching its requests;
+//   fractional GPU requests on nodes whose GPUs come from ResourceSlices (as KAI).
+// Placing a pod allocates its unallocated claims on its node (devices in name order of the
+// slices); removing the last pod using a claim frees it, so evictions free devices.
+#include <algorithm>
+
+#include "kai/framework/session.h"
+#include "kai/k8s/keys.h"
+#include "kai/plugins/builtin.h"
+#include "kai/snapshot/dra.h"
+
+namespace kai::plugins {
+namespace {
+
+constexpr int kMaxConsumers = 256;  // resource.k8s.io ResourceClaimReservedForMaxSize
+
+struct Slot {
+  NodeId node = kNone;
+  int32_t device = -1;
+  int32_t request = -1;  // index of the claim's request it serves (-1: allocated before)
+};
+
+struct ClaimState {
+  int consumers = 0;   // pods using it now (and consumers kai does not know)
+  int added = 0;       // consumers placed this session that reservedFor does not name
+  bool bound = false;  // allocated (nodes empty: any node)
+  std::vector<NodeId> nodes;
+  std::vector<Slot> slots;  // devices it holds
+};
+
+NodeVerdict ClaimVerdict(const PodClaimRef& ref, std::string what, bool never) {
+  NodeVerdict v{FitCode::kDraClaim, {}, "claim " + ref.name + ": " + what};
+  v.never = never;
+  return v;
+}
+
+bool NamedIn(const ResourceClaimObject* obj, std::string_view pod) {
+  if (!obj) return false;
+  return std::any_of(obj->reserved_for.begin(), obj->reserved_for.end(),
+                     [&](const ClaimConsumer& c) { return c.name == pod; });
+}
+
+class DynamicResourcesPlugin : public Plugin {
+ public:
+  void OnSessionOpen(Session& s) override {
+    view_ = s.snap().dra.get();
+    s.AddPredicate(
+        [this](const Session& ss, PodId pod, NodeId node) { return Check(ss, pod, node); });
+    if (!view_) return;
+    InitClaims(s.snap());
+    s.AddAllocateHandler([this](Session& ss, PodId pod) { Allocated(ss, pod); });
+    s.AddDeallocateHandler([this](Session& ss, PodId pod) { Deallocated(ss, pod); });
+  }
+
+ private:
+  void InitClaims(const Snapshot& snap) {
+    claims_.resize(view_->claims.size());
+    taken_.resize(snap.nodes.size());
+    for (size_t n = 0; n < snap.nodes.size(); ++n) {
+      taken_[n].assign(view_->node_devices[n].size(), false);
+    }
+    for (size_t c = 0; c < view_->claims.size(); ++c) InitClaim(c);
+    for (const SnapPod& p : snap.pods) {
+      if (!IsActiveUsed(p.status) || p.node == kNone) continue;
+      const DraPod* dp = view_->PodOf(*p.obj);
+      for (size_t i = 0; dp && i < dp->claims.size(); ++i) {
+        const int32_t c = dp->claims[i].claim;
+        if (c >= 0 && view_->claims[c].held) ++claims_[c].consumers;
+      }
+    }
+    for (size_t c = 0; c < view_->claims.size(); ++c) {
+      const DraClaim& dc = view_->claims[c];
+      if (dc.held && dc.implied) Bind(static_cast<int32_t>(c), dc.nodes.front());
+    }
+  }
+
+  void InitClaim(size_t c) {
+    const DraClaim& dc = view_->claims[c];
+    ClaimState& st = claims_[c];
+    if (!dc.held) return;
+    st.bound = true;
+    st.nodes = dc.nodes;
+    st.consumers = dc.foreign_consumers;
+    for (const auto& [node, device] : dc.slots) {
+      taken_[node][device] = true;
+      st.slots.push_back({node, device, -1});
+    }
+  }
+
+  NodeVerdict Check(const Session& s, PodId pod_id, NodeId node) const {
+    const SnapPod& pod = s.snap().pods[pod_id];
+    if (view_ && pod.share.IsShared() && view_->node_gpus[node] > 0) {
+      return {FitCode::kGpuSharingUnsupported,
+              {},
+              "fractional/shared GPU pods are not supported on nodes with DRA GPUs"};
+    }
+    if (pod.obj->resource_claims.empty()) return {};
+    if (!view_) {
+      return ClaimVerdict(pod.obj->resource_claims[0], "no ResourceClaim objects exist", true);
+    }
+    const DraPod* dp = view_->PodOf(*pod.obj);
+    if (NodeVerdict v = CheckPod(s, pod, *dp); !v.Fits()) return v;
+    return CheckNode(*dp, node);
+  }
+
+  NodeVerdict CheckPod(const Session& s, const SnapPod& pod, const DraPod& dp) const {
+    for (const DraPodClaim& c : dp.claims) {
+      if (c.claim < 0) {
+        return ClaimVerdict(
+            *c.ref,
+            c.ref->claim_name.empty() && c.ref->FromTemplate()
+                ? "ResourceClaimTemplate " + c.ref->template_name + " does not exist"
+                : "ResourceClaim " + c.ref->claim_name + " does not exist",
+            true);
+      }
+      if (NodeVerdict v = CheckClaim(s, pod, c); !v.Fits()) return v;
+    }
+    return {};
+  }
+
+  NodeVerdict CheckClaim(const Session& s, const SnapPod& pod, const DraPodClaim& c) const {
+    const DraClaim& dc = view_->claims[c.claim];
+    const ClaimState& st = claims_[c.claim];
+    if (dc.reserved + st.added >= kMaxConsumers && !NamedIn(dc.obj, pod.name)) {
+      return ClaimVerdict(*c.ref, "has reached its maximum of 256 consumers", false);
+    }
+    if (!c.ref->FromTemplate() && dc.gpu) {
+      if (NodeVerdict v = CheckQueueLabel(s, pod, *c.ref, dc); !v.Fits()) return v;
+    }
+    if (st.bound) return {};
+    for (const DeviceRequestSpec& r : dc.requests) {
+      if (r.first_available) {
+        return ClaimVerdict(*c.ref, "request " + r.name + " uses firstAvailable (not supported)",
+                            true);
+      }
+      if (!view_->classes.count(r.device_class)) {
+        return ClaimVerdict(*c.ref, "device class " + r.device_class + " does not exist", true);
+      }
+    }
+    return {};
+  }
+
+  NodeVerdict CheckQueueLabel(const Session& s, const SnapPod& pod, const PodClaimRef& ref,
+                              const DraClaim& dc) const {
+    if (pod.job == kNone || !dc.obj) return {};
+    const SnapJob& job = s.snap().jobs[pod.job];
+    const std::string_view queue = job.queue == kNone ? "" : s.snap().queues[job.queue].name;
+    auto it = dc.obj->meta.labels.find(keys::kQueueLabel);
+    if (it == dc.obj->meta.labels.end() || it->second.empty()) {
+      return ClaimVerdict(ref, "a shared GPU claim needs the kai.scheduler/queue label", true);
+    }
+    if (it->second != queue) {
+      return ClaimVerdict(ref,
+                          "a shared GPU claim of queue " + std::string(it->second) +
+                              ", not of the job's queue " + std::string(queue),
+                          true);
+    }
+    return {};
+  }
+
+  NodeVerdict CheckNode(const DraPod& dp, NodeId node) const {
+    std::vector<bool> taken = taken_[node];
+    for (const DraPodClaim& c : dp.claims) {
+      const ClaimState& st = claims_[c.claim];
+      if (st.bound) {
+        if (st.nodes.empty() || std::count(st.nodes.begin(), st.nodes.end(), node)) continue;
+        return ClaimVerdict(*c.ref, "allocated on another node", false);
+      }
+      for (const DeviceRequestSpec& r : view_->claims[c.claim].requests) {
+        if (NodeVerdict v = CheckRequest(*c.ref, r, node, taken); !v.Fits()) return v;
+      }
+    }
+    return {};
+  }
+
+  // GPU requests are counted by the node's GPUs (snapshot/dra.h), which evictions free: for them
+  // the node needs enough matching devices, free or not (a disruptive action checks predicates
+  // before it frees anything). Other requests need free matching devices.
+  NodeVerdict CheckRequest(const PodClaimRef& ref, const DeviceRequestSpec& r, NodeId node,
+                           std::vector<bool>& taken) const {
+    const bool gpu = IsGpuDeviceClassName(r.device_class);
+    DeviceMatch m = MatchDevices(*view_, node, r, taken, /*count_taken=*/gpu);
+    if (!m.unsupported.empty()) {
+      return ClaimVerdict(ref, "CEL selector not supported by kai: " + m.unsupported, true);
+    }
+    if (!m.enough) {
+      return ClaimVerdict(ref, "device class " + r.device_class + " matches no free device", false);
+    }
+    for (int32_t d : m.devices) taken[d] = true;
+    return {};
+  }
+
+  void Allocated(Session& s, PodId pod_id) {
+    const SnapPod& pod = s.snap().pods[pod_id];
+    const DraPod* dp = view_->PodOf(*pod.obj);
+    if (!dp || pod.node == kNone) return;
+    for (const DraPodClaim& c : dp->claims) {
+      if (c.claim < 0) continue;
+      ClaimState& st = claims_[c.claim];
+      if (!NamedIn(view_->claims[c.claim].obj, pod.name)) ++st.added;
+      if (st.consumers++ == 0 && !st.bound) Bind(c.claim, pod.node);
+    }
+    std::vector<DraClaimResult>& out = s.snap().dra->results[pod_id];
+    out.clear();
+    for (const DraPodClaim& c : dp->claims) {
+      if (c.claim >= 0) out.push_back(ResultOf(s.snap(), c));
+    }
+  }
+
+  DraClaimResult ResultOf(const Snapshot& snap, const DraPodClaim& c) const {
+    const DraClaim& dc = view_->claims[c.claim];
+    const ClaimState& st = claims_[c.claim];
+    DraClaimResult r{c.ref->name, {}, ""};
+    if (st.nodes.size() == 1) r.node = std::string(snap.nodes[st.nodes[0]].name);
+    for (const Slot& slot : st.slots) {
+      const DraDevice& d = view_->node_devices[slot.node][slot.device];
+      std::string request = slot.request >= 0 ? dc.requests[slot.request].name : "";
+      if (slot.request < 0 && dc.obj) {
+        for (const AllocatedDevice& a : dc.obj->devices) {
+          if (a.device == d.device->name && a.pool == d.slice->pool) request = a.request;
+        }
+      }
+      r.devices.push_back({request, d.slice->driver, d.slice->pool, d.device->name});
+    }
+    return r;
+  }
+
+  void Bind(int32_t claim, NodeId node) {
+    ClaimState& st = claims_[claim];
+    st.bound = true;
+    st.nodes = {node};
+    const auto& requests = view_->claims[claim].requests;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      for (int32_t d : MatchDevices(*view_, node, requests[r], taken_[node]).devices) {
+        taken_[node][d] = true;
+        st.slots.push_back({node, d, static_cast<int32_t>(r)});
+      }
+    }
+  }
+
+  void Deallocated(Session& s, PodId pod_id) {
+    const SnapPod& pod = s.snap().pods[pod_id];
+    const DraPod* dp = view_->PodOf(*pod.obj);
+    if (!dp) return;
+    s.snap().dra->results.erase(pod_id);
+    for (const DraPodClaim& c : dp->claims) {
+      if (c.claim < 0) continue;
+      ClaimState& st = claims_[c.claim];
+      if (!NamedIn(view_->claims[c.claim].obj, pod.name)) --st.added;
+      if (--st.consumers > 0) continue;
+      for (const Slot& slot : st.slots) taken_[slot.node][slot.device] = false;
+      st = ClaimState{};
+    }
+  }
+
+  const DraView* view_ = nullptr;
+  std::vector<ClaimState> claims_;
+  std::vector<std::vector<bool>> taken_;  // devices per node held now
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> MakeDynamicResources() {
+  return std::make_unique<DynamicResourcesPlugin>();
+}
+
+}  // namespace kai::plugins
