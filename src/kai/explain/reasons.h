@@ -21,6 +21,10 @@ enum class FitCode : uint8_t {
   kGpuSharingUnsupported,  // fractional/MIG request the node cannot serve
   kOverQueueLimit,
   kNonPreemptibleOverQuota,
+  // The node's kubelet Topology Manager would reject the pod: no NUMA zone (or zone mask) its
+  // policy admits holds the request. shortage: the resource, the request and the most one zone
+  // offers; detail: the node's name.
+  kNumaUnaligned,
 };
 
 struct NodeVerdict {
@@ -65,6 +69,8 @@ struct Reason {
   std::string topology, level, domain, scope;
   int64_t scope_free = 0;
   std::string sub_group;  // kTopology: the constrained SubGroup; empty for the whole PodGroup
+  // kNodes with kNumaUnaligned: `requested` of `resource` in one zone, the most one zone offers
+  // (`available`) and on which node (`domain`).
   std::string Message() const;
   std::string KindName() const;
 };

@@ -25,6 +25,7 @@ constexpr KindDecoder kDecoders[] = {
     {"kai.scheduler/v1alpha1", "Topology", DecodeTopology},
     {"kai.scheduler/v1", "SchedulingShard", DecodeShard},
     {"scheduling.run.ai/v1alpha2", "BindRequest", DecodeBindRequest},
+    {"topology.node.k8s.io/v1alpha2", "NodeResourceTopology", DecodeNodeTopology},
 };
 
 void DecodeKind(const doc::Node& doc, std::string_view api, std::string_view kind,

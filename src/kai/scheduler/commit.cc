@@ -11,6 +11,7 @@
 
 #include "kai/k8s/json_body.h"
 #include "kai/k8s/keys.h"
+#include "kai/resource/quantity.h"
 #include "kai/util/time.h"
 
 namespace kai::scheduler {
@@ -26,6 +27,31 @@ namespace res = k8s::resources;
 constexpr size_t kEventCapacity = 20000;  // queued events beyond it are dropped and counted
 
 std::string PodKey(const ObjectRef& pod) { return "pod/" + pod.uid; }
+
+// A zone amount as a Kubernetes resource list (cpu and GPUs from milli-units, others whole).
+void ResourceListJson(JsonWriter& w, const Resources& r) {
+  w.StartObject();
+  if (r.milli_cpu) KeyStr(w, "cpu", FormatMilli(r.milli_cpu));
+  if (r.memory) KeyStr(w, "memory", std::to_string(r.memory));
+  if (r.milli_gpu) KeyStr(w, keys::kGpuResource, FormatMilli(r.milli_gpu));
+  for (const auto& [id, amount] : r.scalars) KeyStr(w, ResourceName(id), std::to_string(amount));
+  w.EndObject();
+}
+
+// spec.predictedNUMAZones: the zones the scheduler expects the kubelet to align the pod on.
+void NumaZonesJson(JsonWriter& w, const NumaPlacementRecord& zones) {
+  if (zones.empty()) return;
+  Str(w, "predictedNUMAZones");
+  w.StartArray();
+  for (const NumaZoneAmount& z : zones) {
+    w.StartObject();
+    KeyStr(w, "zone", z.zone);
+    Str(w, "amount");
+    ResourceListJson(w, z.amount);
+    w.EndObject();
+  }
+  w.EndArray();
+}
 
 std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
   return Json([&](JsonWriter& w) {
@@ -68,6 +94,7 @@ std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
       for (const auto& g : b.gpu_groups) Str(w, g);
       w.EndArray();
     }
+    NumaZonesJson(w, b.numa_zones);
     w.EndObject();
     w.EndObject();
   });

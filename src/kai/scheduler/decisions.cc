@@ -138,6 +138,7 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       b.node = std::string(snap.nodes[pod.node].name);
       b.gpu_groups = pod.gpu_groups;
       FillGpu(pod, b);
+      b.numa_zones = NumaRecordOf(snap, p);
       out.binds.push_back(std::move(b));
     } else if (Evicted(before, pod.status)) {
       EvictDecision e;

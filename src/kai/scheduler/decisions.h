@@ -23,6 +23,7 @@ struct BindDecision {
   std::string received_resource_type;  // Regular, Fraction, MigInstance
   int gpu_count = 0;                   // devices (whole GPUs, or devices of a fraction)
   std::string gpu_portion;             // "%.2f" of a device, as KAI writes it
+  NumaPlacementRecord numa_zones;      // spec.predictedNUMAZones (snapshot/numa.h)
 };
 
 struct EvictDecision {

@@ -13,6 +13,7 @@
 
 #include "kai/model/cluster.h"
 #include "kai/resource/resources.h"
+#include "kai/snapshot/numa.h"
 
 namespace kai {
 
@@ -257,6 +258,7 @@ struct Snapshot {
   std::unordered_map<std::string_view, QueueId> queue_by_name;
   std::vector<int32_t> node_name_rank;  // position of each node in name order (tie-breaks)
   std::vector<const TopologyObject*> topologies;
+  NumaState numa;  // NUMA zones and placements (snapshot/numa.h); empty without topologies
 
   // Allocatable resources of usable nodes.
   Resources TotalCapacity() const;
