@@ -5,6 +5,7 @@
 
 #include "kai/framework/statement.h"
 #include "kai/k8s/decode.h"
+#include "kai/scheduler/decisions.h"
 
 namespace kai {
 namespace {
@@ -140,6 +141,19 @@ TEST_F(NumaStatementTest, PipelineOnReleasingZoneAndUndo) {
   st.Discard();
   EXPECT_EQ(Free(0), 1000);
   EXPECT_EQ(Free(1), 2000);
+}
+
+TEST_F(NumaStatementTest, BindRequestCarriesThePredictedZones) {
+  const std::vector<PodStatus> initial = scheduler::InitialStatuses(session_.snap());
+  Statement st(session_);
+  st.Evict(Pod("r0"));
+  st.Allocate(Pod("p"), session_.snap().node_by_name.at("n1"));
+  st.Commit();
+  const scheduler::Decisions d = scheduler::ExtractDecisions(session_, initial, state_);
+  ASSERT_EQ(d.binds.size(), 1u);
+  ASSERT_EQ(d.binds[0].numa_zones.size(), 1u);
+  EXPECT_EQ(d.binds[0].numa_zones[0].zone, "node-0");
+  EXPECT_EQ(d.binds[0].numa_zones[0].amount.milli_cpu, 3000);
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ PodReport ReportPod(const Session& s, PodId id) {
   r.status = PodStatusName(pod.status);
   if (pod.node != kNone) r.node = s.snap().nodes[pod.node].name;
   r.gpu_groups = pod.gpu_groups;
+  for (const NumaZoneAmount& z : NumaRecordOf(s.snap(), id)) r.numa_zones.push_back(z.zone);
   if (pod.status == PodStatus::kPending) r.reasons = PendingReasons(s, pod);
   r.eviction = s.EvictionReason(id);
   r.eviction_verdict = s.Eviction(id);
