@@ -29,6 +29,8 @@ std::string FitCodeName(FitCode code) {
       return "PodAffinityMismatch";
     case FitCode::kGpuSharingUnsupported:
       return "GpuSharingUnsupported";
+    case FitCode::kNumaUnaligned:
+      return "NumaUnaligned";
     case FitCode::kOverQueueLimit:
       return "OverQueueLimit";
     case FitCode::kNonPreemptibleOverQuota:
@@ -80,6 +82,16 @@ namespace {
 
 std::string NodeCount(int n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
 
+// "no node has 4 gpu in one NUMA zone (best: 2 on node-7)".
+std::string NumaMessage(const NodesReason& r) {
+  if (r.resource.empty()) {
+    return "no NUMA zone mask the Topology Manager admits on " + NodeCount(r.nodes);
+  }
+  return "no node has " + FormatResourceAmount(r.resource, r.requested) + " " + r.resource +
+         " in one NUMA zone (best: " + FormatResourceAmount(r.resource, r.available) + " on " +
+         r.best_node + ")";
+}
+
 std::string Render(const NodesReason& r) {
   switch (r.code) {
     case FitCode::kInsufficientResources:
@@ -106,6 +118,8 @@ std::string Render(const NodesReason& r) {
       return "non-preemptible quota reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kDraClaim:
       return r.detail + " on " + NodeCount(r.nodes);
+    case FitCode::kNumaUnaligned:
+      return NumaMessage(r);
     case FitCode::kFits:
       if (!r.detail.empty()) return r.detail;
       break;
@@ -214,12 +228,26 @@ bool IsStaticMismatch(FitCode code) {
   }
 }
 
+namespace {
+
+// The node offering the most in one zone (the first such verdict on ties: node order).
+void NoteNumaBest(NodesReason& r, const NodeVerdict& v, bool first) {
+  if (!first && v.shortage.have <= r.available) return;
+  r.requested = v.shortage.need;
+  r.available = v.shortage.have;
+  r.best_node = v.detail;
+}
+
+}  // namespace
+
 std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) {
   std::map<std::tuple<int, std::string, std::string>, NodesReason> groups;
   for (const NodeVerdict& v : verdicts) {
     if (v.Fits()) continue;
-    const std::string resource = v.code == FitCode::kInsufficientResources ? v.shortage.Name() : "";
-    const std::string detail = v.code == FitCode::kInsufficientResources ? "" : v.detail;
+    const bool numa = v.code == FitCode::kNumaUnaligned;
+    const bool shortage = v.code == FitCode::kInsufficientResources || (numa && v.shortage.need);
+    const std::string resource = shortage ? v.shortage.Name() : "";
+    const std::string detail = shortage || numa ? "" : v.detail;
     auto key = std::make_tuple(static_cast<int>(v.code), resource, detail);
     auto [it, inserted] = groups.try_emplace(key);
     NodesReason& r = it->second;
@@ -229,6 +257,7 @@ std::vector<Reason> SummariseVerdicts(const std::vector<NodeVerdict>& verdicts) 
     } else {
       r.short_by = std::min(r.short_by, short_by);
     }
+    if (numa) NoteNumaBest(r, v, inserted);
     ++r.nodes;
     if (v.never) ++r.never_nodes;
   }

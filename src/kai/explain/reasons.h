@@ -25,6 +25,10 @@ enum class FitCode : uint8_t {
   kOverQueueLimit,
   kNonPreemptibleOverQuota,
   kDraClaim,  // a ResourceClaim of the pod cannot be served there (detail: "claim X: why")
+  // The node's kubelet Topology Manager would reject the pod: no NUMA zone (or zone mask) its
+  // policy admits holds the request. shortage: the resource, the request and the most one zone
+  // offers; detail: the node's name.
+  kNumaUnaligned,
 };
 
 struct NodeVerdict {
@@ -61,6 +65,10 @@ struct NodesReason {
   int never_nodes = 0;   // of those, nodes the pod can never fit (NodeVerdict::never)
   int64_t short_by = 0;  // smallest shortage among those nodes, in kai units
   std::string detail;    // the taint, label, condition or rule involved
+  // kNumaUnaligned with a `resource`: `requested` of it in one zone, the most one zone offers
+  // (`available`) and on which node (`best_node`).
+  int64_t requested = 0, available = 0;
+  std::string best_node;
 };
 
 // A gang (or one SubGroup of it) that found room for `placed` of its `required` pods.

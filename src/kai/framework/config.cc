@@ -29,6 +29,7 @@ std::vector<Entry> DefaultPlugins(const std::string& gpu, const std::string& cpu
     Entry e{std::string(p.name), true, p.default_priority, {}};
     if (p.name == "gpupack" || p.name == "gpusharingorder") e.enabled = gpu == "binpack";
     if (p.name == "gpuspread") e.enabled = gpu == "spread";
+    if (p.name == "numa") e.enabled = false;  // KAI's numa plugin is opt-in
     if (p.name == "nodeplacement") e.arguments = {{"gpu", gpu}, {"cpu", cpu}};
     out.push_back(std::move(e));
   }

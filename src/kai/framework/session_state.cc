@@ -113,12 +113,14 @@ AllocationChange SessionState::ApplyMove(PodId id, PodStatus status, NodeId node
   NoteMove(id);
   SnapPod& pod = snap_.pods[id];
   const bool was_allocated = IsActiveAllocated(pod.status);
+  NumaLeave(snap_, id);
   LeaveNode(id, IsSecondInstance(pod, status, node, groups));
   CountPending(pod, status);
   pod.status = status;
   pod.node = node;
   if (groups) std::swap(pod.gpu_groups, *groups);
   EnterNode(id);
+  NumaEnter(snap_, id);
   const bool is_allocated = IsActiveAllocated(status);
   CountAllocated(pod, was_allocated, is_allocated);
   return ChangeOf(was_allocated, is_allocated);

@@ -55,8 +55,9 @@ void Statement::Record(Kind kind, PodId pod, PodStatus status, NodeId node,
   const size_t first_gpu_state = logs_->gpu.size();
   SaveGpuStates(pod, node);
   Op& op = logs_->ops.emplace_back(
-      Op{kind, pod, p.status, p.node, groups != nullptr, {}, first_gpu_state});
+      Op{kind, pod, p.status, p.node, groups != nullptr, {}, first_gpu_state, {}});
   if (groups) op.prev_groups = std::move(*groups);
+  if (!session_.snap().numa.pods.empty()) op.prev_numa = session_.snap().numa.pods[pod];
   // MovePod exchanges the groups: the op ends up with the pod's previous ones.
   session_.MovePod(pod, status, node, groups ? &op.prev_groups : nullptr);
 }
@@ -169,6 +170,7 @@ void Statement::Rollback(size_t checkpoint) {
   while (logs_->ops.size() > checkpoint) {
     Op op = std::move(logs_->ops.back());
     logs_->ops.pop_back();
+    NumaRestore(session_.snap(), op.pod, std::move(op.prev_numa));
     session_.MovePod(op.pod, op.prev_status, op.prev_node,
                      op.set_groups ? &op.prev_groups : nullptr);
     RestoreGpuStates(op.first_gpu_state);

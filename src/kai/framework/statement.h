@@ -70,6 +70,7 @@ class Statement {
     std::vector<std::string> prev_groups;  // ... and these were the groups before it
     // This op's nodes in logs_->gpu: from here to the next op's (or the end).
     size_t first_gpu_state;
+    PodNuma prev_numa;  // the pod's NUMA placement before the op (snapshot/numa.h)
   };
   void SaveGpuStates(PodId pod, NodeId target);
   void SaveNodeGpuState(NodeId node);

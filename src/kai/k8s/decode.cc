@@ -37,6 +37,7 @@ constexpr KindDecoder kDecoders[] = {
     {"resource.k8s.io/v1", "ResourceSlice", DecodeResourceSlice},
     {"resource.k8s.io/v1beta2", "ResourceSlice", DecodeResourceSlice},
     {"resource.k8s.io/v1beta1", "ResourceSlice", DecodeResourceSlice},
+    {"topology.node.k8s.io/v1alpha2", "NodeResourceTopology", DecodeNodeTopology},
 };
 
 void DecodeKind(const doc::Node& doc, std::string_view api, std::string_view kind,

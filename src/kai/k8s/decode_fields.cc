@@ -195,4 +195,11 @@ ObjectMeta DecodeMeta(const doc::Node& doc, const std::string& kind, bool namesp
   return m;
 }
 
+bool AddQuantity(Resources& res, std::string_view name, const std::string& text,
+                 std::string_view path, ObjectContext& ctx) {
+  const std::optional<int64_t> v = ResourceAmount(name, text, path, ctx);
+  if (v) AddResource(res, name, *v);
+  return v.has_value();
+}
+
 }  // namespace kai::decoding

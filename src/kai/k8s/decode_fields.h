@@ -62,6 +62,11 @@ std::optional<int64_t> Duration(const doc::Node& parent, std::string_view key,
 Labels StringMap(const doc::Node& n, std::string_view path, ObjectContext& ctx);
 std::vector<std::string> StringList(const doc::Node& n, std::string_view path, ObjectContext& ctx);
 Resources ResourceList(const doc::Node& n, std::string_view path, ObjectContext& ctx);
+// Adds one quantity of resource `name` (kai units) to `res`; false (and an error) when malformed.
+bool AddQuantity(Resources& res, std::string_view name, const std::string& text,
+                 std::string_view path, ObjectContext& ctx);
+// A container's effective request: requests, defaulted per resource from limits (decode_pod.cc).
+Resources ContainerRequest(const doc::Node& c, std::string_view path, ObjectContext& ctx);
 ObjectMeta DecodeMeta(const doc::Node& doc, const std::string& kind, bool namespaced,
                       const std::string& source, ObjectContext& ctx);
 
@@ -97,5 +102,11 @@ void DecodeTopology(const doc::Node& doc, const std::string& source, ObjectConte
                     ClusterState& state);
 void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                        ClusterState& state);
+// decode_numa.cc: NodeResourceTopology objects, a pod's NUMA request and placement records, a
+// BindRequest's spec.predictedNUMAZones.
+void DecodeNodeTopology(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                        ClusterState& state);
+void DecodePodNuma(const doc::Node& doc, PodObject& pod, ObjectContext& ctx);
+NumaPlacementRecord DecodeNumaRecord(const doc::Node& n, std::string_view path, ObjectContext& ctx);
 
 }  // namespace kai::decoding

@@ -127,6 +127,8 @@ void DecodeAffinity(const doc::Node& spec, PodObject& pod, ObjectContext& ctx) {
   }
 }
 
+}  // namespace
+
 // A container's effective request: requests, defaulted per resource from limits (Kubernetes).
 Resources ContainerRequest(const doc::Node& c, std::string_view path, ObjectContext& ctx) {
   const doc::Node res = c["resources"];
@@ -145,6 +147,8 @@ Resources ContainerRequest(const doc::Node& c, std::string_view path, ObjectCont
   }
   return requests;
 }
+
+namespace {
 
 // Kubernetes' effective pod request: max(sum of app containers + sidecars, each init container's
 // peak) + overhead, plus one `pods` slot.
@@ -292,6 +296,7 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   DecodeGpuSharing(pod, ctx);
   DecodeGpuGroups(pod);
   ReadTypedLabels(pod);
+  DecodePodNuma(doc, pod, ctx);
   state.pods.push_back(std::move(pod));
 }
 

@@ -49,6 +49,7 @@ void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectCo
     b.gpu_portion = Str(gpu, "portion", "spec.receivedGPU", ctx).value_or("");
   }
   b.claim_allocations = spec["resourceClaimAllocations"].size() > 0;
+  b.numa_zones = DecodeNumaRecord(spec["predictedNUMAZones"], "spec.predictedNUMAZones", ctx);
   if (b.pod_name.empty()) ctx.Fail("spec.podName", "missing");
   if (b.selected_node.empty()) ctx.Fail("spec.selectedNode", "missing");
   const doc::Node status = doc["status"];

@@ -51,6 +51,7 @@ inline constexpr std::string_view kGpuFractionContainerName = "gpu-fraction-cont
 inline constexpr std::string_view kSharedGpuConfigMapAnnotation = "runai/shared-gpu-configmap";
 inline constexpr std::string_view kNumaPlacementPredicted =
     "kai.scheduler/numa-placement-predicted";
+inline constexpr std::string_view kNumaPlacementObserved = "kai.scheduler/numa-placement-observed";
 inline constexpr std::string_view kDoNotDisrupt = "karpenter.sh/do-not-disrupt";
 inline constexpr std::string_view kNvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES";
 inline constexpr std::string_view kRunaiVisibleDevices = "RUNAI-VISIBLE-DEVICES";  // legacy

@@ -10,6 +10,7 @@
 #include "kai/model/defaults.h"
 #include "kai/model/dra.h"
 #include "kai/model/labels.h"
+#include "kai/model/numa.h"
 #include "kai/resource/resources.h"
 #include "kai/util/compact_vector.h"
 #include "kai/util/interned_string.h"
@@ -125,6 +126,8 @@ struct PodObject {
   // MIG instances asked by annotation (KAI's legacy MIG pods), in annotation order.
   CompactVector<std::pair<std::string, int64_t>> legacy_mig;
   CompactVector<PodClaimRef> resource_claims;  // spec.resourceClaims (DRA, model/dra.h)
+  // Zero or one: what the kubelet would NUMA-align, for pods that may need it (model/numa.h).
+  CompactVector<PodNumaRequest> numa;
   friend bool operator==(const PodObject&, const PodObject&) = default;
 };
 
@@ -203,6 +206,15 @@ struct TopologyObject {
   friend bool operator==(const TopologyObject&, const TopologyObject&) = default;
 };
 
+// A NodeResourceTopology (topology.node.k8s.io/v1alpha2): one node's NUMA zones (model/numa.h).
+struct NodeTopologyObject {
+  ObjectMeta meta;  // metadata.name is the node's name
+  NumaPolicy policy = NumaPolicy::kNone;
+  NumaScope scope = NumaScope::kContainer;
+  std::vector<NumaZoneObject> zones;
+  friend bool operator==(const NodeTopologyObject&, const NodeTopologyObject&) = default;
+};
+
 struct BindRequestObject {
   ObjectMeta meta;
   std::string pod_name;
@@ -215,6 +227,7 @@ struct BindRequestObject {
   std::string phase;                 // "", Pending, Succeeded, Failed
   std::optional<int> backoff_limit;  // spec.backoffLimit (kai's scheduler, like KAI's, sets none)
   int failed_attempts = 0;           // status.failedAttempts
+  NumaPlacementRecord numa_zones;    // spec.predictedNUMAZones
   friend bool operator==(const BindRequestObject&, const BindRequestObject&) = default;
 };
 
@@ -252,6 +265,7 @@ struct ClusterState {
   std::vector<PriorityClassObject> priority_classes;
   std::vector<TopologyObject> topologies;
   std::vector<BindRequestObject> bind_requests;
+  std::vector<NodeTopologyObject> node_topologies;
   std::optional<ShardObject> shard;
   DraObjects dra;  // ResourceClaims, templates, DeviceClasses, ResourceSlices
   std::vector<std::string> warnings;

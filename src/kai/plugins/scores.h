@@ -16,6 +16,7 @@ namespace kai::plugins {
 namespace scores {
 inline constexpr double kMaxHighDensity = 9;
 inline constexpr double kResourceType = 10;
+inline constexpr double kNuma = 100;
 inline constexpr double kAvailability = 1000;
 inline constexpr double kGpuSharing = 10000;
 inline constexpr double kTopology = 100000;

@@ -152,6 +152,7 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       b.gpu_groups = pod.gpu_groups;
       FillGpu(pod, b);
       if (snap.dra) FillClaims(*snap.dra, pod, p, b);
+      b.numa_zones = NumaRecordOf(snap, p);
       out.binds.push_back(std::move(b));
     } else if (Evicted(before, pod.status)) {
       EvictDecision e;

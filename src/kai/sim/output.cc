@@ -222,6 +222,12 @@ void WritePod(W& w, const PodReport& p) {
   w.StartArray();
   for (const auto& g : p.gpu_groups) w.String(g.c_str());
   w.EndArray();
+  if (!p.numa_zones.empty()) {
+    w.Key("numaZones");
+    w.StartArray();
+    for (const auto& z : p.numa_zones) w.String(z.c_str());
+    w.EndArray();
+  }
   w.Key("reasons");
   w.StartArray();
   for (const auto& r : p.reasons) WriteReason(w, r);

@@ -41,6 +41,7 @@ PodReport ReportPod(const Session& s, PodId id) {
   r.status = PodStatusName(pod.status);
   if (pod.node != kNone) r.node = s.snap().nodes[pod.node].name;
   r.gpu_groups = pod.gpu_groups;
+  for (const NumaZoneAmount& z : NumaRecordOf(s.snap(), id)) r.numa_zones.push_back(z.zone);
   if (pod.status == PodStatus::kPending) r.reasons = PendingReasons(s, pod);
   r.eviction = s.EvictionReason(id);
   r.eviction_verdict = s.Eviction(id);
@@ -109,7 +110,16 @@ void StartRunning(PodObject& pod, const std::string& node, const std::vector<std
   pod.nominated_node.clear();
 }
 
+// A new pod has no NUMA placement yet; a bound one keeps the predicted one (what KAI's binder
+// annotates it with).
+void SetNumaRecord(PodObject& pod, NumaPlacementRecord record) {
+  if (pod.numa.empty()) return;
+  pod.numa.Mutable()[0].observed.clear();
+  pod.numa.Mutable()[0].predicted = std::move(record);
+}
+
 void Recreate(PodObject& pod) {
+  SetNumaRecord(pod, {});
   pod.phase = "Pending";
   pod.node_name.clear();
   pod.meta.deletion.reset();
@@ -128,6 +138,7 @@ ClusterChanges Advance(ClusterState& world, const Session& s, const SimulateOpti
     switch (sp.status) {
       case PodStatus::kBinding:
         StartRunning(pod, node, sp.gpu_groups);
+        SetNumaRecord(pod, NumaRecordOf(snap, static_cast<PodId>(i)));
         break;
       case PodStatus::kReleasing:
         if (options.no_recreate.count(pod.pod_group)) {

@@ -25,6 +25,7 @@ namespace kai::sim {
 struct PodReport {
   std::string ns, name, pod_group, queue, status, node;
   std::vector<std::string> gpu_groups;
+  std::vector<std::string> numa_zones;  // the NUMA zones it holds or is predicted (snapshot/numa.h)
   std::vector<Reason> reasons;
   std::string eviction;  // why the pod was evicted this cycle (action, beneficiary, rule)
   EvictionVerdict eviction_verdict;

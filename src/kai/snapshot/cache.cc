@@ -211,6 +211,7 @@ Snapshot& SnapshotCache::Update(const ClusterState& state, UnixSeconds now,
     Rebuild(state, now);
   } else {
     Incremental(state, now, changes);
+    BuildNuma(state, *snap_);  // O(pods on NUMA nodes); nothing without topologies
   }
   pending_pods_.clear();
   pending_nodes_.clear();

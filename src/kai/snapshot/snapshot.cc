@@ -429,6 +429,7 @@ Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now) {
   snap.node_name_rank.resize(order.size());
   for (size_t i = 0; i < order.size(); ++i) snap.node_name_rank[order[i]] = static_cast<int32_t>(i);
   for (const TopologyObject& t : state.topologies) snap.topologies.push_back(&t);
+  BuildNuma(state, snap);
   return snap;
 }
 

@@ -14,6 +14,7 @@
 
 #include "kai/model/cluster.h"
 #include "kai/resource/resources.h"
+#include "kai/snapshot/numa.h"
 
 namespace kai {
 
@@ -262,6 +263,7 @@ struct Snapshot {
   std::vector<const TopologyObject*> topologies;
   // Dynamic Resource Allocation (snapshot/dra.h); null when the cluster has no DRA objects.
   std::shared_ptr<DraView> dra;
+  NumaState numa;  // NUMA zones and placements (snapshot/numa.h); empty without topologies
 
   // Allocatable resources of usable nodes.
   Resources TotalCapacity() const;

@@ -346,6 +346,12 @@ class Search {
     return true;
   }
 
+  // A NUMA zone that is full now may be freed by the victims; a pod no zone holds even empty may
+  // not (NodeVerdict::never). The other predicates read the pod and the node only.
+  static bool FitsOnceEmptied(const NodeVerdict& v) {
+    return v.Fits() || (v.code == FitCode::kNumaUnaligned && !v.never);
+  }
+
   // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
   // on each node (re-placing victims only takes space away).
   // A node is useful when one of the preemptor's tasks could run there once emptied.
@@ -355,7 +361,7 @@ class Search {
     for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
       for (PodId t : tasks_) {
         if (FitsIn(s_.snap().pods[t].request, s_.snap().nodes[id].allocatable) &&
-            s_.CheckPredicates(t, id).Fits()) {
+            FitsOnceEmptied(s_.CheckPredicates(t, id))) {
           useful_[id] = true;
           break;
         }
