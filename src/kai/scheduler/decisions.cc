@@ -64,8 +64,9 @@ void FillGpu(const SnapPod& p, BindDecision& b) {
 
 // A pod's DRA claims: their devices, and receivedGPU without the GPUs they give (KAI's
 // receivedGPU counts device-plugin GPUs only).
-void FillClaims(const DraView& dra, const SnapPod& pod, PodId id, BindDecision& b) {
-  if (auto it = dra.results.find(id); it != dra.results.end()) b.claims = it->second;
+void FillClaims(const DraView& dra, const Snapshot& snap, PodId id, BindDecision& b) {
+  const SnapPod& pod = snap.pods[id];
+  b.claims = ClaimResults(dra, snap, id);
   const DraPod* dp = dra.PodOf(*pod.obj);
   if (!dp || pod.share.IsShared() || b.received_resource_type != "Regular") return;
   b.gpu_count -= static_cast<int>(dp->charged_milli_gpu / kMilliPerUnit);
@@ -151,7 +152,7 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       b.node = std::string(snap.nodes[pod.node].name);
       b.gpu_groups = pod.gpu_groups;
       FillGpu(pod, b);
-      if (snap.dra) FillClaims(*snap.dra, pod, p, b);
+      if (snap.dra) FillClaims(*snap.dra, snap, p, b);
       b.numa_zones = NumaRecordOf(snap, p);
       out.binds.push_back(std::move(b));
     } else if (Evicted(before, pod.status)) {

@@ -46,14 +46,16 @@ DraClaim ClaimOf(const ResourceClaimObject* obj, std::vector<DeviceRequestSpec> 
 // A pod occupying its node's resources (or about to: a bind in flight).
 bool HoldsResources(const PodObject& p, const std::unordered_set<std::string>& binding) {
   if (p.phase == "Succeeded" || p.phase == "Failed") return false;
-  return !p.node_name.empty() || binding.count(Key(p.meta.ns, p.meta.name));
+  if (!p.node_name.empty()) return true;
+  return !binding.empty() && binding.count(Key(p.meta.ns, p.meta.name));
 }
 
 struct Builder {
   const ClusterState& state;
   const Snapshot& snap;
   DraView& view;
-  std::unordered_map<std::string, int32_t> claim_by_key;
+  // By name (views into the objects), then the namespace checked: no key is built per lookup.
+  std::unordered_multimap<std::string_view, int32_t> claim_by_name;
   std::unordered_map<std::string, const ResourceClaimTemplateObject*> template_by_key;
   std::unordered_set<std::string> binding, pod_keys;
 
@@ -79,23 +81,36 @@ struct Builder {
     for (const ResourceClaimTemplateObject& t : state.dra.templates) {
       template_by_key[Key(t.meta.ns, t.meta.name)] = &t;
     }
+    claim_by_name.reserve(state.dra.claims.size());
+    view.claims.reserve(state.dra.claims.size());
     for (const ResourceClaimObject& c : state.dra.claims) {
-      claim_by_key[Key(c.meta.ns, c.meta.name)] = static_cast<int32_t>(view.claims.size());
+      claim_by_name.emplace(c.meta.name, static_cast<int32_t>(view.claims.size()));
       view.claims.push_back(ClaimOf(&c, c.requests));
+      ResolveClasses(view.claims.back());
     }
   }
 
   // A claim named by the pod; a template's claim not generated yet is made from the template
   // (what the resource claim controller will create), one per pod.
+  void ResolveClasses(DraClaim& c) {
+    for (const DeviceRequestSpec& r : c.requests) {
+      auto it = view.classes.find(r.device_class);
+      c.classes.push_back(it == view.classes.end() ? nullptr : it->second);
+    }
+  }
+
   int32_t Resolve(const PodObject& p, const PodClaimRef& ref) {
     if (!ref.claim_name.empty()) {
-      auto it = claim_by_key.find(Key(p.meta.ns, ref.claim_name));
-      if (it != claim_by_key.end()) return it->second;
+      auto [first, last] = claim_by_name.equal_range(ref.claim_name);
+      for (auto it = first; it != last; ++it) {
+        if (view.claims[it->second].obj->meta.ns == p.meta.ns) return it->second;
+      }
     }
     if (!ref.FromTemplate()) return -1;
     auto t = template_by_key.find(Key(p.meta.ns, ref.template_name));
     if (t == template_by_key.end()) return -1;
     view.claims.push_back(ClaimOf(nullptr, t->second->requests));
+    ResolveClasses(view.claims.back());
     return static_cast<int32_t>(view.claims.size() - 1);
   }
 
@@ -103,7 +118,7 @@ struct Builder {
     for (const BindRequestObject& b : state.bind_requests) {
       if (b.phase != "Failed") binding.insert(Key(b.meta.ns, b.pod_name));
     }
-    for (const PodObject& p : state.pods) pod_keys.insert(Key(p.meta.ns, p.meta.name));
+    view.pods.reserve(state.dra.claims.size());
     for (size_t i = 0; i < state.pods.size(); ++i) {
       const PodObject& p = state.pods[i];
       if (p.resource_claims.empty()) continue;
@@ -147,6 +162,10 @@ struct Builder {
 
   // reservedFor naming a pod kai does not know keeps the allocation too.
   void ForeignHolders() {
+    const bool any = std::any_of(state.dra.claims.begin(), state.dra.claims.end(),
+                                 [](const ResourceClaimObject& c) { return c.allocated; });
+    if (!any) return;
+    for (const PodObject& p : state.pods) pod_keys.insert(Key(p.meta.ns, p.meta.name));
     for (DraClaim& c : view.claims) {
       if (!c.obj || !c.obj->allocated) continue;
       for (const ClaimConsumer& r : c.obj->reserved_for) {
@@ -233,6 +252,37 @@ std::shared_ptr<DraView> BuildDraView(const ClusterState& state, const Snapshot&
   return view;
 }
 
+namespace {
+
+DraClaimResult ResultOf(const DraView& view, const Snapshot& snap, const DraPodClaim& c) {
+  const DraClaim& dc = view.claims[c.claim];
+  const DraClaimSession& st = view.session[c.claim];
+  DraClaimResult r{c.ref->name, {}, ""};
+  if (st.nodes.size() == 1) r.node = std::string(snap.nodes[st.nodes[0]].name);
+  for (const DraSlot& slot : st.slots) {
+    const DraDevice& d = view.node_devices[slot.node][slot.device];
+    std::string request = slot.request >= 0 ? dc.requests[slot.request].name : "";
+    for (size_t i = 0; slot.request < 0 && dc.obj && i < dc.obj->devices.size(); ++i) {
+      const AllocatedDevice& a = dc.obj->devices[i];
+      if (a.device == d.device->name && a.pool == d.slice->pool) request = a.request;
+    }
+    r.devices.push_back({request, d.slice->driver, d.slice->pool, d.device->name});
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<DraClaimResult> ClaimResults(const DraView& view, const Snapshot& snap, int32_t pod) {
+  std::vector<DraClaimResult> out;
+  const DraPod* dp = view.PodOf(*snap.pods[pod].obj);
+  if (!dp || view.session.empty()) return out;
+  for (const DraPodClaim& c : dp->claims) {
+    if (c.claim >= 0) out.push_back(ResultOf(view, snap, c));
+  }
+  return out;
+}
+
 void AddDraGpusToNodes(const DraView& view, Snapshot& snap) {
   for (size_t n = 0; n < snap.nodes.size(); ++n) {
     const int64_t milli = view.node_gpus[n] * 1000;
@@ -244,18 +294,29 @@ void AddDraGpusToNodes(const DraView& view, Snapshot& snap) {
 
 DeviceMatch MatchDevices(const DraView& view, DraNodeId node, const DeviceRequestSpec& request,
                          const std::vector<bool>& taken, bool count_taken) {
-  DeviceMatch m;
   auto cls = view.classes.find(request.device_class);
+  DeviceMatch m;
+  MatchDevicesInto(view, node, request, cls == view.classes.end() ? nullptr : cls->second, taken,
+                   count_taken, m);
+  return m;
+}
+
+void MatchDevicesInto(const DraView& view, DraNodeId node, const DeviceRequestSpec& request,
+                      const DeviceClassObject* cls, const std::vector<bool>& taken,
+                      bool count_taken, DeviceMatch& m) {
+  m.devices.clear();
+  m.unsupported.clear();
+  m.enough = false;
   const std::vector<DraDevice>& devices = view.node_devices[node];
   int64_t matching = 0;
   for (size_t i = 0; i < devices.size(); ++i) {
     const DraDevice& d = devices[i];
-    if (cls != view.classes.end() && !MatchesAll(cls->second->selectors, d, m.unsupported)) {
-      if (!m.unsupported.empty()) return m;
+    if (cls && !MatchesAll(cls->selectors, d, m.unsupported)) {
+      if (!m.unsupported.empty()) return;
       continue;
     }
     if (!MatchesAll(request.selectors, d, m.unsupported)) {
-      if (!m.unsupported.empty()) return m;
+      if (!m.unsupported.empty()) return;
       continue;
     }
     ++matching;
@@ -270,7 +331,6 @@ DeviceMatch MatchDevices(const DraView& view, DraNodeId node, const DeviceReques
   const int64_t got = static_cast<int64_t>(m.devices.size());
   m.enough = request.mode == DeviceAllocationMode::kAll ? matching > 0 && got == matching
                                                         : got >= request.count;
-  return m;
 }
 
 }  // namespace kai

@@ -36,10 +36,11 @@ struct DraDevice {
 
 struct DraClaim {
   const ResourceClaimObject* obj = nullptr;
-  std::vector<DeviceRequestSpec> requests;  // the claim's (a template's for generated names)
-  int64_t gpus = 0;                         // GPU devices asked (KAI's counting)
-  bool gpu = false;                         // some request's class names a GPU
-  bool held = false;                        // allocated and in use: bound to `nodes`
+  std::vector<DeviceRequestSpec> requests;        // the claim's (a template's for generated names)
+  std::vector<const DeviceClassObject*> classes;  // each request's class (null: none such)
+  int64_t gpus = 0;                               // GPU devices asked (KAI's counting)
+  bool gpu = false;                               // some request's class names a GPU
+  bool held = false;                              // allocated and in use: bound to `nodes`
   bool implied = false;  // held by a pod on its node, no status.allocation: devices to choose
   std::vector<DraNodeId> nodes;                      // held: the nodes its devices are on / allowed
   std::vector<std::pair<DraNodeId, int32_t>> slots;  // held: its devices (node, device index)
@@ -67,10 +68,26 @@ struct DraClaimResult {
   std::string node;
 };
 
+// A device a claim holds in the session.
+struct DraSlot {
+  DraNodeId node = -1;
+  int32_t device = -1;   // index into DraView::node_devices[node]
+  int32_t request = -1;  // index of the claim's request it serves (-1: allocated before)
+};
+
+// A claim during the session (kept by the dynamicresources plugin).
+struct DraClaimSession {
+  int consumers = 0;   // pods using it now (and consumers kai does not know)
+  int added = 0;       // consumers placed this session that reservedFor does not name
+  bool bound = false;  // allocated (nodes empty: any node)
+  std::vector<DraNodeId> nodes;
+  std::vector<DraSlot> slots;  // devices it holds
+};
+
 struct DraView {
   std::vector<DraClaim> claims;
-  // Filled during the session by the dynamicresources plugin, for pods placed in it.
-  std::unordered_map<int32_t, std::vector<DraClaimResult>> results;
+  // By claim: its state in the session (the dynamicresources plugin's; empty without it).
+  std::vector<DraClaimSession> session;
   std::vector<std::vector<DraDevice>> node_devices;   // by node id
   std::vector<int64_t> node_gpus;                     // GPU devices per node id
   std::unordered_map<const PodObject*, DraPod> pods;  // pods with spec.resourceClaims
@@ -80,6 +97,9 @@ struct DraView {
     return it == pods.end() ? nullptr : &it->second;
   }
 };
+
+// What the pod's claims hold in the session, for its BindRequest (empty without a session state).
+std::vector<DraClaimResult> ClaimResults(const DraView& view, const Snapshot& snap, int32_t pod);
 
 // Builds the view once the snapshot's nodes exist; the pods' indices are those of state.pods.
 std::shared_ptr<DraView> BuildDraView(const ClusterState& state, const Snapshot& snap);
@@ -97,5 +117,9 @@ struct DeviceMatch {
 // With `count_taken`, taken devices count as if free (the caller counts them some other way).
 DeviceMatch MatchDevices(const DraView& view, DraNodeId node, const DeviceRequestSpec& request,
                          const std::vector<bool>& taken, bool count_taken = false);
+// The same into `out` (its storage reused), with the request's class resolved (null: none).
+void MatchDevicesInto(const DraView& view, DraNodeId node, const DeviceRequestSpec& request,
+                      const DeviceClassObject* cls, const std::vector<bool>& taken,
+                      bool count_taken, DeviceMatch& out);
 
 }  // namespace kai

@@ -21,19 +21,8 @@ namespace {
 
 constexpr int kMaxConsumers = 256;  // resource.k8s.io ResourceClaimReservedForMaxSize
 
-struct Slot {
-  NodeId node = kNone;
-  int32_t device = -1;
-  int32_t request = -1;  // index of the claim's request it serves (-1: allocated before)
-};
-
-struct ClaimState {
-  int consumers = 0;   // pods using it now (and consumers kai does not know)
-  int added = 0;       // consumers placed this session that reservedFor does not name
-  bool bound = false;  // allocated (nodes empty: any node)
-  std::vector<NodeId> nodes;
-  std::vector<Slot> slots;  // devices it holds
-};
+using Slot = DraSlot;
+using ClaimState = DraClaimSession;
 
 NodeVerdict ClaimVerdict(const PodClaimRef& ref, std::string what, bool never) {
   NodeVerdict v{FitCode::kDraClaim, {}, "claim " + ref.name + ": " + what};
@@ -61,7 +50,7 @@ class DynamicResourcesPlugin : public Plugin {
 
  private:
   void InitClaims(const Snapshot& snap) {
-    claims_.resize(view_->claims.size());
+    view_->session.assign(view_->claims.size(), ClaimState{});
     taken_.resize(snap.nodes.size());
     for (size_t n = 0; n < snap.nodes.size(); ++n) {
       taken_[n].assign(view_->node_devices[n].size(), false);
@@ -72,7 +61,7 @@ class DynamicResourcesPlugin : public Plugin {
       const DraPod* dp = view_->PodOf(*p.obj);
       for (size_t i = 0; dp && i < dp->claims.size(); ++i) {
         const int32_t c = dp->claims[i].claim;
-        if (c >= 0 && view_->claims[c].held) ++claims_[c].consumers;
+        if (c >= 0 && view_->claims[c].held) ++view_->session[c].consumers;
       }
     }
     for (size_t c = 0; c < view_->claims.size(); ++c) {
@@ -83,7 +72,7 @@ class DynamicResourcesPlugin : public Plugin {
 
   void InitClaim(size_t c) {
     const DraClaim& dc = view_->claims[c];
-    ClaimState& st = claims_[c];
+    ClaimState& st = view_->session[c];
     if (!dc.held) return;
     st.bound = true;
     st.nodes = dc.nodes;
@@ -106,7 +95,12 @@ class DynamicResourcesPlugin : public Plugin {
       return ClaimVerdict(pod.obj->resource_claims[0], "no ResourceClaim objects exist", true);
     }
     const DraPod* dp = view_->PodOf(*pod.obj);
-    if (NodeVerdict v = CheckPod(s, pod, *dp); !v.Fits()) return v;
+    if (memo_pod_ != pod_id || memo_version_ != version_) {
+      memo_pod_ = pod_id;
+      memo_version_ = version_;
+      memo_ = CheckPod(s, pod, *dp);  // the same on every node until a claim changes
+    }
+    if (!memo_.Fits()) return memo_;
     return CheckNode(*dp, node);
   }
 
@@ -127,7 +121,7 @@ class DynamicResourcesPlugin : public Plugin {
 
   NodeVerdict CheckClaim(const Session& s, const SnapPod& pod, const DraPodClaim& c) const {
     const DraClaim& dc = view_->claims[c.claim];
-    const ClaimState& st = claims_[c.claim];
+    const ClaimState& st = view_->session[c.claim];
     if (dc.reserved + st.added >= kMaxConsumers && !NamedIn(dc.obj, pod.name)) {
       return ClaimVerdict(*c.ref, "has reached its maximum of 256 consumers", false);
     }
@@ -135,12 +129,13 @@ class DynamicResourcesPlugin : public Plugin {
       if (NodeVerdict v = CheckQueueLabel(s, pod, *c.ref, dc); !v.Fits()) return v;
     }
     if (st.bound) return {};
-    for (const DeviceRequestSpec& r : dc.requests) {
+    for (size_t i = 0; i < dc.requests.size(); ++i) {
+      const DeviceRequestSpec& r = dc.requests[i];
       if (r.first_available) {
         return ClaimVerdict(*c.ref, "request " + r.name + " uses firstAvailable (not supported)",
                             true);
       }
-      if (!view_->classes.count(r.device_class)) {
+      if (!dc.classes[i]) {
         return ClaimVerdict(*c.ref, "device class " + r.device_class + " does not exist", true);
       }
     }
@@ -166,15 +161,17 @@ class DynamicResourcesPlugin : public Plugin {
   }
 
   NodeVerdict CheckNode(const DraPod& dp, NodeId node) const {
-    std::vector<bool> taken = taken_[node];
+    scratch_ = taken_[node];  // storage reused: no allocation per node
     for (const DraPodClaim& c : dp.claims) {
-      const ClaimState& st = claims_[c.claim];
+      const ClaimState& st = view_->session[c.claim];
       if (st.bound) {
         if (st.nodes.empty() || std::count(st.nodes.begin(), st.nodes.end(), node)) continue;
         return ClaimVerdict(*c.ref, "allocated on another node", false);
       }
-      for (const DeviceRequestSpec& r : view_->claims[c.claim].requests) {
-        if (NodeVerdict v = CheckRequest(*c.ref, r, node, taken); !v.Fits()) return v;
+      const DraClaim& dc = view_->claims[c.claim];
+      for (size_t i = 0; i < dc.requests.size(); ++i) {
+        NodeVerdict v = CheckRequest(*c.ref, dc.requests[i], dc.classes[i], node, scratch_);
+        if (!v.Fits()) return v;
       }
     }
     return {};
@@ -183,10 +180,12 @@ class DynamicResourcesPlugin : public Plugin {
   // GPU requests are counted by the node's GPUs (snapshot/dra.h), which evictions free: for them
   // the node needs enough matching devices, free or not (a disruptive action checks predicates
   // before it frees anything). Other requests need free matching devices.
-  NodeVerdict CheckRequest(const PodClaimRef& ref, const DeviceRequestSpec& r, NodeId node,
+  NodeVerdict CheckRequest(const PodClaimRef& ref, const DeviceRequestSpec& r,
+                           const DeviceClassObject* cls, NodeId node,
                            std::vector<bool>& taken) const {
     const bool gpu = IsGpuDeviceClassName(r.device_class);
-    DeviceMatch m = MatchDevices(*view_, node, r, taken, /*count_taken=*/gpu);
+    DeviceMatch& m = match_;
+    MatchDevicesInto(*view_, node, r, cls, taken, /*count_taken=*/gpu, m);
     if (!m.unsupported.empty()) {
       return ClaimVerdict(ref, "CEL selector not supported by kai: " + m.unsupported, true);
     }
@@ -198,47 +197,26 @@ class DynamicResourcesPlugin : public Plugin {
   }
 
   void Allocated(Session& s, PodId pod_id) {
+    ++version_;
     const SnapPod& pod = s.snap().pods[pod_id];
     const DraPod* dp = view_->PodOf(*pod.obj);
     if (!dp || pod.node == kNone) return;
     for (const DraPodClaim& c : dp->claims) {
       if (c.claim < 0) continue;
-      ClaimState& st = claims_[c.claim];
+      ClaimState& st = view_->session[c.claim];
       if (!NamedIn(view_->claims[c.claim].obj, pod.name)) ++st.added;
       if (st.consumers++ == 0 && !st.bound) Bind(c.claim, pod.node);
     }
-    std::vector<DraClaimResult>& out = s.snap().dra->results[pod_id];
-    out.clear();
-    for (const DraPodClaim& c : dp->claims) {
-      if (c.claim >= 0) out.push_back(ResultOf(s.snap(), c));
-    }
-  }
-
-  DraClaimResult ResultOf(const Snapshot& snap, const DraPodClaim& c) const {
-    const DraClaim& dc = view_->claims[c.claim];
-    const ClaimState& st = claims_[c.claim];
-    DraClaimResult r{c.ref->name, {}, ""};
-    if (st.nodes.size() == 1) r.node = std::string(snap.nodes[st.nodes[0]].name);
-    for (const Slot& slot : st.slots) {
-      const DraDevice& d = view_->node_devices[slot.node][slot.device];
-      std::string request = slot.request >= 0 ? dc.requests[slot.request].name : "";
-      if (slot.request < 0 && dc.obj) {
-        for (const AllocatedDevice& a : dc.obj->devices) {
-          if (a.device == d.device->name && a.pool == d.slice->pool) request = a.request;
-        }
-      }
-      r.devices.push_back({request, d.slice->driver, d.slice->pool, d.device->name});
-    }
-    return r;
   }
 
   void Bind(int32_t claim, NodeId node) {
-    ClaimState& st = claims_[claim];
+    ClaimState& st = view_->session[claim];
     st.bound = true;
     st.nodes = {node};
-    const auto& requests = view_->claims[claim].requests;
-    for (size_t r = 0; r < requests.size(); ++r) {
-      for (int32_t d : MatchDevices(*view_, node, requests[r], taken_[node]).devices) {
+    const DraClaim& dc = view_->claims[claim];
+    for (size_t r = 0; r < dc.requests.size(); ++r) {
+      MatchDevicesInto(*view_, node, dc.requests[r], dc.classes[r], taken_[node], false, match_);
+      for (int32_t d : match_.devices) {
         taken_[node][d] = true;
         st.slots.push_back({node, d, static_cast<int32_t>(r)});
       }
@@ -246,13 +224,13 @@ class DynamicResourcesPlugin : public Plugin {
   }
 
   void Deallocated(Session& s, PodId pod_id) {
+    ++version_;
     const SnapPod& pod = s.snap().pods[pod_id];
     const DraPod* dp = view_->PodOf(*pod.obj);
     if (!dp) return;
-    s.snap().dra->results.erase(pod_id);
     for (const DraPodClaim& c : dp->claims) {
       if (c.claim < 0) continue;
-      ClaimState& st = claims_[c.claim];
+      ClaimState& st = view_->session[c.claim];
       if (!NamedIn(view_->claims[c.claim].obj, pod.name)) --st.added;
       if (--st.consumers > 0) continue;
       for (const Slot& slot : st.slots) taken_[slot.node][slot.device] = false;
@@ -260,8 +238,16 @@ class DynamicResourcesPlugin : public Plugin {
     }
   }
 
-  const DraView* view_ = nullptr;
-  std::vector<ClaimState> claims_;
+  DraView* view_ = nullptr;
+  // The predicate's scratch (one session is checked by one thread).
+  mutable std::vector<bool> scratch_;
+  mutable DeviceMatch match_;
+  // The per-pod part of the last check, valid while version_ (claim changes) is unchanged.
+  uint64_t version_ = 0;
+  mutable PodId memo_pod_ = kNone;
+  mutable uint64_t memo_version_ = 0;
+  mutable NodeVerdict memo_;
+  std::vector<PodId> placed_;             // pods the session allocated (some removed again since)
   std::vector<std::vector<bool>> taken_;  // devices per node held now
 };
 
