@@ -26,6 +26,7 @@ void ClearSources(ClusterState& s) {
   ClearSources(s.priority_classes);
   ClearSources(s.topologies);
   ClearSources(s.bind_requests);
+  ClearSources(s.node_topologies);
   if (s.shard) s.shard->meta.source = "";
 }
 
@@ -71,6 +72,7 @@ TEST(EncodeTest, EveryScenarioRoundTrips) {
     EXPECT_EQ(FirstDifferent(a.priority_classes, b.priority_classes), "");
     EXPECT_EQ(FirstDifferent(a.topologies, b.topologies), "");
     EXPECT_EQ(FirstDifferent(a.bind_requests, b.bind_requests), "");
+    EXPECT_EQ(FirstDifferent(a.node_topologies, b.node_topologies), "");
     EXPECT_EQ(a.shard.has_value(), b.shard.has_value());
     if (a.shard && b.shard) {
       EXPECT_TRUE(*a.shard == *b.shard);
