@@ -453,6 +453,8 @@ void Pod(Out& o, const PodObject& p) {
   o.KV("phase", p.phase);
   o.KVIf("nominatedNodeName", p.nominated_node);
   PodClaimStatuses(o, p);
+  // The one container written has no limits: the QoS class says what they made it.
+  if (!p.numa.empty() && p.numa[0].guaranteed) o.KV("qosClass", "Guaranteed");
   o.e << YAML::EndMap;
   o.EndDoc();
 }
@@ -557,6 +559,67 @@ void Topology(Out& o, const TopologyObject& t) {
   o.EndDoc();
 }
 
+void NumaZones(Out& o, const NumaPlacementRecord& zones) {
+  if (zones.empty()) return;
+  o.BeginSeq("predictedNUMAZones");
+  for (const NumaZoneAmount& z : zones) {
+    o.e << YAML::BeginMap;
+    o.KV("zone", z.zone);
+    ResourceMap(o, "amount", z.amount, false);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+// One resource of a zone, as NodeResourceTopology lists them.
+void ZoneResource(Out& o, std::string_view name, int64_t allocatable, int64_t available,
+                  bool milli) {
+  const auto text = [&](int64_t v) { return milli ? MilliQuantity(v) : std::to_string(v); };
+  o.e << YAML::BeginMap;
+  o.KV("name", name);
+  o.KV("allocatable", text(allocatable));
+  o.KV("available", text(available));
+  o.e << YAML::EndMap;
+}
+
+void NumaZone(Out& o, const NumaZoneObject& z) {
+  o.e << YAML::BeginMap;
+  o.KV("name", z.name);
+  o.KV("type", "Node");
+  o.BeginSeq("resources");
+  const Resources &a = z.allocatable, &v = z.available;
+  if (a.milli_cpu || v.milli_cpu) ZoneResource(o, "cpu", a.milli_cpu, v.milli_cpu, true);
+  if (a.memory || v.memory) ZoneResource(o, "memory", a.memory, v.memory, false);
+  if (a.milli_gpu || v.milli_gpu) {
+    ZoneResource(o, keys::kGpuResource, a.milli_gpu, v.milli_gpu, true);
+  }
+  Resources names = a;
+  names += v;
+  for (const auto& [id, amount] : names.scalars) {
+    ZoneResource(o, ResourceName(id), a.Scalar(id), v.Scalar(id), false);
+  }
+  o.e << YAML::EndSeq << YAML::EndMap;
+}
+
+void NodeTopology(Out& o, const NodeTopologyObject& t) {
+  static constexpr std::string_view kPolicies[] = {"none", "best-effort", "restricted",
+                                                   "single-numa-node"};
+  o.Doc("topology.node.k8s.io/v1alpha2", "NodeResourceTopology");
+  Meta(o, t.meta);
+  o.BeginSeq("attributes");
+  o.e << YAML::BeginMap;
+  o.KV("name", "topologyManagerPolicy");
+  o.KV("value", kPolicies[static_cast<int>(t.policy)]);
+  o.e << YAML::EndMap << YAML::BeginMap;
+  o.KV("name", "topologyManagerScope");
+  o.KV("value", t.scope == NumaScope::kPod ? "pod" : "container");
+  o.e << YAML::EndMap << YAML::EndSeq;
+  o.BeginSeq("zones");
+  for (const NumaZoneObject& z : t.zones) NumaZone(o, z);
+  o.e << YAML::EndSeq;
+  o.EndDoc();
+}
+
 void BindRequest(Out& o, const BindRequestObject& b) {
   o.Doc("scheduling.run.ai/v1alpha2", "BindRequest");
   Meta(o, b.meta);
@@ -572,6 +635,7 @@ void BindRequest(Out& o, const BindRequestObject& b) {
     o.e << YAML::EndMap;
   }
   if (b.backoff_limit) o.KInt("backoffLimit", *b.backoff_limit);
+  NumaZones(o, b.numa_zones);
   o.e << YAML::EndMap;
   o.BeginMap("status");
   o.KVIf("phase", b.phase);
@@ -641,6 +705,7 @@ std::string EncodeManifests(const ClusterState& state) {
   for (const auto& x : state.dra.slices) ResourceSlice(o, x);
   for (const auto& x : state.dra.templates) ResourceClaimTemplate(o, x);
   for (const auto& x : state.dra.claims) ResourceClaim(o, x);
+  for (const auto& x : state.node_topologies) NodeTopology(o, x);
   return std::string(o.e.c_str()) + "\n";
 }
 

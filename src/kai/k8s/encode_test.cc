@@ -30,6 +30,7 @@ void ClearSources(ClusterState& s) {
   ClearSources(s.dra.templates);
   ClearSources(s.dra.classes);
   ClearSources(s.dra.slices);
+  ClearSources(s.node_topologies);
   if (s.shard) s.shard->meta.source = "";
 }
 
@@ -79,6 +80,7 @@ TEST(EncodeTest, EveryScenarioRoundTrips) {
     EXPECT_EQ(FirstDifferent(a.dra.templates, b.dra.templates), "");
     EXPECT_EQ(FirstDifferent(a.dra.classes, b.dra.classes), "");
     EXPECT_EQ(FirstDifferent(a.dra.slices, b.dra.slices), "");
+    EXPECT_EQ(FirstDifferent(a.node_topologies, b.node_topologies), "");
     EXPECT_EQ(a.shard.has_value(), b.shard.has_value());
     if (a.shard && b.shard) {
       EXPECT_TRUE(*a.shard == *b.shard);

@@ -19,8 +19,7 @@ void NumaResource::Add(Resources& r, int64_t amount) const {
 }
 
 std::string NumaResource::Name() const {
-  if (!is_core) return ResourceName(scalar);
-  return core == CoreResource::kGpu ? "gpu" : std::string(CoreResourceName(core));
+  return is_core ? std::string(CoreResourceName(core)) : ResourceName(scalar);
 }
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kai/explain/reasons.h"
 #include "kai/k8s/decode.h"
 #include "kai/snapshot/snapshot.h"
 
@@ -263,6 +264,21 @@ TEST(NumaFit, BurstablePodsAlignOnlyDevices) {
   burstable.guaranteed = false;
   EXPECT_FALSE(NumaFiltered(t, burstable));
   EXPECT_TRUE(NumaFiltered(t, Guaranteed({6000})));
+}
+
+TEST(NumaReason, NamesTheBestZoneAcrossNodes) {
+  const auto verdict = [](int64_t best, const char* node) {
+    NodeVerdict v{FitCode::kNumaUnaligned, {}, node};
+    v.shortage = {true, CoreResource::kGpu, 0, 4000, best};
+    return v;
+  };
+  const std::vector<Reason> reasons = SummariseVerdicts(
+      {verdict(1000, "node-3"), verdict(2000, "node-7"), verdict(2000, "node-9")});
+  ASSERT_EQ(reasons.size(), 1u);
+  EXPECT_EQ(reasons[0].nodes, 3);
+  EXPECT_EQ(FitCodeName(reasons[0].code), "NumaUnaligned");
+  EXPECT_EQ(reasons[0].Message(),
+            "no node has 4 nvidia.com/gpu in one NUMA zone (best: 2 on node-7)");
 }
 
 }  // namespace
