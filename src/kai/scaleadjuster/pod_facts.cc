@@ -110,7 +110,7 @@ void ReadDecoded(const doc::Node& pod, const std::string& source, PodFacts& f) {
   ClusterState scratch;
   const Status decoded = DecodeObject(pod, "v1", "Pod", source, scratch);
   if (scratch.pods.empty()) {
-    f.decode_error = decoded.ok() ? "not decoded" : decoded.error().message;
+    f.decode_error = decoded.ok() ? "not decoded" : JoinLines(ProblemsOf(decoded));
     return;
   }
   const PodObject& p = scratch.pods.front();
@@ -121,7 +121,7 @@ void ReadDecoded(const doc::Node& pod, const std::string& source, PodFacts& f) {
   f.phase = std::string(p.phase);
   f.terminating = p.meta.deletion.has_value();
   f.gpu_sharing = p.gpu_sharing;
-  if (!errors.empty()) f.decode_error = JoinLines(errors);
+  if (!decoded.ok()) f.decode_error = JoinLines(ProblemsOf(decoded));
 }
 
 }  // namespace
