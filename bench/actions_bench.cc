@@ -27,6 +27,10 @@
 //   BM_ReclaimManySingleGPUJobs/N  the five default actions (KAI's ...FullCycle): every one of
 //                               the N*8 running jobs loses its pod (Releasing) and every one of
 //                               the N*8 pending jobs is pipelined.
+//   BM_ReclaimLargeJobsDra/N, BM_ReclaimManySingleGPUJobsDra/N  the same two shapes with their GPUs
+//                               in ResourceSlices and asked through ResourceClaims
+//                               (generator.h MoveGpusToDra): the same outcome; the ratio to the
+//                               plain shape is what DRA costs.
 // kai's own active variants (the KAI shapes above give preempt and consolidation nothing to do):
 //   BM_PreemptActive/N          N nodes full of one-GPU train jobs of one queue, N*2 pending
 //                               one-GPU `build` (priority 100) jobs: N*2 evictions.
@@ -58,6 +62,14 @@ int SmallMediumLargeJobs(int nodes) { return nodes == 10 ? 50 : nodes == 50 ? 20
 
 CycleFixture Make(const ClusterShape& shape, std::vector<std::string> actions, Expect e) {
   return MakeFixture(Generate(shape), shape.now, std::move(actions), e);
+}
+
+// The shape with its GPUs exposed through ResourceSlices and asked through ResourceClaims: the
+// same outcome is expected.
+CycleFixture MakeDra(const ClusterShape& shape, std::vector<std::string> actions, Expect e) {
+  ClusterState world = Generate(shape);
+  MoveGpusToDra(world);
+  return MakeFixture(std::move(world), shape.now, std::move(actions), e);
 }
 
 // name/N -> fixture
@@ -101,6 +113,11 @@ const std::map<std::string, Builder>& Builders() {
          return Make(KaiReclaimLargeJobsShape(n), {"reclaim"},
                      {.binds = 0, .pipelined = n / 2, .evicted = n * 4});
        }},
+      {"ReclaimLargeJobsDra",
+       [](int n) {
+         return MakeDra(KaiReclaimLargeJobsShape(n), {"reclaim"},
+                        {.binds = 0, .pipelined = n / 2, .evicted = n * 4});
+       }},
       {"ReclaimUnschedulableDistributedJob",
        [](int n) {
          return Make(KaiReclaimUnschedulableShape(n), {"reclaim"},
@@ -110,6 +127,11 @@ const std::map<std::string, Builder>& Builders() {
        [](int n) {
          return Make(KaiReclaimManySingleGPUShape(n), DefaultActions(),
                      {.binds = 0, .pipelined = n * 8, .evicted = n * 8, .moved = 0});
+       }},
+      {"ReclaimManySingleGPUJobsDra",
+       [](int n) {
+         return MakeDra(KaiReclaimManySingleGPUShape(n), DefaultActions(),
+                        {.binds = 0, .pipelined = n * 8, .evicted = n * 8, .moved = 0});
        }},
       {"PreemptActive",
        [](int n) {
@@ -179,6 +201,7 @@ KAI_SHAPE(FullSchedulingCycle)->Arg(10)->Arg(50)->Arg(100);
 KAI_SHAPE(ManyQueues)->Arg(50);
 KAI_SHAPE(GangScheduling)->Arg(50);
 KAI_SHAPE(ReclaimLargeJobs)->Arg(10)->Arg(50)->Arg(100)->Arg(200)->Arg(500)->Arg(1000);
+KAI_SHAPE(ReclaimLargeJobsDra)->Arg(10)->Arg(50)->Arg(100);
 KAI_SHAPE(ReclaimUnschedulableDistributedJob)
     ->Arg(10)
     ->Arg(50)
@@ -187,6 +210,7 @@ KAI_SHAPE(ReclaimUnschedulableDistributedJob)
     ->Arg(500)
     ->Arg(1000);
 KAI_SHAPE(ReclaimManySingleGPUJobs)->Arg(10)->Arg(50)->Arg(100);
+KAI_SHAPE(ReclaimManySingleGPUJobsDra)->Arg(10)->Arg(50)->Arg(100);
 // Seconds per cycle: one iteration per repetition.
 BENCHMARK(BM_ReclaimManySingleGPUJobs)
     ->Unit(benchmark::kMillisecond)

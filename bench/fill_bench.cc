@@ -35,49 +35,6 @@ struct Fixture {
   UnixSeconds now = 0;
 };
 
-ResourceSliceObject NodeSlice(const NodeObject& n, int64_t gpus) {
-  ResourceSliceObject s;
-  s.meta.kind = "ResourceSlice";
-  s.meta.name = n.meta.name + "-gpu";
-  s.driver = "gpu.nvidia.com";
-  s.pool = n.meta.name;
-  s.node_name = n.meta.name;
-  for (int64_t i = 0; i < gpus; ++i) s.devices.push_back({"gpu-" + std::to_string(i), {}, {}});
-  return s;
-}
-
-ResourceClaimObject PodClaim(const PodObject& p, int64_t gpus) {
-  ResourceClaimObject c;
-  c.meta.kind = "ResourceClaim";
-  c.meta.name = p.meta.name + "-gpu";
-  c.meta.ns = p.meta.ns;
-  c.requests.push_back(
-      {"gpu", "gpu.nvidia.com", DeviceAllocationMode::kExactCount, gpus, {}, false});
-  return c;
-}
-
-// The GPUs of `world` moved to DRA: slices for the nodes, one claim per pod.
-void ToDra(ClusterState& world) {
-  DeviceClassObject cls;
-  cls.meta.kind = "DeviceClass";
-  cls.meta.name = "gpu.nvidia.com";
-  world.dra.classes.push_back(cls);
-  for (NodeObject& n : world.nodes) {
-    world.dra.slices.push_back(NodeSlice(n, n.allocatable.milli_gpu / 1000));
-    n.allocatable.milli_gpu = 0;
-    n.capacity.milli_gpu = 0;
-    n.gpu_count = 0;
-  }
-  for (PodObject& p : world.pods) {
-    const int64_t gpus = p.request.milli_gpu / 1000;
-    if (gpus == 0) continue;
-    p.request.milli_gpu = 0;
-    world.dra.claims.push_back(PodClaim(p, gpus));
-    // Generated from a template (a per-pod claim, not a shared one needing a queue label).
-    p.resource_claims.push_back({"gpu", p.meta.name + "-gpu", "gpu-template"});
-  }
-}
-
 const Fixture& GetFixture(int nodes, int jobs, bool dra) {
   static std::map<std::tuple<int, int, bool>, Fixture> cache;
   auto [it, inserted] = cache.try_emplace({nodes, jobs, dra});
@@ -91,7 +48,7 @@ const Fixture& GetFixture(int nodes, int jobs, bool dra) {
     // One queue (under the harness' implicit `default`) that deserves every GPU.
     shape.queues = QueuesUnderDefault(1, nodes * 8.0, -1, 1);
     it->second.world = Generate(shape);
-    if (dra) ToDra(it->second.world);
+    if (dra) MoveGpusToDra(it->second.world);
     it->second.now = shape.now;
     it->second.config = ConfigFromShard(std::nullopt).value();
   }

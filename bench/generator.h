@@ -147,4 +147,10 @@ ClusterState Generate(const ClusterShape& shape);
 // written only as the annotations/labels they came from.
 std::string ToYaml(const ClusterState& state);
 
+// The same GPUs and requests through Dynamic Resource Allocation: each node's GPUs become the
+// devices of one ResourceSlice (driver gpu.nvidia.com, the node's nvidia.com/gpu set to 0), each
+// GPU pod asks for its GPUs through its own ResourceClaim (generated from a template) of the
+// DeviceClass gpu.nvidia.com.
+void MoveGpusToDra(ClusterState& world);
+
 }  // namespace kai::bench

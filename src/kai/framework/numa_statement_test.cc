@@ -76,8 +76,8 @@ spec:
 
 ClusterState Load() {
   ClusterState state;
-  const auto errors = DecodeManifestText(kCluster, "t.yaml", state);
-  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors.front());
+  const Status decoded = DecodeManifestText(kCluster, "t.yaml", state);
+  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().message);
   return state;
 }
 

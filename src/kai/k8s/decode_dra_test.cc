@@ -9,7 +9,7 @@ namespace kai {
 namespace {
 
 std::vector<std::string> Decode(const std::string& text, ClusterState& state) {
-  return DecodeManifestText(text, "dra.yaml", state);
+  return ProblemsOf(DecodeManifestText(text, "dra.yaml", state));
 }
 
 constexpr const char* kClaim = R"(

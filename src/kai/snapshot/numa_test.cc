@@ -38,7 +38,7 @@ zones:
 }
 
 std::vector<std::string> Decode(const std::string& text, ClusterState& state) {
-  return DecodeManifestText(text, "t.yaml", state);
+  return ProblemsOf(DecodeManifestText(text, "t.yaml", state));
 }
 
 TEST(NumaDecode, AttributesZonesAndAvailableDefault) {
@@ -275,8 +275,11 @@ TEST(NumaReason, NamesTheBestZoneAcrossNodes) {
   const std::vector<Reason> reasons = SummariseVerdicts(
       {verdict(1000, "node-3"), verdict(2000, "node-7"), verdict(2000, "node-9")});
   ASSERT_EQ(reasons.size(), 1u);
-  EXPECT_EQ(reasons[0].nodes, 3);
-  EXPECT_EQ(FitCodeName(reasons[0].code), "NumaUnaligned");
+  const NodesReason* numa = reasons[0].As<NodesReason>();
+  ASSERT_NE(numa, nullptr);
+  EXPECT_EQ(numa->nodes, 3);
+  EXPECT_EQ(FitCodeName(numa->code), "NumaUnaligned");
+  EXPECT_EQ(numa->best_node, "node-7");
   EXPECT_EQ(reasons[0].Message(),
             "no node has 4 nvidia.com/gpu in one NUMA zone (best: 2 on node-7)");
 }

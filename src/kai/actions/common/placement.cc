@@ -21,7 +21,7 @@ NodeVerdict CheckNode(const Session& s, PodId pod, NodeId node) {
     return v;
   }
   v = s.CheckPredicates(pod, node);
-  v.never = IsStaticMismatch(v.code);
+  v.never = v.never || IsStaticMismatch(v.code);  // a predicate may know it never fits
   return v;
 }
 
