@@ -136,6 +136,7 @@ class LoaderTest(unittest.TestCase):
         self.assertGreater(len(scenarios), 100)
         use_kai = KAI_BIN.is_file() and os.access(KAI_BIN, os.X_OK)
         unholdable: dict[str, list[str]] = {}
+        unserved: dict[str, list[str]] = {}
         kai_refused: dict[str, str] = {}
         counts = {"Pod": 0, "Node": 0, "PodGroup": 0}
         t0 = time.monotonic()
@@ -147,6 +148,9 @@ class LoaderTest(unittest.TestCase):
                 self.assertFalse(sl.dump(self.client, ["Pod", "Node", "PodGroup", "Queue"]),
                                  f"{name}: server not empty after clear")
                 objs = sl.read_objects(sc)
+                if kinds := sl.unserved_kinds(objs):
+                    unserved[name] = kinds
+                    continue
                 res = self.loader.load(objs)
                 held = sl.dump(self.client)
                 problems = [f"refused: {f}" for f in res.failures] + compare(objs, held)
@@ -166,6 +170,9 @@ class LoaderTest(unittest.TestCase):
         print(f"\n  {len(scenarios)} scenarios in {dt:.0f}s: {counts['Node']} nodes, {counts['Pod']} pods, "
               f"{counts['PodGroup']} podgroups held; dumps {'read by ' + str(KAI_BIN) if use_kai else 'not given to kai (no build/kai)'}",
               file=sys.stderr)
+        for name, kinds in sorted(unserved.items()):
+            print(f"  not loaded: {name}: the test server does not serve {', '.join(kinds[:3])}",
+                  file=sys.stderr)
         unexpected = {}
         for name, problems in sorted(unholdable.items()):
             if name in KNOWN_UNHOLDABLE:

@@ -324,6 +324,18 @@ def scenario_files(path: str | os.PathLike) -> list[pathlib.Path]:
     return [p]
 
 
+# API groups the e2e server (kube-apiserver 1.28 with kai's CRDs) does not serve: DRA's
+# resource.k8s.io v1/v1beta1/v1beta2 (1.28 has only v1alpha2, behind a feature gate; it also drops
+# a pod's spec.resourceClaims without that gate) and the NodeResourceTopology CRD (not installed).
+UNSERVED_GROUPS = ("resource.k8s.io/", "topology.node.k8s.io/")
+
+
+def unserved_kinds(objs: list[dict]) -> list[str]:
+    """The kinds of objs ("ResourceClaim resource.k8s.io/v1") in groups the e2e server lacks."""
+    return sorted({f"{o.get('kind')} {o.get('apiVersion')}" for o in objs
+                   if str(o.get("apiVersion", "")).startswith(UNSERVED_GROUPS)})
+
+
 def read_objects(path: str | os.PathLike, warn=None) -> list[dict]:
     """The Kubernetes objects of a scenario (file or directory), in stream order."""
     out: list[dict] = []
