@@ -80,6 +80,7 @@ struct GangReason {
 // cpu (millicores), memory (bytes) and GPUs (milli-GPU) of a queue or a request; -1: unlimited.
 struct QueueVector {
   int64_t milli_cpu = 0, memory = 0, milli_gpu = 0;
+  static QueueVector Of(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
   friend bool operator==(const QueueVector&, const QueueVector&) = default;
 };
 

@@ -3,13 +3,11 @@
 namespace kai::actions {
 namespace {
 
-QueueVector VectorOf(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
-
 QueueUse UseOf(const SnapQueue& q) {
   return {.name = std::string(q.name),
-          .allocated = VectorOf(q.allocated),
+          .allocated = QueueVector::Of(q.allocated),
           .quota = {q.cpu.quota, q.memory.quota, q.gpu.quota},
-          .fair_share = VectorOf(q.fair_share),
+          .fair_share = QueueVector::Of(q.fair_share),
           .priority = q.priority};
 }
 

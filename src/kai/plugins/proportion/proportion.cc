@@ -321,13 +321,11 @@ class ProportionPlugin : public Plugin {
 
 // The first queue resource for which `request` would take `used` above the queue's `cap` (its
 // limit or its quota; a negative cap is none): a reason of type R with what the cap leaves.
-QueueVector VectorOf(const Resources& r) { return {r.milli_cpu, r.memory, r.milli_gpu}; }
-
 QueueStanding StandingOf(const SnapQueue& q) {
-  return {.requested = VectorOf(q.requested),
+  return {.requested = QueueVector::Of(q.requested),
           .deserved = {q.cpu.quota, q.memory.quota, q.gpu.quota},
-          .allocated = VectorOf(q.allocated),
-          .allocated_non_preemptible = VectorOf(q.allocated_non_preemptible),
+          .allocated = QueueVector::Of(q.allocated),
+          .allocated_non_preemptible = QueueVector::Of(q.allocated_non_preemptible),
           .limits = {q.cpu.limit, q.memory.limit, q.gpu.limit}};
 }
 
@@ -400,8 +398,8 @@ std::optional<Reason> CheckQueueCapacity(const Snapshot& snap, QueueId leaf,
   const Resources protected_request = QueueView(pod_protected_request);
   auto with_request = [&](std::optional<Reason> r) {
     QueueCapReason* cap = r->QueueCap();
-    cap->job_requested = VectorOf(request);
-    cap->job_requested_non_preemptible = VectorOf(protected_request);
+    cap->job_requested = QueueVector::Of(request);
+    cap->job_requested_non_preemptible = QueueVector::Of(protected_request);
     return r;
   };
   for (QueueId q = leaf; q != kNone; q = snap.queues[q].parent) {
