@@ -41,7 +41,7 @@ std::vector<PluginInfo> BuildPlugins() {
        {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime", "reclaimResolveMethod"},
        MakeMinRuntime},
       {"topology", 500, {}, NoArgs(MakeTopology)},
-      {"numa", 450, {}, NoArgs(MakeNuma)},  // opt-in (framework/config.cc)
+      {"numa", 450, {"ignoreList", "reconstructAvailable"}, MakeNuma},  // opt-in (config.cc)
       {"snapshot", 400, {}, NoArgs(MakePending)},
       {"sg-nodelocalgreedy", 360, {}, NoArgs(MakePending)},
       {"sg-multinodegang", 350, {}, NoArgs(MakePending)},

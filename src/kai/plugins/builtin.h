@@ -27,7 +27,7 @@ std::unique_ptr<Plugin> MakeGpuSharingOrder();
 std::unique_ptr<Plugin> MakeTopology();
 std::unique_ptr<Plugin> MakePodAffinity();
 std::unique_ptr<Plugin> MakeDynamicResources();
-std::unique_ptr<Plugin> MakeNuma();
+Result<std::unique_ptr<Plugin>> MakeNuma(const PluginArguments& args);
 // A KAI plugin whose behaviour kai does not model yet (see docs/deviations.md).
 std::unique_ptr<Plugin> MakePending();
 

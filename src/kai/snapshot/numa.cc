@@ -75,7 +75,7 @@ NodeNuma TopologyOf(const NodeTopologyObject& obj) {
   t.policy = obj.policy;
   t.scope = obj.scope;
   for (const NumaZoneObject& z : obj.zones) {
-    t.zones.push_back({z.name, z.allocatable, z.available});
+    t.zones.push_back({z.name, z.allocatable, z.available, z.available});
     CollectAware(z.allocatable, t.aware);
     CollectAware(z.available, t.aware);
   }
@@ -180,6 +180,19 @@ void BuildNuma(const ClusterState& state, Snapshot& snap) {
   }
   snap.numa.pods.resize(snap.pods.size());
   for (PodId p = 0; p < static_cast<PodId>(snap.pods.size()); ++p) SeedPod(state, snap, p);
+}
+
+void ApplyNumaArguments(NumaState& numa, const std::vector<std::string>& ignore, bool reconstruct) {
+  for (NodeNuma& t : numa.topologies) {
+    if (!reconstruct && IsScoredPolicy(t.policy)) {
+      for (NumaZone& z : t.zones) z.available = z.reported;
+    }
+    for (size_t r = t.aware.size(); r-- > 0;) {
+      if (std::find(ignore.begin(), ignore.end(), t.aware[r].Name()) == ignore.end()) continue;
+      t.aware.erase(t.aware.begin() + static_cast<std::ptrdiff_t>(r));
+      t.allocatable_prefix.erase(t.allocatable_prefix.begin() + static_cast<std::ptrdiff_t>(r));
+    }
+  }
 }
 
 // ---- admission ----

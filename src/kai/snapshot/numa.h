@@ -11,6 +11,7 @@
 // guessed) and is predicted afresh when a session places it. Session moves keep the ledger
 // (NumaLeave, NumaEnter); a Statement's rollback puts back the placement a pod had (NumaRestore).
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct NumaZone {
   std::string_view name;
   Resources allocatable;
   Resources available;  // the ledger (kept live by the session)
+  Resources reported;   // the NRT's own available
 };
 
 struct NodeNuma {
@@ -80,6 +82,13 @@ struct NumaState {
 // Fills snap.numa from the NodeResourceTopology objects of `state` and the pods' records (after
 // the rest of the snapshot is built; the snapshot cache calls it after every update).
 void BuildNuma(const ClusterState& state, Snapshot& snap);
+
+// The numa plugin's arguments (KAI's): `ignore` (ignoreList) names resources the zones report but
+// the kubelet does not align, dropped from every topology; without `reconstruct`
+// (reconstructAvailable false) a scored node's ledger starts from the NRT's reported
+// availability instead of allocatable less the placements (the placements still come back to
+// it when their pods leave).
+void ApplyNumaArguments(NumaState& numa, const std::vector<std::string>& ignore, bool reconstruct);
 
 // KAI's shouldScore: the node's policy is modelled or best-effort, and the pod is Guaranteed or
 // asks a device the zones report. KAI's shouldFilter: the same, on restricted and

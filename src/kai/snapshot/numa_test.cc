@@ -208,6 +208,23 @@ TEST(NumaFit, SingleNumaNodeTakesTheLowestFittingZone) {
   EXPECT_EQ(charges[0].amount.milli_cpu, 3000);
 }
 
+TEST(NumaArguments, IgnoreListDropsAResourceAndReportedAvailabilityCanBeTrusted) {
+  NodeNuma t = Topology(NumaPolicy::kSingleNumaNode, NumaScope::kPod, {4000, 4000});
+  t.zones[0].reported.milli_cpu = 1000;  // the exporter saw zone 0 nearly full
+  NumaState numa;
+  numa.topologies.push_back(t);
+  ApplyNumaArguments(numa, {}, false);
+  EXPECT_EQ(numa.topologies[0].zones[0].available.milli_cpu, 1000);
+  EXPECT_EQ(numa.topologies[0].zones[1].available.milli_cpu, 4000);
+  std::vector<NumaCharge> charges;
+  ASSERT_TRUE(EvaluateNuma(numa.topologies[0], Guaranteed({3000}), false, &charges).fits);
+  EXPECT_EQ(charges.at(0).zone, 1);
+  // cpu ignored: nothing the pod asks is aligned, so any zone holds it.
+  ApplyNumaArguments(numa, {"cpu"}, true);
+  EXPECT_TRUE(numa.topologies[0].aware.empty());
+  EXPECT_TRUE(EvaluateNuma(numa.topologies[0], Guaranteed({6000}), false, nullptr).fits);
+}
+
 TEST(NumaFit, SingleNumaNodeRejectsWhatNoZoneHolds) {
   const NodeNuma t = Topology(NumaPolicy::kSingleNumaNode, NumaScope::kPod, {4000, 4000});
   const NumaFit fit = EvaluateNuma(t, Guaranteed({6000}), false, nullptr);

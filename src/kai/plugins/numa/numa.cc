@@ -5,6 +5,8 @@
 // per-zone ledger live in snapshot/numa.h; this plugin turns placement prediction on and adds
 // the predicate and the score.
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "kai/explain/reasons.h"
 #include "kai/framework/session.h"
@@ -66,16 +68,51 @@ void Score(const Session& s, PodId pod, std::span<double> out) {
 
 class NumaPlugin : public Plugin {
  public:
+  NumaPlugin(std::vector<std::string> ignore, bool reconstruct)
+      : ignore_(std::move(ignore)), reconstruct_(reconstruct) {}
+
   void OnSessionOpen(Session& s) override {
     if (!s.snap().numa.Any()) return;
+    if (!ignore_.empty() || !reconstruct_) ApplyNumaArguments(s.snap().numa, ignore_, reconstruct_);
     s.snap().numa.place = true;
     s.AddPredicate(Check);
     s.AddNodeScores(Score);  // reads the zone ledger: never cached
   }
+
+ private:
+  std::vector<std::string> ignore_;
+  bool reconstruct_;
 };
+
+// ignoreList: resource names, comma-separated (spaces around them ignored).
+std::vector<std::string> IgnoreList(const PluginArguments& args) {
+  std::vector<std::string> out;
+  auto it = args.find("ignoreList");
+  if (it == args.end()) return out;
+  std::string_view rest = it->second;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view name = rest.substr(0, comma);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (!name.empty()) out.emplace_back(name);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return out;
+}
 
 }  // namespace
 
-std::unique_ptr<Plugin> MakeNuma() { return std::make_unique<NumaPlugin>(); }
+Result<std::unique_ptr<Plugin>> MakeNuma(const PluginArguments& args) {
+  bool reconstruct = true;
+  if (auto it = args.find("reconstructAvailable"); it != args.end()) {
+    if (it->second != "true" && it->second != "false") {
+      return Error{"argument reconstructAvailable: expected true or false, got \"" + it->second +
+                   "\""};
+    }
+    reconstruct = it->second == "true";
+  }
+  return std::unique_ptr<Plugin>(std::make_unique<NumaPlugin>(IgnoreList(args), reconstruct));
+}
 
 }  // namespace kai::plugins
