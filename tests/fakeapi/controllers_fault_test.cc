@@ -46,13 +46,7 @@ class ControllersFakeApi : public ::testing::Test {
     const FakeApiServer::StartResult started = server_.Start(why);
     if (started == FakeApiServer::StartResult::kNoPython) GTEST_SKIP() << why;
     ASSERT_EQ(started, FakeApiServer::StartResult::kStarted) << why;
-    k8s::ClusterConfig cfg;
-    cfg.server = server_.url();
-    k8s::RetryPolicy policy;
-    policy.max_attempts = 2;
-    policy.initial = 1ms;
-    policy.max = 2ms;
-    client_ = std::make_unique<k8s::ApiClient>(cfg, policy);
+    client_ = fakeapi::QuickClient(server_);
     options_.metrics_address = options_.health_address = "";
     options_.resync_period = 0ms;
     options_.sync_timeout = 10s;

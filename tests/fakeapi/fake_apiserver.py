@@ -71,6 +71,7 @@ RESOURCES = [
              generation=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, False),
     Resource("events.k8s.io", "v1", "events", "Event", True, False),
+    Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, True),
 ]
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}

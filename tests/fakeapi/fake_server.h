@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -262,5 +263,20 @@ class FakeApiServer {
   int port_ = 0;
   std::string dir_;
 };
+
+// A client of `server` that tries each call twice, without sleeping between the tries (the
+// tests' fault rules decide what the server answers).
+inline std::unique_ptr<k8s::ApiClient> QuickClient(const FakeApiServer& server) {
+  k8s::ClusterConfig cfg;
+  cfg.server = server.url();
+  k8s::RetryPolicy policy;
+  policy.max_attempts = 2;
+  policy.initial = std::chrono::milliseconds(1);
+  policy.max = std::chrono::milliseconds(2);
+  k8s::ClientClock clock;
+  clock.sleep = [](std::chrono::milliseconds) {};
+  clock.jitter = [] { return 0.5; };
+  return std::make_unique<k8s::ApiClient>(cfg, policy, clock);
+}
 
 }  // namespace kai::fakeapi

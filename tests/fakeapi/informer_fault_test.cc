@@ -24,6 +24,7 @@
 #include "kai/informer/informer.h"
 #include "kai/informer/watch_hub.h"
 #include "kai/k8s/api_client.h"
+#include "kai/k8s/decode.h"
 #include "kai/scheduler/commit.h"
 
 namespace kai {
@@ -911,6 +912,42 @@ TEST_F(FakeApiCommit, ABindRequestCarriesTheClaimsAllocations) {
   const auto& field = claim["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0];
   EXPECT_STREQ(field["key"].GetString(), "metadata.name");
   EXPECT_STREQ(field["values"][0].GetString(), "n1");
+}
+
+TEST_F(FakeApiCommit, ABindRequestCarriesTheExtendedResourceClaim) {
+  scheduler::Decisions d = Binds(1);
+  ExtendedClaimAllocation e;
+  e.requests = {{"container-0-request-1",
+                 "nic.example.com",
+                 DeviceAllocationMode::kExactCount,
+                 2,
+                 {},
+                 false}};
+  e.mappings = {{"main", "example.com/nic", "container-0-request-1"}};
+  e.devices = {{"container-0-request-1", "nic.example.com", "n1", "nic-0"},
+               {"container-0-request-1", "nic.example.com", "n1", "nic-1"}};
+  e.node = "n1";
+  d.binds[0].extended = e;
+  const auto r = Commit(d);
+  ASSERT_EQ(r.binds, 1) << (r.errors.empty() ? "" : r.errors[0]);
+  const rapidjson::Document truth = server_.Objects(res::kBindRequest);
+  ASSERT_EQ(truth["items"].GetArray().Size(), 1u);
+  const auto& ext = truth["items"][0]["spec"]["extendedResourceClaimAllocation"];
+  EXPECT_EQ(ext["allocation"]["devices"]["results"].Size(), 2u);
+  EXPECT_STREQ(ext["allocation"]["devices"]["results"][1]["device"].GetString(), "nic-1");
+  EXPECT_STREQ(ext["deviceRequests"][0]["exactly"]["deviceClassName"].GetString(),
+               "nic.example.com");
+  EXPECT_EQ(ext["deviceRequests"][0]["exactly"]["count"].GetInt(), 2);
+  EXPECT_STREQ(ext["containerMappings"][0]["resourceName"].GetString(), "example.com/nic");
+  // The binder reads it back as written.
+  ClusterState back;
+  rapidjson::StringBuffer text;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(text);
+  truth["items"][0].Accept(writer);
+  const Status decoded = DecodeJsonText(text.GetString(), "bindrequest", back);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  ASSERT_TRUE(back.bind_requests.at(0).extended_allocation);
+  EXPECT_EQ(*back.bind_requests[0].extended_allocation, e);
 }
 
 TEST_F(FakeApiCommit, ACreateRefusedWith500IsRetriedAndCreatedOnce) {

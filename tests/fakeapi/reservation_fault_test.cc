@@ -58,16 +58,7 @@ class ReservationFakeApi : public ::testing::Test {
     const FakeApiServer::StartResult started = server_.Start(why);
     if (started == FakeApiServer::StartResult::kNoPython) GTEST_SKIP() << why;
     ASSERT_EQ(started, FakeApiServer::StartResult::kStarted) << why;
-    k8s::ClusterConfig cfg;
-    cfg.server = server_.url();
-    k8s::RetryPolicy policy;
-    policy.max_attempts = 2;
-    policy.initial = 1ms;
-    policy.max = 2ms;
-    k8s::ClientClock clock;
-    clock.sleep = [](std::chrono::milliseconds) {};
-    clock.jitter = [] { return 0.5; };
-    client_ = std::make_unique<k8s::ApiClient>(cfg, policy, clock);
+    client_ = fakeapi::QuickClient(server_);
     options_.attempts = 3;
     options_.retry_delay = 10ms;
     options_.sleep = [this](std::chrono::milliseconds d) { sleeps_.push_back(d); };

@@ -67,6 +67,22 @@ void ReadBoundCondition(const doc::Node& conditions, PodView& p) {
   }
 }
 
+void ReadResourceClaimNames(const doc::Node& claims, const doc::Node& statuses, PodView& p) {
+  for (size_t i = 0; i < claims.size(); ++i) {
+    const doc::Node name = claims[i]["resourceClaimName"];
+    if (name.IsScalar() && !name.Scalar().empty()) {
+      p.resource_claim_names[std::string(claims[i]["name"].Scalar())] = std::string(name.Scalar());
+    }
+  }
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    const doc::Node name = statuses[i]["resourceClaimName"];
+    if (name.IsScalar() && !name.Scalar().empty()) {
+      p.resource_claim_names.emplace(std::string(statuses[i]["name"].Scalar()),
+                                     std::string(name.Scalar()));
+    }
+  }
+}
+
 }  // namespace
 
 Result<PodView> ReadPod(const doc::Node& pod) {
@@ -96,6 +112,7 @@ Result<PodView> ReadPod(const doc::Node& pod) {
     if (claim.IsScalar()) p.claim_names.emplace_back(claim.Scalar());
   }
   p.resource_claims = spec["resourceClaims"].size() > 0;
+  ReadResourceClaimNames(spec["resourceClaims"], pod["status"]["resourceClaimStatuses"], p);
   ReadBoundCondition(pod["status"]["conditions"], p);
   return p;
 }

@@ -26,6 +26,9 @@ struct PodView {
   std::vector<ContainerView> containers, init_containers;
   std::vector<std::string> claim_names;  // persistentVolumeClaim volumes
   bool resource_claims = false;          // spec.resourceClaims (DRA)
+  // spec.resourceClaims[].name -> the ResourceClaim's name (resourceClaimName, or for a template
+  // status.resourceClaimStatuses' generated name; absent while not generated).
+  std::map<std::string, std::string> resource_claim_names;
   bool deleting = false;
   // The PodBound condition as the pod has it ("" when absent).
   std::string bound_status, bound_reason, bound_message;

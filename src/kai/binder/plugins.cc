@@ -110,22 +110,6 @@ class VolumeBinding final : public BindPlugin {
   const std::atomic<bool>& stop_;
 };
 
-// --- dynamicresources: DRA claims are allocated by the scheduler and bound here ---
-
-class DynamicResources final : public BindPlugin {
- public:
-  std::string_view Name() const override { return kDynamicResources; }
-  Status PreBind(BindContext& ctx) override {
-    if (!ctx.pod.resource_claims && !ctx.request.claim_allocations) return Ok();
-    // Binding a pod without writing its claims' allocations would start it without its
-    // devices; refuse until DRA support lands (docs/deviations.md).
-    return Error{"pod " + ctx.pod.Ref() +
-                 " uses dynamic resource claims (spec.resourceClaims), which this binder does "
-                 "not bind yet"};
-  }
-  Status Rollback(BindContext&) override { return Ok(); }
-};
-
 // --- gpusharing: the fraction container learns its GPU through two per-pod ConfigMaps ---
 
 class GpuSharing final : public BindPlugin {
@@ -258,7 +242,6 @@ std::unique_ptr<BindPlugin> MakeVolumeBinding(const k8s::ApiClient& client,
                                               const std::atomic<bool>& stop) {
   return std::make_unique<VolumeBinding>(client, timeout, stop);
 }
-std::unique_ptr<BindPlugin> MakeDynamicResources() { return std::make_unique<DynamicResources>(); }
 std::unique_ptr<BindPlugin> MakeGpuSharing(const k8s::ApiClient& client, bool cdi) {
   return std::make_unique<GpuSharing>(client, cdi);
 }
@@ -329,7 +312,7 @@ Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(const PluginConfig
     } else if (name == kDynamicResources) {
       auto t = IntArgument(*s, name, "bindTimeoutSeconds");
       if (!t.ok()) return t.error();
-      out.push_back(MakeDynamicResources());
+      out.push_back(MakeDynamicResources(client));
     } else if (name == kGpuSharing) {
       auto cdi = BoolArgument(*s, name, "cdiEnabled");
       if (!cdi.ok()) return cdi.error();

@@ -23,6 +23,7 @@ struct BindContext {
   const BindRequestObject& request;
   std::vector<std::string> gpu_ids;         // the reserved GPUs (fraction binds)
   std::vector<std::string> annotated_pvcs;  // claims volumebinding gave a selected node
+  std::string extended_claim;  // the claim dynamicresources made for DRA-backed extended resources
 };
 
 class BindPlugin {
@@ -56,7 +57,9 @@ Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(const PluginConfig
 std::unique_ptr<BindPlugin> MakeVolumeBinding(const k8s::ApiClient& client,
                                               std::chrono::seconds timeout,
                                               const std::atomic<bool>& stop);
-std::unique_ptr<BindPlugin> MakeDynamicResources();
+// DRA (binder/dra.cc): writes each claim's allocation and the pod's reservation from the
+// BindRequest, and creates the claim of the pod's DRA-backed extended resources.
+std::unique_ptr<BindPlugin> MakeDynamicResources(const k8s::ApiClient& client);
 std::unique_ptr<BindPlugin> MakeGpuSharing(const k8s::ApiClient& client, bool cdi);
 
 }  // namespace kai::binder

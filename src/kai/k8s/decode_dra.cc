@@ -101,7 +101,7 @@ std::vector<AllocatedDevice> AllocatedDevices(const doc::Node& results, const st
 
 // The node names an allocation's node selector allows (In on metadata.name or
 // kubernetes.io/hostname); any other form allows every node.
-void AllocationNodes(const doc::Node& selector, ResourceClaimObject& c) {
+void AllocationNodes(const doc::Node& selector, std::vector<std::string>& nodes, bool& any) {
   const doc::Node terms = selector["nodeSelectorTerms"];
   if (!terms.IsSequence()) return;
   for (size_t t = 0; t < terms.size(); ++t) {
@@ -114,9 +114,9 @@ void AllocationNodes(const doc::Node& selector, ResourceClaimObject& c) {
         if (key.Scalar() != "metadata.name" && key.Scalar() != "kubernetes.io/hostname") continue;
         const doc::Node values = reqs[i]["values"];
         for (size_t v = 0; values.IsSequence() && v < values.size(); ++v) {
-          if (values[v].IsScalar()) c.selector_nodes.emplace_back(values[v].Scalar());
+          if (values[v].IsScalar()) nodes.emplace_back(values[v].Scalar());
         }
-        c.selector_any_node = false;
+        any = false;
       }
     }
   }
@@ -129,7 +129,7 @@ void ClaimStatus(const doc::Node& status, ResourceClaimObject& c, ObjectContext&
     c.allocated = true;
     c.devices =
         AllocatedDevices(alloc["devices"]["results"], "status.allocation.devices.results", ctx);
-    AllocationNodes(alloc["nodeSelector"], c);
+    AllocationNodes(alloc["nodeSelector"], c.selector_nodes, c.selector_any_node);
   }
   const doc::Node reserved = status["reservedFor"];
   if (!IsSeqOrAbsent(reserved, "status.reservedFor", ctx)) return;
@@ -204,7 +204,66 @@ SliceDevice DecodeDevice(const doc::Node& n, const std::string& path, bool beta1
   return d;
 }
 
+// An allocation a BindRequest carries: its devices and the one node its selector names.
+void BindAllocation(const doc::Node& alloc, const std::string& path,
+                    std::vector<AllocatedDevice>& devices, std::string& node, ObjectContext& ctx) {
+  if (!alloc.IsMap()) {
+    ctx.Fail(path, "missing");
+    return;
+  }
+  devices = AllocatedDevices(alloc["devices"]["results"], Join(path, "devices.results"), ctx);
+  std::vector<std::string> nodes;
+  bool any = true;
+  AllocationNodes(alloc["nodeSelector"], nodes, any);
+  if (nodes.size() == 1) node = nodes[0];
+}
+
+std::vector<ContainerRequestMapping> Mappings(const doc::Node& n, const std::string& path,
+                                              ObjectContext& ctx) {
+  std::vector<ContainerRequestMapping> out;
+  if (!IsSeqOrAbsent(n, path, ctx)) return out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string p = Index(path, i);
+    ContainerRequestMapping m{Str(n[i], "containerName", p, ctx).value_or(""),
+                              Str(n[i], "resourceName", p, ctx).value_or(""),
+                              Str(n[i], "requestName", p, ctx).value_or("")};
+    if (m.container.empty()) ctx.Fail(Join(p, "containerName"), "missing");
+    if (m.request.empty()) ctx.Fail(Join(p, "requestName"), "missing");
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace
+
+void DecodeBindRequestAllocations(const doc::Node& spec, BindRequestObject& b, ObjectContext& ctx) {
+  const doc::Node claims = spec["resourceClaimAllocations"];
+  const std::string cp = "spec.resourceClaimAllocations";
+  if (IsSeqOrAbsent(claims, cp, ctx)) {
+    for (size_t i = 0; i < claims.size(); ++i) {
+      const std::string p = Index(cp, i);
+      ClaimAllocation a;
+      a.name = Str(claims[i], "name", p, ctx).value_or("");
+      if (a.name.empty()) ctx.Fail(Join(p, "name"), "missing");
+      BindAllocation(claims[i]["allocation"], Join(p, "allocation"), a.devices, a.node, ctx);
+      b.claim_allocations.push_back(std::move(a));
+    }
+  }
+  const doc::Node ext = spec["extendedResourceClaimAllocation"];
+  const std::string ep = "spec.extendedResourceClaimAllocation";
+  if (!IsMapOrAbsent(ext, ep, ctx) || !ext.IsDefined() || ext.IsNull()) return;
+  ExtendedClaimAllocation e;
+  BindAllocation(ext["allocation"], Join(ep, "allocation"), e.devices, e.node, ctx);
+  const doc::Node reqs = ext["deviceRequests"];
+  const std::string rp = Join(ep, "deviceRequests");
+  if (IsSeqOrAbsent(reqs, rp, ctx)) {
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      e.requests.push_back(DecodeRequest(reqs[i], Index(rp, i), false, ctx));
+    }
+  }
+  e.mappings = Mappings(ext["containerMappings"], Join(ep, "containerMappings"), ctx);
+  b.extended_allocation = std::move(e);
+}
 
 void DecodeResourceClaim(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                          ClusterState& state) {
@@ -233,11 +292,29 @@ void DecodeResourceClaimTemplate(const doc::Node& doc, const std::string& source
   state.dra.templates.push_back(std::move(t));
 }
 
+// An extended resource name: <domain>/<name>, the domain not Kubernetes' own (the implicit
+// deviceclass.resource.kubernetes.io/ names are every class's already).
+void CheckExtendedResourceName(const std::string& name, ObjectContext& ctx) {
+  if (name.empty()) return;
+  const size_t slash = name.find('/');
+  const std::string domain = slash == std::string::npos ? "" : name.substr(0, slash);
+  const bool kubernetes =
+      domain == "kubernetes.io" || domain.ends_with(".kubernetes.io") || domain == "k8s.io";
+  if (slash == std::string::npos || slash == 0 || slash + 1 == name.size() ||
+      name.find('/', slash + 1) != std::string::npos || kubernetes) {
+    ctx.Fail("spec.extendedResourceName",
+             "must be an extended resource name <domain>/<name> outside kubernetes.io, got \"" +
+                 name + "\"");
+  }
+}
+
 void DecodeDeviceClass(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                        ClusterState& state) {
   DeviceClassObject c;
   c.meta = DecodeMeta(doc, "DeviceClass", false, source, ctx);
   c.selectors = CelSelectors(doc["spec"]["selectors"], "spec.selectors", ctx);
+  c.extended_resource_name = Str(doc["spec"], "extendedResourceName", "spec", ctx).value_or("");
+  CheckExtendedResourceName(c.extended_resource_name, ctx);
   state.dra.classes.push_back(std::move(c));
 }
 

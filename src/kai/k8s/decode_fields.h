@@ -91,6 +91,8 @@ void DecodeDeviceClass(const doc::Node& doc, const std::string& source, ObjectCo
                        ClusterState& state);
 void DecodeResourceSlice(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                          ClusterState& state);
+// A BindRequest's spec.resourceClaimAllocations and spec.extendedResourceClaimAllocation.
+void DecodeBindRequestAllocations(const doc::Node& spec, BindRequestObject& b, ObjectContext& ctx);
 CompactVector<PodClaimRef> PodResourceClaims(const doc::Node& spec, const doc::Node& status,
                                              ObjectContext& ctx);
 void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext& ctx,

@@ -182,6 +182,64 @@ Resources PodRequest(const doc::Node& spec, ObjectContext& ctx) {
   return total;
 }
 
+// The names a container's resources.requests will hold once the API server defaults them from
+// the limits, sorted: the position of an extended resource among them names its device request.
+std::vector<std::string> RequestNames(const doc::Node& res) {
+  std::set<std::string> names;
+  for (const char* part : {"requests", "limits"}) {
+    const doc::Node m = res[part];
+    if (!m.IsMap()) continue;
+    for (const doc::Node::Entry& e : m.Entries()) names.insert(std::string(e.first.Scalar()));
+  }
+  return {names.begin(), names.end()};
+}
+
+// A whole count of an extended resource in a container's request (nvidia.com/gpu is kept in
+// milli-GPU); 0 when it is not a whole positive number.
+int64_t WholeCount(const Resources& r, const std::string& name) {
+  if (name == keys::kGpuResource)
+    return r.milli_gpu % kMilliPerUnit ? 0 : r.milli_gpu / kMilliPerUnit;
+  return std::max<int64_t>(r.Scalar(InternResource(name)), 0);
+}
+
+// Reads a container already checked by PodRequest: its errors are reported once, there.
+void AddExtendedRequests(const doc::Node& c, std::string_view path, int32_t index, bool short_lived,
+                         PodObject& pod) {
+  const doc::Node res = c["resources"];
+  if (!res.IsMap()) return;
+  const std::vector<std::string> names = RequestNames(res);
+  std::vector<std::string> ignored;
+  ObjectContext quiet("", "", ignored);
+  Resources request;
+  bool computed = false;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].find('/') == std::string::npos) continue;
+    if (!computed) {
+      request = ContainerRequest(c, path, quiet);
+      computed = true;
+    }
+    const int64_t count = WholeCount(request, names[k]);
+    if (count <= 0) continue;
+    pod.extended_requests.push_back({Str(c, "name", path, quiet).value_or(""), names[k], count,
+                                     index, static_cast<int32_t>(k), short_lived});
+  }
+}
+
+// The extended resources of every container, init containers first (KEP-5004's container order).
+void DecodeExtendedRequests(const doc::Node& spec, PodObject& pod) {
+  int32_t index = 0;
+  const doc::Node inits = spec["initContainers"];
+  for (size_t i = 0; inits.IsSequence() && i < inits.size(); ++i, ++index) {
+    const doc::Node restart = inits[i]["restartPolicy"];
+    const bool sidecar = restart.IsScalar() && restart.Scalar() == "Always";
+    AddExtendedRequests(inits[i], Index("spec.initContainers", i), index, !sidecar, pod);
+  }
+  const doc::Node containers = spec["containers"];
+  for (size_t i = 0; containers.IsSequence() && i < containers.size(); ++i, ++index) {
+    AddExtendedRequests(containers[i], Index("spec.containers", i), index, false, pod);
+  }
+}
+
 // The number of a GPU-sharing annotation, in its units (the gpu-fraction in milli-GPU, the others
 // whole); nullopt when it is not one.
 using AnnotationParser = std::optional<int64_t> (*)(std::string_view text);
@@ -277,6 +335,7 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   const doc::Node gates = spec["schedulingGates"];
   pod.scheduling_gated = gates.IsDefined() && gates.IsSequence() && gates.size() > 0;
   pod.request = PodRequest(spec, ctx);
+  DecodeExtendedRequests(spec, pod);
   const doc::Node status = doc["status"];
   if (IsMapOrAbsent(status, "status", ctx)) {
     pod.phase = Str(status, "phase", "status", ctx).value_or("Pending");

@@ -48,7 +48,7 @@ void DecodeBindRequest(const doc::Node& doc, const std::string& source, ObjectCo
     b.gpu_count = static_cast<int>(Int(gpu, "count", "spec.receivedGPU", ctx).value_or(0));
     b.gpu_portion = Str(gpu, "portion", "spec.receivedGPU", ctx).value_or("");
   }
-  b.claim_allocations = spec["resourceClaimAllocations"].size() > 0;
+  DecodeBindRequestAllocations(spec, b, ctx);
   b.numa_zones = DecodeNumaRecord(spec["predictedNUMAZones"], "spec.predictedNUMAZones", ctx);
   if (b.pod_name.empty()) ctx.Fail("spec.podName", "missing");
   if (b.selected_node.empty()) ctx.Fail("spec.selectedNode", "missing");

@@ -351,6 +351,7 @@ void DeviceClass(Out& o, const DeviceClassObject& c) {
   Meta(o, c.meta);
   o.BeginMap("spec");
   Selectors(o, "selectors", c.selectors);
+  o.KVIf("extendedResourceName", c.extended_resource_name);
   o.e << YAML::EndMap;
   o.EndDoc();
 }

@@ -102,4 +102,87 @@ std::string EventBody(const EventSpec& e, UnixSeconds now, uint64_t seq) {
   });
 }
 
+namespace {
+
+void NodeSelectorOf(JsonWriter& w, const std::string& node) {
+  Str(w, "nodeSelector");
+  w.StartObject();
+  Str(w, "nodeSelectorTerms");
+  w.StartArray();
+  w.StartObject();
+  Str(w, "matchFields");
+  w.StartArray();
+  w.StartObject();
+  KeyStr(w, "key", "metadata.name");
+  KeyStr(w, "operator", "In");
+  Str(w, "values");
+  w.StartArray();
+  Str(w, node);
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+// An allocation result: the devices and, for node-local ones, a node selector naming the node
+// (as the structured allocator writes it).
+void AllocationJson(JsonWriter& w, const std::vector<AllocatedDevice>& devices,
+                    const std::string& node) {
+  Str(w, "allocation");
+  w.StartObject();
+  Str(w, "devices");
+  w.StartObject();
+  Str(w, "results");
+  w.StartArray();
+  for (const AllocatedDevice& d : devices) {
+    w.StartObject();
+    KeyStr(w, "request", d.request);
+    KeyStr(w, "driver", d.driver);
+    KeyStr(w, "pool", d.pool);
+    KeyStr(w, "device", d.device);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  if (!node.empty()) NodeSelectorOf(w, node);
+  w.EndObject();
+}
+
+void DeviceRequestsJson(JsonWriter& w, std::string_view key,
+                        const std::vector<DeviceRequestSpec>& requests) {
+  Str(w, key);
+  w.StartArray();
+  for (const DeviceRequestSpec& r : requests) {
+    w.StartObject();
+    KeyStr(w, "name", r.name);
+    Str(w, "exactly");
+    w.StartObject();
+    KeyStr(w, "deviceClassName", r.device_class);
+    KeyStr(w, "allocationMode", "ExactCount");
+    Str(w, "count");
+    w.Int64(r.count);
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void RequestMappingsJson(JsonWriter& w, std::string_view key,
+                         const std::vector<ContainerRequestMapping>& mappings) {
+  Str(w, key);
+  w.StartArray();
+  for (const ContainerRequestMapping& m : mappings) {
+    w.StartObject();
+    KeyStr(w, "containerName", m.container);
+    KeyStr(w, "resourceName", m.resource);
+    KeyStr(w, "requestName", m.request);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 }  // namespace kai::k8s

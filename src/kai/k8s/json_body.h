@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "kai/model/dra.h"
 #include "kai/util/time.h"
 
 namespace kai::k8s {
@@ -56,5 +57,18 @@ struct EventSpec {
 };
 // A core/v1 Event, named after its object plus `seq` (unique within this process).
 std::string EventBody(const EventSpec& e, UnixSeconds now, uint64_t seq);
+
+// "allocation": a DRA allocation result (resource.k8s.io v1 AllocationResult): the devices and,
+// when `node` is not empty, a node selector naming it (as the structured allocator writes it).
+void AllocationJson(JsonWriter& w, const std::vector<AllocatedDevice>& devices,
+                    const std::string& node);
+
+// "<key>": DRA device requests, each the `exactly` form (deviceClassName, ExactCount, count).
+void DeviceRequestsJson(JsonWriter& w, std::string_view key,
+                        const std::vector<DeviceRequestSpec>& requests);
+// "<key>": which device request serves each container's extended resource
+// ({containerName, resourceName, requestName}, as Kubernetes' ContainerExtendedResourceRequest).
+void RequestMappingsJson(JsonWriter& w, std::string_view key,
+                         const std::vector<ContainerRequestMapping>& mappings);
 
 }  // namespace kai::k8s

@@ -126,6 +126,8 @@ struct PodObject {
   // MIG instances asked by annotation (KAI's legacy MIG pods), in annotation order.
   CompactVector<std::pair<std::string, int64_t>> legacy_mig;
   CompactVector<PodClaimRef> resource_claims;  // spec.resourceClaims (DRA, model/dra.h)
+  // The containers' extended resources (names with a domain), for DRA-backed extended resources.
+  CompactVector<ContainerExtendedRequest> extended_requests;
   // Zero or one: what the kubelet would NUMA-align, for pods that may need it (model/numa.h).
   CompactVector<PodNumaRequest> numa;
   friend bool operator==(const PodObject&, const PodObject&) = default;
@@ -221,10 +223,11 @@ struct BindRequestObject {
   std::string selected_node;
   std::string received_resource_type;
   std::vector<std::string> selected_gpu_groups;
-  int gpu_count = 0;                 // spec.receivedGPU.count
-  std::string gpu_portion;           // spec.receivedGPU.portion, as written ("0.50")
-  bool claim_allocations = false;    // spec.resourceClaimAllocations is not empty
-  std::string phase;                 // "", Pending, Succeeded, Failed
+  int gpu_count = 0;                               // spec.receivedGPU.count
+  std::string gpu_portion;                         // spec.receivedGPU.portion, as written ("0.50")
+  std::vector<ClaimAllocation> claim_allocations;  // spec.resourceClaimAllocations
+  std::optional<ExtendedClaimAllocation> extended_allocation;  // spec.extendedResource...
+  std::string phase;                                           // "", Pending, Succeeded, Failed
   std::optional<int> backoff_limit;  // spec.backoffLimit (kai's scheduler, like KAI's, sets none)
   int failed_attempts = 0;           // status.failedAttempts
   NumaPlacementRecord numa_zones;    // spec.predictedNUMAZones

@@ -6,9 +6,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kai/model/meta.h"
+#include "kai/util/interned_string.h"
 
 namespace kai {
 
@@ -78,6 +80,10 @@ struct ResourceClaimTemplateObject {
 struct DeviceClassObject {
   ObjectMeta meta;
   std::vector<std::string> selectors;  // spec.selectors[].cel.expression
+  // spec.extendedResourceName (KEP-5004): pods asking this extended resource (and, always,
+  // deviceclass.resource.kubernetes.io/<class name>) get devices of this class on nodes that do
+  // not list the resource in their allocatable. "" when unset.
+  std::string extended_resource_name;
   friend bool operator==(const DeviceClassObject&, const DeviceClassObject&) = default;
 };
 
@@ -99,6 +105,57 @@ struct PodClaimRef {
   bool FromTemplate() const { return !template_name.empty(); }
   friend bool operator==(const PodClaimRef&, const PodClaimRef&) = default;
 };
+
+// One extended resource (a name with a domain: nvidia.com/gpu, example.com/nic) a container
+// asks, as KEP-5004's DRA-backed extended resources need it: which container (index in
+// initContainers then containers), whether it runs to completion before the others start (an init
+// container that is not a sidecar), the whole count asked, and the resource's position among the
+// container's sorted request names (the device request is named container-<i>-request-<k>).
+struct ContainerExtendedRequest {
+  InternedString container;
+  InternedString resource;
+  int64_t count = 0;
+  int32_t container_index = 0;
+  int32_t key_index = 0;
+  bool short_lived = false;
+  friend bool operator==(const ContainerExtendedRequest&,
+                         const ContainerExtendedRequest&) = default;
+};
+
+// A BindRequest's allocation of one claim (spec.resourceClaimAllocations[]): the pod's name for
+// the claim (spec.resourceClaims[].name), its devices, and the node they are on ("" when the
+// allocation names none).
+struct ClaimAllocation {
+  std::string name;
+  std::vector<AllocatedDevice> devices;
+  std::string node;
+  friend bool operator==(const ClaimAllocation&, const ClaimAllocation&) = default;
+};
+
+// Which device request serves a container's extended resource (the pod status's
+// extendedResourceClaimStatus.requestMappings[]).
+struct ContainerRequestMapping {
+  std::string container, resource, request;
+  friend bool operator==(const ContainerRequestMapping&, const ContainerRequestMapping&) = default;
+};
+
+// A BindRequest's spec.extendedResourceClaimAllocation: the claim the binder creates for the pod's
+// DRA-backed extended resources (its device requests), its allocation, and the mappings.
+struct ExtendedClaimAllocation {
+  std::vector<DeviceRequestSpec> requests;
+  std::vector<ContainerRequestMapping> mappings;
+  std::vector<AllocatedDevice> devices;
+  std::string node;
+  friend bool operator==(const ExtendedClaimAllocation&, const ExtendedClaimAllocation&) = default;
+};
+
+// The annotation marking the ResourceClaim the binder creates for a pod's DRA-backed extended
+// resources (KEP-5004).
+inline constexpr std::string_view kExtendedResourceClaimAnnotation =
+    "resource.kubernetes.io/extended-resource-claim";
+// The implicit extended resource name of every DeviceClass: this prefix and the class name.
+inline constexpr std::string_view kDeviceClassResourcePrefix =
+    "deviceclass.resource.kubernetes.io/";
 
 struct DraObjects {
   std::vector<ResourceClaimObject> claims;

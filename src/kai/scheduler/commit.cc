@@ -17,6 +17,7 @@
 namespace kai::scheduler {
 namespace {
 
+using k8s::AllocationJson;
 using k8s::Json;
 using k8s::JsonWriter;
 using k8s::KeyStr;
@@ -28,30 +29,7 @@ constexpr size_t kEventCapacity = 20000;  // queued events beyond it are dropped
 
 std::string PodKey(const ObjectRef& pod) { return "pod/" + pod.uid; }
 
-void NodeSelectorOf(JsonWriter& w, const std::string& node) {
-  Str(w, "nodeSelector");
-  w.StartObject();
-  Str(w, "nodeSelectorTerms");
-  w.StartArray();
-  w.StartObject();
-  Str(w, "matchFields");
-  w.StartArray();
-  w.StartObject();
-  KeyStr(w, "key", "metadata.name");
-  KeyStr(w, "operator", "In");
-  Str(w, "values");
-  w.StartArray();
-  Str(w, node);
-  w.EndArray();
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-  w.EndArray();
-  w.EndObject();
-}
-
-// spec.resourceClaimAllocations: each claim's devices and, for node-local ones, a node selector
-// naming the node (as the structured allocator writes it).
+// spec.resourceClaimAllocations: each claim's allocation.
 void ClaimAllocations(JsonWriter& w, const BindDecision& b) {
   if (b.claims.empty()) return;
   Str(w, "resourceClaimAllocations");
@@ -59,27 +37,23 @@ void ClaimAllocations(JsonWriter& w, const BindDecision& b) {
   for (const DraClaimResult& c : b.claims) {
     w.StartObject();
     KeyStr(w, "name", c.name);
-    Str(w, "allocation");
-    w.StartObject();
-    Str(w, "devices");
-    w.StartObject();
-    Str(w, "results");
-    w.StartArray();
-    for (const AllocatedDevice& d : c.devices) {
-      w.StartObject();
-      KeyStr(w, "request", d.request);
-      KeyStr(w, "driver", d.driver);
-      KeyStr(w, "pool", d.pool);
-      KeyStr(w, "device", d.device);
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-    if (!c.node.empty()) NodeSelectorOf(w, c.node);
-    w.EndObject();
+    AllocationJson(w, c.devices, c.node);
     w.EndObject();
   }
   w.EndArray();
+}
+
+// spec.extendedResourceClaimAllocation: the claim the binder creates for the pod's DRA-backed
+// extended resources, its device requests and which container each serves.
+void ExtendedClaimAllocation(JsonWriter& w, const BindDecision& b) {
+  if (!b.extended) return;
+  const DraExtendedResult& e = *b.extended;
+  Str(w, "extendedResourceClaimAllocation");
+  w.StartObject();
+  AllocationJson(w, e.devices, e.node);
+  k8s::DeviceRequestsJson(w, "deviceRequests", e.requests);
+  k8s::RequestMappingsJson(w, "containerMappings", e.mappings);
+  w.EndObject();
 }
 
 // A zone amount as a Kubernetes resource list (cpu and GPUs from milli-units, others whole).
@@ -149,6 +123,7 @@ std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
       w.EndArray();
     }
     ClaimAllocations(w, b);
+    ExtendedClaimAllocation(w, b);
     NumaZonesJson(w, b.numa_zones);
     w.EndObject();
     w.EndObject();

@@ -67,6 +67,7 @@ void FillGpu(const SnapPod& p, BindDecision& b) {
 void FillClaims(const DraView& dra, const Snapshot& snap, PodId id, BindDecision& b) {
   const SnapPod& pod = snap.pods[id];
   b.claims = ClaimResults(dra, snap, id);
+  b.extended = ExtendedResult(dra, snap, id);
   const DraPod* dp = dra.PodOf(*pod.obj);
   if (!dp || pod.share.IsShared() || b.received_resource_type != "Regular") return;
   b.gpu_count -= static_cast<int>(dp->charged_milli_gpu / kMilliPerUnit);

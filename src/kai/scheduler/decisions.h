@@ -25,7 +25,9 @@ struct BindDecision {
   int gpu_count = 0;                   // devices (whole GPUs, or devices of a fraction)
   std::string gpu_portion;             // "%.2f" of a device, as KAI writes it
   std::vector<DraClaimResult> claims;  // spec.resourceClaimAllocations (DRA)
-  NumaPlacementRecord numa_zones;      // spec.predictedNUMAZones (snapshot/numa.h)
+  // spec.extendedResourceClaimAllocation (DRA-backed extended resources)
+  std::optional<DraExtendedResult> extended;
+  NumaPlacementRecord numa_zones;  // spec.predictedNUMAZones (snapshot/numa.h)
 };
 
 struct EvictDecision {

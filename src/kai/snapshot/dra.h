@@ -14,6 +14,8 @@
 // bookkeeping of claims it allocates is the dynamicresources plugin's.
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,11 +38,11 @@ struct DraDevice {
 
 struct DraClaim {
   const ResourceClaimObject* obj = nullptr;
-  std::vector<DeviceRequestSpec> requests;        // the claim's (a template's for generated names)
-  std::vector<const DeviceClassObject*> classes;  // each request's class (null: none such)
-  int64_t gpus = 0;                               // GPU devices asked (KAI's counting)
-  bool gpu = false;                               // some request's class names a GPU
-  bool held = false;                              // allocated and in use: bound to `nodes`
+  std::span<const DeviceRequestSpec> requests;  // the claim's (a template's for generated names)
+  std::span<const DeviceClassObject* const> classes;  // each request's class (null: none such)
+  int64_t gpus = 0;                                   // GPU devices asked (KAI's counting)
+  bool gpu = false;                                   // some request's class names a GPU
+  bool held = false;                                  // allocated and in use: bound to `nodes`
   bool implied = false;  // held by a pod on its node, no status.allocation: devices to choose
   std::vector<DraNodeId> nodes;                      // held: the nodes its devices are on / allowed
   std::vector<std::pair<DraNodeId, int32_t>> slots;  // held: its devices (node, device index)
@@ -55,18 +57,40 @@ struct DraPodClaim {
   int32_t claim = -1;  // index into DraView::claims; -1 when the claim does not exist
 };
 
-struct DraPod {
-  std::vector<DraPodClaim> claims;
-  int64_t charged_milli_gpu = 0;  // GPUs of the claims it owns
+// One device request of a pod's DRA-backed extended resources (KEP-5004's "special claim", which
+// the binder creates): named container-<i>-request-<k>, ExactCount of the resource's class.
+struct DraExtendedRequest {
+  DeviceRequestSpec spec;
+  const DeviceClassObject* cls = nullptr;
+  std::string_view resource;
+  ResourceId resource_id = 0;  // unused for nvidia.com/gpu
+  bool gpu = false;            // nvidia.com/gpu: GPU accounting counts it (devices free or not)
 };
 
-// What a placed pod's claim got (BindRequest spec.resourceClaimAllocations): its devices, and
-// the node they are on ("" when they are not bound to one).
-struct DraClaimResult {
-  std::string name;  // the pod's name for the claim (spec.resourceClaims[].name)
-  std::vector<AllocatedDevice> devices;
-  std::string node;
+// Which device request serves a container's extended resource (pod.status's
+// extendedResourceClaimStatus.requestMappings).
+struct DraContainerMapping {
+  std::string_view container, resource;
+  std::string request;
 };
+
+struct DraPod {
+  int32_t index = -1;                   // into ClusterState::pods
+  std::span<const DraPodClaim> claims;  // storage: DraView::pod_claims
+  int64_t charged_milli_gpu = 0;        // GPUs of the claims it owns
+  // Its DRA-backed extended resources, for every resource a class maps (a node listing the
+  // resource in its allocatable serves it through its device plugin instead), and the mappings.
+  std::vector<DraExtendedRequest> extended;
+  std::vector<DraContainerMapping> mappings;
+  int32_t extended_claim = -1;  // the claim the binder made for them (a pod holding it), or -1
+};
+
+// What a placed pod's DRA-backed extended resources got (spec.extendedResourceClaimAllocation):
+// the requests and mappings DRA serves on its node, the devices.
+using DraExtendedResult = ExtendedClaimAllocation;
+
+// What a placed pod's claim got (BindRequest spec.resourceClaimAllocations).
+using DraClaimResult = ClaimAllocation;
 
 // A device a claim holds in the session.
 struct DraSlot {
@@ -84,27 +108,60 @@ struct DraClaimSession {
   std::vector<DraSlot> slots;  // devices it holds
 };
 
+// The devices a pod's DRA-backed extended resources hold in the session (one node).
+struct DraExtendedSession {
+  DraNodeId node = -1;
+  std::vector<DraSlot> slots;  // request: index into DraPod::extended
+};
+
 struct DraView {
   std::vector<DraClaim> claims;
   // By claim: its state in the session (the dynamicresources plugin's; empty without it).
   std::vector<DraClaimSession> session;
-  std::vector<std::vector<DraDevice>> node_devices;   // by node id
-  std::vector<int64_t> node_gpus;                     // GPU devices per node id
-  std::unordered_map<const PodObject*, DraPod> pods;  // pods with spec.resourceClaims
+  std::vector<std::vector<DraDevice>> node_devices;  // by node id
+  std::vector<int64_t> node_gpus;                    // GPU devices per node id
+  // Pods with spec.resourceClaims or DRA-backed extended resources; pod_slot[i]: the index in
+  // `pods` of state.pods[i] (-1: none); pods_base: state.pods.data().
+  std::vector<DraPod> pods;
+  std::vector<int32_t> pod_slot;
+  const PodObject* pods_base = nullptr;
+  // The pools the pods' claims and the claims' classes view (sized once: never reallocated).
+  std::vector<DraPodClaim> pod_claims;
+  std::vector<const DeviceClassObject*> claim_classes;
   std::unordered_map<std::string, const DeviceClassObject*> classes;
+  // Extended resource name -> its class: spec.extendedResourceName (the newest class of a name
+  // wins, as Kubernetes' cache) and every class's deviceclass.resource.kubernetes.io/<name>.
+  std::unordered_map<std::string_view, const DeviceClassObject*> extended_classes;
+  std::vector<std::string> extended_names;  // the implicit names (extended_classes views them)
+  // By pod id: the devices its extended resources hold in the session (the plugin's).
+  std::unordered_map<int32_t, DraExtendedSession> extended_session;
+  bool any_extended = false;  // some pod asks a DRA-backed extended resource
   const DraPod* PodOf(const PodObject& pod) const {
-    auto it = pods.find(&pod);
-    return it == pods.end() ? nullptr : &it->second;
+    const std::ptrdiff_t i = &pod - pods_base;
+    if (!pods_base || i < 0 || i >= static_cast<std::ptrdiff_t>(pod_slot.size())) return nullptr;
+    const int32_t slot = pod_slot[static_cast<size_t>(i)];
+    return slot < 0 ? nullptr : &pods[static_cast<size_t>(slot)];
   }
 };
 
 // What the pod's claims hold in the session, for its BindRequest (empty without a session state).
 std::vector<DraClaimResult> ClaimResults(const DraView& view, const Snapshot& snap, int32_t pod);
 
+// The same for its DRA-backed extended resources; nullopt when it has none on its node.
+std::optional<DraExtendedResult> ExtendedResult(const DraView& view, const Snapshot& snap,
+                                                int32_t pod);
+
+// Whether `node` serves `r` through DRA: its Node object lists no such resource (KAI's
+// podExtendedResourcesNeedingDRA).
+bool NeedsDra(const Snapshot& snap, DraNodeId node, const DraExtendedRequest& r);
+
 // Builds the view once the snapshot's nodes exist; the pods' indices are those of state.pods.
 std::shared_ptr<DraView> BuildDraView(const ClusterState& state, const Snapshot& snap);
-// Adds the view's GPU devices to the nodes' allocatable and idle GPUs.
+// Adds the view's GPU devices to the nodes' allocatable and idle GPUs, and makes each DRA-backed
+// extended resource a node does not list unbounded there (kDraDecides): the DRA predicate, not
+// the resource vector, decides it (KAI skips those dimensions in its fit and accounting).
 void AddDraGpusToNodes(const DraView& view, Snapshot& snap);
+inline constexpr int64_t kDraDecides = int64_t{1} << 40;
 
 // Devices of a node for one request: the indices (into node_devices[node]) of up to `want`
 // matching devices not in `taken` (All: every matching device, all of them required free).

@@ -9,6 +9,10 @@
 //   fractional GPU requests on nodes whose GPUs come from ResourceSlices (as KAI).
 // Placing a pod allocates its unallocated claims on its node (devices in name order of the
 // slices); removing the last pod using a claim frees it, so evictions free devices.
+// DRA-backed extended resources (KEP-5004: a DeviceClass's extendedResourceName, or
+// deviceclass.resource.kubernetes.io/<class>) on a node whose Node object does not list them: the
+// node needs free devices for the pod's requests (snapshot/dra.h DraExtendedRequest), which a
+// placement takes and an eviction frees; the BindRequest carries them for the binder's claim.
 #include <algorithm>
 
 #include "kai/framework/session.h"
@@ -24,10 +28,14 @@ constexpr int kMaxConsumers = 256;  // resource.k8s.io ResourceClaimReservedForM
 using Slot = DraSlot;
 using ClaimState = DraClaimSession;
 
-NodeVerdict ClaimVerdict(const PodClaimRef& ref, std::string what, bool never) {
-  NodeVerdict v{FitCode::kDraClaim, {}, "claim " + ref.name + ": " + what};
+NodeVerdict DraVerdict(std::string_view subject, std::string_view what, bool never) {
+  NodeVerdict v{FitCode::kDraClaim, {}, std::string(subject) + ": " + std::string(what)};
   v.never = never;
   return v;
+}
+
+NodeVerdict ClaimVerdict(const PodClaimRef& ref, std::string_view what, bool never) {
+  return DraVerdict("claim " + ref.name, what, never);
 }
 
 bool NamedIn(const ResourceClaimObject* obj, std::string_view pod) {
@@ -68,6 +76,15 @@ class DynamicResourcesPlugin : public Plugin {
       const DraClaim& dc = view_->claims[c];
       if (dc.held && dc.implied) Bind(static_cast<int32_t>(c), dc.nodes.front());
     }
+    // Running pods whose extended resources have no claim yet (a bind in flight, or kai
+    // simulate's cluster, which creates none) hold devices on their node.
+    view_->extended_session.clear();
+    for (PodId p = 0; view_->any_extended && p < static_cast<PodId>(snap.pods.size()); ++p) {
+      const SnapPod& pod = snap.pods[p];
+      if (!IsActiveUsed(pod.status) || pod.node == kNone) continue;
+      const DraPod* dp = view_->PodOf(*pod.obj);
+      if (dp && !dp->extended.empty()) AllocateExtended(snap, p, *dp, pod.node);
+    }
   }
 
   void InitClaim(size_t c) {
@@ -90,18 +107,20 @@ class DynamicResourcesPlugin : public Plugin {
               {},
               "fractional/shared GPU pods are not supported on nodes with DRA GPUs"};
     }
-    if (pod.obj->resource_claims.empty()) return {};
+    const bool extended = view_ && view_->any_extended && !pod.obj->extended_requests.empty();
+    if (pod.obj->resource_claims.empty() && !extended) return {};
     if (!view_) {
       return ClaimVerdict(pod.obj->resource_claims[0], "no ResourceClaim objects exist", true);
     }
     const DraPod* dp = view_->PodOf(*pod.obj);
+    if (!dp) return {};
     if (memo_pod_ != pod_id || memo_version_ != version_) {
       memo_pod_ = pod_id;
       memo_version_ = version_;
       memo_ = CheckPod(s, pod, *dp);  // the same on every node until a claim changes
     }
     if (!memo_.Fits()) return memo_;
-    return CheckNode(*dp, node);
+    return CheckNode(s.snap(), *dp, node);
   }
 
   NodeVerdict CheckPod(const Session& s, const SnapPod& pod, const DraPod& dp) const {
@@ -160,7 +179,7 @@ class DynamicResourcesPlugin : public Plugin {
     return {};
   }
 
-  NodeVerdict CheckNode(const DraPod& dp, NodeId node) const {
+  NodeVerdict CheckNode(const Snapshot& snap, const DraPod& dp, NodeId node) const {
     scratch_ = taken_[node];  // storage reused: no allocation per node
     for (const DraPodClaim& c : dp.claims) {
       const ClaimState& st = view_->session[c.claim];
@@ -170,9 +189,18 @@ class DynamicResourcesPlugin : public Plugin {
       }
       const DraClaim& dc = view_->claims[c.claim];
       for (size_t i = 0; i < dc.requests.size(); ++i) {
-        NodeVerdict v = CheckRequest(*c.ref, dc.requests[i], dc.classes[i], node, scratch_);
+        const DeviceRequestSpec& r = dc.requests[i];
+        NodeVerdict v = CheckRequest("claim " + c.ref->name, r, dc.classes[i], node,
+                                     IsGpuDeviceClassName(r.device_class), scratch_);
         if (!v.Fits()) return v;
       }
+    }
+    if (dp.extended_claim >= 0) return {};  // its devices are held by the binder's claim
+    for (const DraExtendedRequest& e : dp.extended) {
+      if (!NeedsDra(snap, node, e)) continue;
+      NodeVerdict v = CheckRequest("extended resource " + std::string(e.resource), e.spec, e.cls,
+                                   node, e.gpu, scratch_);
+      if (!v.Fits()) return v;
     }
     return {};
   }
@@ -180,17 +208,17 @@ class DynamicResourcesPlugin : public Plugin {
   // GPU requests are counted by the node's GPUs (snapshot/dra.h), which evictions free: for them
   // the node needs enough matching devices, free or not (a disruptive action checks predicates
   // before it frees anything). Other requests need free matching devices.
-  NodeVerdict CheckRequest(const PodClaimRef& ref, const DeviceRequestSpec& r,
-                           const DeviceClassObject* cls, NodeId node,
+  NodeVerdict CheckRequest(std::string_view subject, const DeviceRequestSpec& r,
+                           const DeviceClassObject* cls, NodeId node, bool gpu,
                            std::vector<bool>& taken) const {
-    const bool gpu = IsGpuDeviceClassName(r.device_class);
     DeviceMatch& m = match_;
     MatchDevicesInto(*view_, node, r, cls, taken, /*count_taken=*/gpu, m);
     if (!m.unsupported.empty()) {
-      return ClaimVerdict(ref, "CEL selector not supported by kai: " + m.unsupported, true);
+      return DraVerdict(subject, "CEL selector not supported by kai: " + m.unsupported, true);
     }
     if (!m.enough) {
-      return ClaimVerdict(ref, "device class " + r.device_class + " matches no free device", false);
+      return DraVerdict(subject, "device class " + r.device_class + " matches no free device",
+                        false);
     }
     for (int32_t d : m.devices) taken[d] = true;
     return {};
@@ -207,6 +235,31 @@ class DynamicResourcesPlugin : public Plugin {
       if (!NamedIn(view_->claims[c.claim].obj, pod.name)) ++st.added;
       if (st.consumers++ == 0 && !st.bound) Bind(c.claim, pod.node);
     }
+    if (!dp->extended.empty()) AllocateExtended(s.snap(), pod_id, *dp, pod.node);
+  }
+
+  // Devices of the node for the pod's extended resources that DRA serves there (none when the
+  // binder's claim holds them already).
+  void AllocateExtended(const Snapshot& snap, PodId pod, const DraPod& dp, NodeId node) {
+    if (dp.extended_claim >= 0) return;
+    DraExtendedSession st{node, {}};
+    for (size_t r = 0; r < dp.extended.size(); ++r) {
+      const DraExtendedRequest& e = dp.extended[r];
+      if (!NeedsDra(snap, node, e)) continue;
+      MatchDevicesInto(*view_, node, e.spec, e.cls, taken_[node], false, match_);
+      for (int32_t d : match_.devices) {
+        taken_[node][d] = true;
+        st.slots.push_back({node, d, static_cast<int32_t>(r)});
+      }
+    }
+    if (!st.slots.empty()) view_->extended_session[pod] = std::move(st);
+  }
+
+  void DeallocateExtended(PodId pod) {
+    auto it = view_->extended_session.find(pod);
+    if (it == view_->extended_session.end()) return;
+    for (const Slot& slot : it->second.slots) taken_[slot.node][slot.device] = false;
+    view_->extended_session.erase(it);
   }
 
   void Bind(int32_t claim, NodeId node) {
@@ -228,6 +281,7 @@ class DynamicResourcesPlugin : public Plugin {
     const SnapPod& pod = s.snap().pods[pod_id];
     const DraPod* dp = view_->PodOf(*pod.obj);
     if (!dp) return;
+    DeallocateExtended(pod_id);
     for (const DraPodClaim& c : dp->claims) {
       if (c.claim < 0) continue;
       ClaimState& st = view_->session[c.claim];
