@@ -110,9 +110,10 @@ std::string Seconds(std::chrono::milliseconds d) {
 // said once per change of answer.
 void Reflector::MarkAbsent(long status) {
   Count(&ReflectorStats::lists_absent);
+  const bool said = absent_.exchange(status) == status;  // before the sink learns of the list
   sink_.sync_end();
   synced_ = true;
-  if (absent_.exchange(status) == status) return;
+  if (said) return;
   const std::string recheck =
       "; counted as empty, re-checking every " + Seconds(options_.recheck_absent);
   if (status == 403) {
