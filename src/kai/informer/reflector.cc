@@ -120,7 +120,7 @@ void Reflector::MarkAbsent(long status) {
     Log(ApiName(type_) + " forbidden (403): the account lacks list and watch on " +
         RbacName(type_) + " (see deploy/rbac)" + recheck);
   } else {
-    Log(ApiName(type_) + " not served (404)" + recheck);
+    Log(ApiName(type_) + " not served" + recheck);
   }
 }
 
