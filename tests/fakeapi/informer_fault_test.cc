@@ -957,6 +957,10 @@ TEST_F(FakeApiOptionalKinds, AnApiThatGoesAwayEmptiesTheKind) {
   })) << "still "
       << world_.node_topologies.size() << " NodeResourceTopologies";
   EXPECT_TRUE(informer_->Synced());
+  EXPECT_GE(LogCount(log_mu_, informer_log_,
+                     "watch: topology.node.k8s.io/v1alpha2 noderesourcetopologies not found"),
+            1u);
+  EXPECT_EQ(LogCount(log_mu_, informer_log_, "noderesourcetopologies not served"), 1u);
   server_.ClearFaults();
   ASSERT_TRUE(Converged());
   EXPECT_EQ(world_.node_topologies.size(), 2u);

@@ -199,7 +199,7 @@ Reflector::WatchEnd Reflector::Watch() {
     // The API went away (a CRD deleted): the list says what follows (for an optional kind,
     // not served: its objects are gone).
     Count(&ReflectorStats::watch_errors);
-    Log("watch: 404, listing again");
+    Log("watch: " + ApiName(type_) + " not found (gone?), listing again");
     return WatchEnd::kNotFound;
   }
   if (ended_by_event || !r.ok()) {
