@@ -22,6 +22,10 @@ is left) and checks what they wrote:
 - Endpoints: /healthz, /readyz, /metrics, /debug/snapshot (read back by `kai simulate`: the same
   pod statuses as a --dry-run of the scheduler); every event names an existing object.
 - BadConfiguration: a missing kubeconfig file or SchedulingShard: exit 2 naming it.
+- OptionalWatches: the DRA kinds (resource.k8s.io/v1, which 1.28 does not serve) and the
+  NodeResourceTopology CRD (not installed at start) are reported as not served, once each, and
+  the scheduler schedules; the CRD installed while it runs is watched at the next re-check, and a
+  pod that needs one NUMA zone gets the node whose zones hold it and spec.predictedNUMAZones.
 
 Skips when /opt/kube-test/bin/kube-apiserver is not built.
 """
@@ -603,7 +607,12 @@ class Rbac(SchedulerTestCase):
         watch = {("", "nodes"), ("", "pods"), ("scheduling.run.ai", "podgroups"),
                  ("scheduling.run.ai", "queues"), ("scheduling.k8s.io", "priorityclasses"),
                  ("kai.scheduler", "topologies"), ("scheduling.run.ai", "bindrequests"),
-                 ("kai.scheduler", "schedulingshards")}
+                 ("kai.scheduler", "schedulingshards"),
+                 # the optional watches (DRA, NUMA)
+                 ("resource.k8s.io", "deviceclasses"), ("resource.k8s.io", "resourceclaims"),
+                 ("resource.k8s.io", "resourceclaimtemplates"),
+                 ("resource.k8s.io", "resourceslices"),
+                 ("topology.node.k8s.io", "noderesourcetopologies")}
         want = {(g, r, v) for g, r in watch for v in ("list", "watch")} | {
             ("kai.scheduler", "schedulingshards", "get"),
             ("scheduling.run.ai", "bindrequests", "create"),
@@ -1050,6 +1059,135 @@ class Endpoints(SchedulerTestCase):
         # it with them placed ("short by 10"); unchanged messages are not written again.
         self.assertEqual([c.get("nodePool") for c in conds], ["default"], conds)
         self.assertIn(conds[0].get("transitionID"), ("1", "2"), "written once per message")
+
+
+# --------------------------------------------------------------------------------------------
+# 5b. Optional watches: DRA (resource.k8s.io/v1) and NodeResourceTopology (a CRD)
+# --------------------------------------------------------------------------------------------
+
+NRT_CRD = pathlib.Path(__file__).resolve().parent / "fixtures" / "noderesourcetopologies.crd.yaml"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+NRT_CRD_NAME = "noderesourcetopologies.topology.node.k8s.io"
+NRTS = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
+OPTIONAL_APIS = ["resource.k8s.io/v1 deviceclasses", "resource.k8s.io/v1 resourceclaims",
+                 "resource.k8s.io/v1 resourceclaimtemplates", "resource.k8s.io/v1 resourceslices",
+                 "topology.node.k8s.io/v1alpha2 noderesourcetopologies"]
+
+
+def nrt_served() -> bool:
+    try:
+        CLIENT.get(NRTS, query={"limit": "1"})
+        return True
+    except sl.ApiError as e:
+        if e.status == 404:
+            return False
+        raise
+
+
+def install_nrt_crd() -> None:
+    CLIENT.post(CRDS, yaml.safe_load(NRT_CRD.read_text()))
+    wait_for("the NodeResourceTopology CRD served", nrt_served, 60)
+
+
+def delete_nrt_crd() -> None:
+    try:
+        CLIENT.delete(f"{CRDS}/{NRT_CRD_NAME}")
+    except sl.ApiError as e:
+        if e.status != 404:
+            raise
+    wait_for("the NodeResourceTopology CRD gone", lambda: not nrt_served(), 60)
+
+
+def numa_shard(name: str) -> dict:
+    s = shard(name, "")
+    s["spec"]["plugins"] = {"numa": {"enabled": True}}
+    return s
+
+
+def cpu_node(name: str, cpus: int = 8) -> dict:
+    alloc = {"cpu": str(cpus), "memory": "64Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
+                                                  "e2e/cpu-node": "true"}},
+            "status": {"capacity": alloc, "allocatable": alloc, "conditions": READY}}
+
+
+def node_topology(node_name: str, zone_cpus: int, zones: int = 2) -> dict:
+    """A NodeResourceTopology: single-numa-node, pod scope, `zones` NUMA zones of zone_cpus."""
+    cpu = str(zone_cpus)
+    return {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology",
+            "metadata": {"name": node_name},
+            "attributes": [{"name": "topologyManagerPolicy", "value": "single-numa-node"},
+                           {"name": "topologyManagerScope", "value": "pod"}],
+            "zones": [{"name": f"zone-{i}", "type": "Node", "resources": [
+                {"name": "cpu", "capacity": cpu, "allocatable": cpu, "available": cpu}]}
+                for i in range(zones)]}
+
+
+def guaranteed_pod(ns: str, name: str, pg: str, cpus: int) -> dict:
+    """Requests equal to limits (QoS Guaranteed): the kubelet aligns its whole CPUs. On the
+    nodes of cpu_node only (a node without a NodeResourceTopology would take it unaligned)."""
+    res = {"cpu": str(cpus), "memory": "1Gi"}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "annotations": {"pod-group-name": pg}},
+            "spec": {"schedulerName": "kai-scheduler", "nodeSelector": {"e2e/cpu-node": "true"},
+                     "containers": [{"name": "main", "image": "busybox",
+                                     "resources": {"requests": dict(res), "limits": dict(res)}}]}}
+
+
+class OptionalWatches(SchedulerTestCase):
+    NS = "e2e-optional-watches"
+
+    def setUp(self):
+        super().setUp()
+        delete_nrt_crd()
+
+    def tearDown(self):
+        super().tearDown()
+        delete_nrt_crd()
+
+    def test_unserved_kinds_are_empty_and_a_crd_installed_later_is_watched(self):
+        ns = self.NS
+        load([numa_shard("numa"), queue("numa-q"), node("numa-gpu", 1), cpu_node("numa-small"),
+              cpu_node("numa-good"), *single_pod_jobs(ns, "numa-q", ["plain"], 1)])
+        mport = free_port()
+        p = self.start("optional", "--shard", "numa", "--schedule-period", "200ms",
+                       "--unserved-recheck-period", "1s", "--verify-snapshot-cache",
+                       "--metrics-bind-address", f"127.0.0.1:{mport}", timeout=120)
+        # Neither DRA v1 nor the CRD is served: the scheduler syncs and schedules regardless.
+        wait_for("plain's BindRequest", lambda: "plain" in bind_requests(ns), 30, procs=[p])
+        time.sleep(2.5)  # a few re-checks, which say nothing more
+        log = p.log()
+        for api in OPTIONAL_APIS:
+            self.assertEqual(log.count(f"{api} not served"), 1, f"{api}:\n{log[-3000:]}")
+        text = http_get(mport, "/metrics")[1]
+        self.assertEqual(metric(text, "kai_informer_kinds_absent"), 5, text[-3000:])
+        self.assertRegex(text, r'(?m)^kai_informer_kind_absent\{api_version="resource.k8s.io/v1",'
+                               r'kind="ResourceSlice"\} 1$')
+        self.assertGreaterEqual(metric(text, "kai_informer_lists_absent_total"), 10)
+
+        # The CRD installed while the scheduler runs: the next re-check lists and watches it.
+        install_nrt_crd()
+        for name, zone_cpus in (("numa-small", 2), ("numa-good", 4)):
+            CLIENT.post(NRTS, node_topology(name, zone_cpus))
+        wait_for("the NodeResourceTopologies watched", lambda: metric(
+            http_get(mport, "/metrics")[1], "kai_informer_kinds_absent") == 4, 30, procs=[p])
+        self.assertEqual(p.log().count(
+            "topology.node.k8s.io/v1alpha2 noderesourcetopologies is served now"), 1, p.log()[-3000:])
+        time.sleep(0.5)  # a cycle applies the listed objects before the pod arrives
+
+        # 3 whole CPUs on one NUMA zone: numa-small's 2-CPU zones cannot, numa-good's 4 can.
+        load([pod_group(ns, "aligned", "numa-q", 1), guaranteed_pod(ns, "aligned-0", "aligned", 3)])
+        br = wait_for("aligned-0's BindRequest", lambda: bind_requests(ns).get("aligned-0"), 30,
+                      procs=[p])
+        self.assertEqual(br["spec"]["selectedNode"], "numa-good", br["spec"])
+        zones = br["spec"].get("predictedNUMAZones")
+        self.assertEqual([z["zone"] for z in zones or []], ["zone-0"], br["spec"])
+        self.assertEqual(zones[0]["amount"].get("cpu"), "3", zones)
+        self.assertIsNone(p.poll(), p.log()[-3000:])
+        self.assertEqual(p.stop(), 0)
+        self.assert_snapshot_cache_held(p)
+        self.assertNotRegex(p.log(), FORBIDDEN)
 
 
 # --------------------------------------------------------------------------------------------

@@ -71,7 +71,13 @@ RESOURCES = [
              generation=True),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True, False),
     Resource("events.k8s.io", "v1", "events", "Event", True, False),
+    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False, False),
     Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", True, True),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True,
+             False),
+    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, False),
+    Resource("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "NodeResourceTopology",
+             False, False),
 ]
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}

@@ -233,6 +233,26 @@ std::string BindRequestJson(const std::string& pod, const std::string& node) {
          R"(,"receivedResourceType":"Regular"}})";
 }
 
+std::string NodeTopologyJson(const std::string& node, const std::string& zone_cpus) {
+  return R"({"apiVersion":"topology.node.k8s.io/v1alpha2","kind":"NodeResourceTopology",)"
+         R"("metadata":{"name":)" +
+         Quote(node) +
+         R"(},"attributes":[{"name":"topologyManagerPolicy","value":"single-numa-node"}],)"
+         R"("zones":[{"name":"zone-0","type":"Node","resources":[{"name":"cpu","capacity":)" +
+         Quote(zone_cpus) + R"(,"allocatable":)" + Quote(zone_cpus) + "}]}]}";
+}
+
+std::string SliceJson(const std::string& name, const std::string& node) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":)" +
+         Quote(name) + R"(},"spec":{"driver":"gpu.nvidia.com","pool":{"name":)" + Quote(node) +
+         R"(},"nodeName":)" + Quote(node) + R"(,"devices":[{"name":"gpu-0"}]}})";
+}
+
+std::string DeviceClassJson(const std::string& name) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":)" +
+         Quote(name) + R"(},"spec":{}})";
+}
+
 std::string Op(const std::string& op, const std::string& object) {
   return R"({"op":)" + Quote(op) + R"(,"object":)" + object + "}";
 }
@@ -279,6 +299,11 @@ std::string TruthPrint(std::string_view kind, const rapidjson::Value& o) {
     p += " queue=" + StrAt(o, {"spec", "queue"});
   } else if (kind == "BindRequest") {
     p += " pod=" + StrAt(o, {"spec", "podName"}) + " node=" + StrAt(o, {"spec", "selectedNode"});
+  } else if (kind == "ResourceSlice") {
+    p += " node=" + StrAt(o, {"spec", "nodeName"});
+  } else if (kind == "NodeResourceTopology") {
+    const auto& zones = o["zones"];
+    p += " cpu=" + StrAt(zones[0]["resources"][0], {"allocatable"});
   }
   return p + " labels=" + LabelsPrint(o);
 }
@@ -316,6 +341,18 @@ std::vector<std::string> CachePrints(std::string_view kind, const ClusterState& 
         w.bind_requests,
         [](const BindRequestObject& b) {
           return " pod=" + b.pod_name + " node=" + b.selected_node;
+        },
+        out);
+  } else if (kind == "ResourceSlice") {
+    AddPrints(
+        w.dra.slices, [](const ResourceSliceObject& sl) { return " node=" + sl.node_name; }, out);
+  } else if (kind == "DeviceClass") {
+    AddPrints(w.dra.classes, none, out);
+  } else if (kind == "NodeResourceTopology") {
+    AddPrints(
+        w.node_topologies,
+        [](const NodeTopologyObject& t) {
+          return " cpu=" + std::to_string(t.zones.at(0).allocatable.milli_cpu / 1000);
         },
         out);
   }
@@ -381,6 +418,7 @@ class FakeApi : public ::testing::Test {
     o.watch_timeout_seconds = 30;
     o.backoff_initial = 10ms;
     o.backoff_max = 50ms;
+    o.recheck_absent = 50ms;
     o.log = [this](const std::string& line) {
       std::lock_guard<std::mutex> lock(log_mu_);
       informer_log_.push_back(line);
@@ -401,10 +439,16 @@ class FakeApi : public ::testing::Test {
     return *others_.back();
   }
 
-  void StartInformer(std::vector<k8s::ResourceType> kinds) {
+  // `optional`: kinds watched as optional (reflector.h), after `kinds`.
+  void StartInformer(std::vector<k8s::ResourceType> kinds,
+                     const std::vector<k8s::ResourceType>& optional = {}) {
     kinds_ = std::move(kinds);
     std::vector<informer::WatchSpec> specs;
     for (const auto& k : kinds_) specs.push_back({k, ""});
+    for (const auto& k : optional) {
+      specs.push_back({k, "", true});
+      kinds_.push_back(k);
+    }
     informer::InformerOptions o = FastOptions();
     informer_ = std::make_unique<informer::Informer>(*client_, std::move(specs), o);
     informer_->Start();
@@ -787,6 +831,149 @@ TEST_F(FakeApiInformer, AnAssumedCreateShowsAtOnceAndItsEchoIsANoOp) {
   ASSERT_TRUE(WaitFor([&] { return Stats().events > events; })) << "the watch echoes the create";
   ASSERT_TRUE(Converged());
   server_.Ops({Op("update", BindRequestJson("p1", "n2"))});
+  ASSERT_TRUE(Converged());
+}
+
+// ---- optional kinds: APIs a cluster may not serve (DRA before 1.34, a CRD not installed) ----
+
+const std::string kSlices = "/apis/resource.k8s.io/v1/resourceslices";
+const std::string kClasses = "/apis/resource.k8s.io/v1/deviceclasses";
+const std::string kNodeTopologies = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies";
+
+// A group the server does not serve: every request on `path` answers `status` until cleared.
+std::string NotServedRule(const std::string& path, int status = 404) {
+  return R"({"method":"GET","path":)" + Quote(path + "$") + R"(,"times":-1,"action":{"status":)" +
+         std::to_string(status) + "}}";
+}
+
+size_t LogCount(std::mutex& mu, const std::vector<std::string>& log, const std::string& what) {
+  std::lock_guard<std::mutex> lock(mu);
+  return static_cast<size_t>(std::count_if(log.begin(), log.end(), [&](const std::string& l) {
+    return l.find(what) != std::string::npos;
+  }));
+}
+
+std::vector<std::string_view> KindNames(const std::vector<k8s::ResourceType>& types) {
+  std::vector<std::string_view> out;
+  for (const auto& t : types) out.push_back(t.kind);
+  return out;
+}
+
+using FakeApiOptionalKinds = FakeApi;
+
+TEST_F(FakeApiOptionalKinds, NotServedCountsAsListedEmptyIsLoggedOnceAndIsWatchedOnceServed) {
+  server_.Ops({Op("create", NodeJson("n1")), Op("create", SliceJson("n1-gpus", "n1")),
+               Op("create", NodeTopologyJson("n1", "4"))});
+  server_.AddFault(NotServedRule(kSlices));
+  server_.AddFault(NotServedRule(kNodeTopologies));
+  StartInformer({res::kNode}, {res::kResourceSlice, res::kNodeResourceTopology});
+  ASSERT_TRUE(informer_->WaitForFirstLists(5000ms)) << "a kind not served must not block";
+  ClusterChanges changes;
+  informer_->Apply(world_, changes);
+  EXPECT_TRUE(informer_->Synced());
+  EXPECT_EQ(world_.nodes.size(), 1u);
+  EXPECT_TRUE(world_.dra.slices.empty());
+  EXPECT_TRUE(world_.node_topologies.empty());
+  EXPECT_EQ(KindNames(informer_->AbsentKinds()),
+            (std::vector<std::string_view>{"ResourceSlice", "NodeResourceTopology"}));
+  // Re-checked every recheck_absent (50 ms here), said once.
+  ASSERT_TRUE(WaitFor([&] { return Stats().lists_absent >= 6; }));
+  EXPECT_EQ(Stats().kinds_absent, 2);
+  EXPECT_EQ(Stats().list_errors, 0);
+  EXPECT_EQ(LogCount(log_mu_, informer_log_,
+                     "resource.k8s.io/v1 resourceslices not served; counted as empty, "
+                     "re-checking every 50ms"),
+            1u);
+  EXPECT_EQ(LogCount(log_mu_, informer_log_, "noderesourcetopologies not served"), 1u);
+  EXPECT_TRUE(Requests("GET", kSlices, true).empty()) << "no watch of a kind not served";
+  // The API is installed: the next re-check lists it, and its watch follows.
+  server_.ClearFaults();
+  ASSERT_TRUE(Converged());
+  EXPECT_EQ(world_.dra.slices.size(), 1u);
+  EXPECT_EQ(world_.node_topologies.size(), 1u);
+  EXPECT_TRUE(informer_->AbsentKinds().empty());
+  EXPECT_EQ(Stats().kinds_absent, 0);
+  EXPECT_EQ(LogCount(log_mu_, informer_log_, "resourceslices is served now"), 1u);
+  ASSERT_TRUE(WaitFor([&] { return server_.OpenWatches() == 3; }));
+  // Deltas of the optional kinds reach the world, and rebuild the snapshot.
+  server_.Ops({Op("create", SliceJson("n2-gpus", "n2")), Op("update", NodeTopologyJson("n1", "8")),
+               Op("create", NodeTopologyJson("n2", "2"))});
+  ASSERT_TRUE(Converged());
+  server_.Ops({Op("delete", SliceJson("n1-gpus", "n1"))});
+  ASSERT_TRUE(Converged());
+  ASSERT_EQ(world_.dra.slices.size(), 1u);
+  EXPECT_EQ(world_.dra.slices[0].meta.name, "n2-gpus");
+}
+
+TEST_F(FakeApiOptionalKinds, ADeltaOfAnOptionalKindRebuildsTheSnapshot) {
+  StartInformer({}, {res::kNodeResourceTopology, res::kDeviceClass});
+  ASSERT_TRUE(Converged());
+  ASSERT_TRUE(WaitFor([&] { return server_.OpenWatches() == 2; }));
+  for (const std::string& op :
+       {Op("create", NodeTopologyJson("n1", "4")), Op("update", NodeTopologyJson("n1", "6")),
+        Op("delete", NodeTopologyJson("n1", "6")),
+        Op("create", DeviceClassJson("gpu.nvidia.com"))}) {
+    const int64_t events = Stats().events;
+    server_.Ops({op});
+    ASSERT_TRUE(WaitFor([&] { return Stats().events > events; })) << op;
+    ClusterChanges changes;
+    EXPECT_EQ(informer_->Apply(world_, changes), 1u) << op;
+    EXPECT_TRUE(changes.rebuild) << op;
+  }
+  EXPECT_EQ(Difference(), "");
+  ASSERT_EQ(world_.dra.classes.size(), 1u);
+}
+
+TEST_F(FakeApiOptionalKinds, ForbiddenIsLoggedOnceNamingTheMissingRight) {
+  server_.Ops({Op("create", NodeTopologyJson("n1", "4"))});
+  server_.AddFault(NotServedRule(kNodeTopologies, 403));
+  StartInformer({}, {res::kNodeResourceTopology});
+  ASSERT_TRUE(informer_->WaitForFirstLists(5000ms));
+  ASSERT_TRUE(WaitFor([&] { return Stats().lists_absent >= 3; }));
+  EXPECT_EQ(LogCount(log_mu_, informer_log_,
+                     "topology.node.k8s.io/v1alpha2 noderesourcetopologies forbidden (403): the "
+                     "account lacks list and watch on "
+                     "noderesourcetopologies.topology.node.k8s.io"),
+            1u);
+  EXPECT_EQ(Stats().kinds_absent, 1);
+  EXPECT_EQ(Stats().list_errors, 0);
+  server_.ClearFaults();  // the right granted
+  ASSERT_TRUE(Converged());
+  EXPECT_EQ(world_.node_topologies.size(), 1u);
+}
+
+TEST_F(FakeApiOptionalKinds, AnApiThatGoesAwayEmptiesTheKind) {
+  server_.Ops(
+      {Op("create", NodeTopologyJson("n1", "4")), Op("create", NodeTopologyJson("n2", "4"))});
+  StartInformer({}, {res::kNodeResourceTopology});
+  ASSERT_TRUE(Converged());
+  ASSERT_TRUE(WaitFor([&] { return server_.OpenWatches() == 1; }));
+  // The CRD is deleted: its watch ends, and every request on its path answers 404.
+  server_.AddFault(NotServedRule(kNodeTopologies));
+  server_.CloseWatches();
+  ASSERT_TRUE(WaitFor([&] {
+    ClusterChanges changes;
+    informer_->Apply(world_, changes);
+    return world_.node_topologies.empty() && Stats().kinds_absent == 1;
+  })) << "still "
+      << world_.node_topologies.size() << " NodeResourceTopologies";
+  EXPECT_TRUE(informer_->Synced());
+  EXPECT_GE(LogCount(log_mu_, informer_log_,
+                     "watch: topology.node.k8s.io/v1alpha2 noderesourcetopologies not found"),
+            1u);
+  EXPECT_EQ(LogCount(log_mu_, informer_log_, "noderesourcetopologies not served"), 1u);
+  server_.ClearFaults();
+  ASSERT_TRUE(Converged());
+  EXPECT_EQ(world_.node_topologies.size(), 2u);
+}
+
+TEST_F(FakeApiOptionalKinds, ARequiredKindAnswered404IsAListErrorAndBlocksTheSync) {
+  server_.AddFault(NotServedRule(kNodes));
+  StartInformer({res::kNode});
+  EXPECT_FALSE(informer_->WaitForFirstLists(300ms));
+  EXPECT_GE(Stats().list_errors, 1);
+  EXPECT_EQ(Stats().lists_absent, 0);
+  server_.ClearFaults();
   ASSERT_TRUE(Converged());
 }
 
@@ -1334,6 +1521,35 @@ TEST_F(FakeApiWatchHub, ARelistAfterCompactionRemovesWhatWasDeletedWhileDisconne
   ASSERT_TRUE(Converged());
   EXPECT_TRUE(HoldsPods(selected, selected_world, {"p7"}));
   EXPECT_TRUE(WaitFor([&] { return hub_->StatsOf(res::kPod).relists_gone == 1; }));
+}
+
+TEST_F(FakeApiWatchHub, AnOptionalKindNotServedSyncsEverySubscriberAndIsWatchedOnceServed) {
+  server_.Ops({Op("create", NodeTopologyJson("n1", "4"))});
+  server_.AddFault(NotServedRule(kNodeTopologies));
+  StartHub();
+  StartInformer({}, {res::kNodeResourceTopology});
+  ASSERT_TRUE(informer_->WaitForFirstLists(5000ms));
+  ASSERT_TRUE(WaitFor([&] { return Stats().kinds_absent == 1; }));
+  EXPECT_EQ(KindNames(informer_->AbsentKinds()),
+            std::vector<std::string_view>{"NodeResourceTopology"});
+  // A late subscriber of the same kind is replayed the (empty) sync without a list of its own.
+  others_.push_back(std::make_unique<informer::Informer>(
+      *client_, std::vector<informer::WatchSpec>{{res::kNodeResourceTopology, "", true}},
+      FastOptions()));
+  others_.back()->Start();
+  EXPECT_TRUE(others_.back()->WaitForFirstLists(5000ms));
+  // One that wants the kind required is not served by the hub's optional reflector.
+  StartOther(res::kNodeResourceTopology, "");
+  server_.ClearFaults();
+  ASSERT_TRUE(Converged());
+  EXPECT_EQ(world_.node_topologies.size(), 1u);
+  EXPECT_TRUE(informer_->AbsentKinds().empty());
+  std::lock_guard<std::mutex> lock(log_mu_);
+  EXPECT_NE(Join(informer_log_)
+                .find("NodeResourceTopology is watched as an optional kind by "
+                      "another component"),
+            std::string::npos)
+      << Join(informer_log_);
 }
 
 TEST_F(FakeApiWatchHub, AQueryTheHubCannotEvaluateIsWatchedOnItsOwn) {

@@ -316,7 +316,7 @@ int RunCheckUpdate(const CheckUpdateArgs& a) {
 struct SchedulerArgs {
   kai::scheduler::SchedulerOptions o;
   std::string period, now, lease_duration, renew_deadline, retry_period, status_deferral;
-  std::string usage_save_interval;
+  std::string usage_save_interval, unserved_recheck;
 };
 
 CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
@@ -357,6 +357,9 @@ CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
                 "read the usage history from this Prometheus instead (as KAI)");
   c->add_option("--usage-save-interval", a.usage_save_interval,
                 "how often the usage history is saved (default 60s, and on shutdown)");
+  c->add_option("--unserved-recheck-period", a.unserved_recheck,
+                "how often an optional API the cluster does not serve (DRA, "
+                "NodeResourceTopology) is looked for again (default 60s)");
   c->add_option("--max-cycles", o.max_cycles, "stop after this many cycles (0: run on)");
   c->add_flag("--verify-snapshot-cache", o.verify_snapshot_cache,
               "check every cycle that the incremental snapshot equals a full build");
@@ -401,6 +404,10 @@ int RunSchedulerCommand(SchedulerArgs& a) {
   }
   if (auto e = ParseDurationFlag("--usage-save-interval", a.usage_save_interval,
                                  o.usage_save_interval)) {
+    return Fail(*e);
+  }
+  if (auto e =
+          ParseDurationFlag("--unserved-recheck-period", a.unserved_recheck, o.unserved_recheck)) {
     return Fail(*e);
   }
   if (o.renew_deadline >= o.lease_duration) {

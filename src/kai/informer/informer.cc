@@ -40,7 +40,7 @@ struct Informer::KindStore {
   virtual bool Upsert(const std::string& key, ClusterState& from, ClusterState& world,
                       ClusterChanges& changes) = 0;
   virtual void EraseRemoved(ClusterState& world) = 0;
-  virtual void Reindex(const ClusterState& world) = 0;
+  virtual void Reindex(ClusterState& world) = 0;
   virtual void OnRemoved(ClusterChanges& changes) = 0;
 
   // An assumed write at `v` that the list or watch already overtook: its own event, or a
@@ -102,17 +102,29 @@ void TakeMinor(PodGroupObject& cur, PodGroupObject& from) {
   cur.has_scheduling_conditions = from.has_scheduling_conditions;
 }
 
+// Where a kind's objects live in a ClusterState: one of its vectors, or one of its DRA objects'.
+template <class T>
+using VectorOf = std::vector<T>& (*)(ClusterState&);
+template <auto M>
+auto& Member(ClusterState& s) {
+  return s.*M;
+}
+template <auto M>
+auto& DraMember(ClusterState& s) {
+  return s.dra.*M;
+}
+
 template <class T>
 struct VectorStore : Informer::KindStore {
-  std::vector<T> ClusterState::*member;
+  VectorOf<T> of;
   ChangeRule rule;
-  VectorStore(std::vector<T> ClusterState::*m, ChangeRule r) : member(m), rule(r) {}
+  VectorStore(VectorOf<T> o, ChangeRule r) : of(o), rule(r) {}
 
   bool Upsert(const std::string& key, ClusterState& from, ClusterState& world,
               ClusterChanges& changes) override {
-    std::vector<T>& src = from.*member;
+    std::vector<T>& src = of(from);
     if (src.empty()) return false;
-    std::vector<T>& vec = world.*member;
+    std::vector<T>& vec = of(world);
     if (auto it = index.find(key); it != index.end()) {
       T& cur = vec[it->second];
       if (cur == src[0]) return false;
@@ -155,7 +167,7 @@ struct VectorStore : Informer::KindStore {
   }
   void EraseRemoved(ClusterState& world) override {
     if (removed.empty()) return;
-    std::vector<T>& vec = world.*member;
+    std::vector<T>& vec = of(world);
     std::sort(removed.begin(), removed.end());
     size_t out = 0, r = 0;
     for (size_t i = 0; i < vec.size(); ++i) {
@@ -169,8 +181,8 @@ struct VectorStore : Informer::KindStore {
     vec.resize(out);
     removed.clear();
   }
-  void Reindex(const ClusterState& world) override {
-    const std::vector<T>& vec = world.*member;
+  void Reindex(ClusterState& world) override {
+    const std::vector<T>& vec = of(world);
     index.clear();
     for (size_t i = 0; i < vec.size(); ++i)
       index.emplace(KeyOf(vec[i].meta.ns, vec[i].meta.name), i);
@@ -193,32 +205,48 @@ struct ShardStore : Informer::KindStore {
     if (!removed.empty()) world.shard.reset();
     removed.clear();
   }
-  void Reindex(const ClusterState&) override {}
+  void Reindex(ClusterState&) override {}
 };
 
+template <class T>
+std::unique_ptr<Informer::KindStore> Store(VectorOf<T> of, ChangeRule rule) {
+  return std::make_unique<VectorStore<T>>(of, rule);
+}
+
+// DRA objects and NodeResourceTopologies rebuild the snapshot (its DRA view and NUMA ledger are
+// built whole).
 std::unique_ptr<Informer::KindStore> StoreFor(std::string_view kind) {
   using CS = ClusterState;
-  if (kind == "Pod") return std::make_unique<VectorStore<PodObject>>(&CS::pods, ChangeRule::kPods);
-  if (kind == "Node") {
-    return std::make_unique<VectorStore<NodeObject>>(&CS::nodes, ChangeRule::kRebuild);
-  }
+  using Dra = DraObjects;
+  if (kind == "Pod") return Store<PodObject>(&Member<&CS::pods>, ChangeRule::kPods);
+  if (kind == "Node") return Store<NodeObject>(&Member<&CS::nodes>, ChangeRule::kRebuild);
   if (kind == "PodGroup") {
-    return std::make_unique<VectorStore<PodGroupObject>>(&CS::pod_groups,
-                                                         ChangeRule::kAppendIncremental);
+    return Store<PodGroupObject>(&Member<&CS::pod_groups>, ChangeRule::kAppendIncremental);
   }
-  if (kind == "Queue") {
-    return std::make_unique<VectorStore<QueueObject>>(&CS::queues, ChangeRule::kRebuild);
-  }
+  if (kind == "Queue") return Store<QueueObject>(&Member<&CS::queues>, ChangeRule::kRebuild);
   if (kind == "PriorityClass") {
-    return std::make_unique<VectorStore<PriorityClassObject>>(&CS::priority_classes,
-                                                              ChangeRule::kRebuild);
+    return Store<PriorityClassObject>(&Member<&CS::priority_classes>, ChangeRule::kRebuild);
   }
   if (kind == "Topology") {
-    return std::make_unique<VectorStore<TopologyObject>>(&CS::topologies, ChangeRule::kRebuild);
+    return Store<TopologyObject>(&Member<&CS::topologies>, ChangeRule::kRebuild);
   }
   if (kind == "BindRequest") {
-    return std::make_unique<VectorStore<BindRequestObject>>(&CS::bind_requests,
-                                                            ChangeRule::kBindRequests);
+    return Store<BindRequestObject>(&Member<&CS::bind_requests>, ChangeRule::kBindRequests);
+  }
+  if (kind == "NodeResourceTopology") {
+    return Store<NodeTopologyObject>(&Member<&CS::node_topologies>, ChangeRule::kRebuild);
+  }
+  if (kind == "ResourceClaim") {
+    return Store<ResourceClaimObject>(&DraMember<&Dra::claims>, ChangeRule::kRebuild);
+  }
+  if (kind == "ResourceClaimTemplate") {
+    return Store<ResourceClaimTemplateObject>(&DraMember<&Dra::templates>, ChangeRule::kRebuild);
+  }
+  if (kind == "DeviceClass") {
+    return Store<DeviceClassObject>(&DraMember<&Dra::classes>, ChangeRule::kRebuild);
+  }
+  if (kind == "ResourceSlice") {
+    return Store<ResourceSliceObject>(&DraMember<&Dra::slices>, ChangeRule::kRebuild);
   }
   if (kind == "SchedulingShard") return std::make_unique<ShardStore>();
   return nullptr;
@@ -271,7 +299,7 @@ RawSink Informer::SinkFor(size_t kind) {
 void Informer::StartWatching(size_t kind) {
   const WatchSpec& spec = specs_[kind];
   if (options_.hub) {
-    auto id = options_.hub->Subscribe(spec.type, spec.query, SinkFor(kind));
+    auto id = options_.hub->Subscribe(spec.type, spec.query, SinkFor(kind), spec.optional);
     if (id.ok()) {
       subscriptions_.emplace_back(kind, *id);
       return;
@@ -280,8 +308,10 @@ void Informer::StartWatching(size_t kind) {
       options_.log(std::string(spec.type.kind) + ": watching on its own: " + id.error().message);
     }
   }
+  ReflectorOptions ro = options_;
+  ro.optional = spec.optional;
   reflectors_.push_back(
-      std::make_unique<Reflector>(client_, spec.type, spec.query, SinkFor(kind), options_));
+      std::make_unique<Reflector>(client_, spec.type, spec.query, SinkFor(kind), ro));
   reflectors_.back()->Start();
 }
 
@@ -443,6 +473,24 @@ InformerStats Informer::stats() const {
   watch_lock.unlock();
   std::lock_guard<std::mutex> lock(mu_);
   out.decode_errors = decode_errors_;
+  return out;
+}
+
+std::vector<k8s::ResourceType> Informer::AbsentKinds() const {
+  std::vector<bool> absent(specs_.size(), false);
+  {
+    std::lock_guard<std::mutex> lock(watch_mu_);
+    for (const auto& ref : reflectors_) {
+      if (ref->Absent()) absent[KindOf(ref->type())] = true;
+    }
+    for (const auto& [kind, id] : subscriptions_) {
+      absent[kind] = options_.hub->StatsOf(specs_[kind].type).kinds_absent > 0;
+    }
+  }
+  std::vector<k8s::ResourceType> out;
+  for (size_t k = 0; k < specs_.size(); ++k) {
+    if (absent[k]) out.push_back(specs_[k].type);
+  }
   return out;
 }
 

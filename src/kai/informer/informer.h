@@ -27,7 +27,8 @@ class WatchHub;
 
 struct WatchSpec {
   k8s::ResourceType type;
-  std::string query;  // labelSelector=...&fieldSelector=... (URL-escaped), may be empty
+  std::string query;      // labelSelector=...&fieldSelector=... (URL-escaped), may be empty
+  bool optional = false;  // an API the cluster may not serve (reflector.h): absent = empty
 };
 
 // One change for one kind, decoded on a reflector thread.
@@ -87,6 +88,8 @@ class Informer {
   void AssumeDeleted(const k8s::ResourceType& type, const std::string& key);
 
   InformerStats stats() const;
+  // The optional kinds whose API is not served (or not granted) now, in watch order.
+  std::vector<k8s::ResourceType> AbsentKinds() const;
 
   struct KindStore;  // per-kind bookkeeping (informer.cc)
 

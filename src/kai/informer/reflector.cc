@@ -24,6 +24,8 @@ ReflectorStats& operator+=(ReflectorStats& a, const ReflectorStats& b) {
   a.watches += b.watches;
   a.watch_errors += b.watch_errors;
   a.events += b.events;
+  a.lists_absent += b.lists_absent;
+  a.kinds_absent += b.kinds_absent;
   return a;
 }
 
@@ -49,7 +51,9 @@ void Reflector::Stop() {
 
 ReflectorStats Reflector::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  ReflectorStats s = stats_;
+  s.kinds_absent = Absent() ? 1 : 0;
+  return s;
 }
 
 void Reflector::Count(int64_t ReflectorStats::*field) {
@@ -61,20 +65,67 @@ void Reflector::Log(const std::string& line) const {
   if (options_.log) options_.log(std::string(type_.kind) + ": " + line);
 }
 
-// Sleeps the backoff in short steps so that a stop is seen; false when stopped.
+// Sleeps in short steps so that a stop is seen; false when stopped.
+bool Reflector::SleepFor(std::chrono::milliseconds d) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+    if (stop_) return false;
+    std::this_thread::sleep_for(std::min(d, std::chrono::milliseconds(20)));
+  }
+  return !stop_;
+}
+
+// The error backoff: exponential with jitter; false when stopped.
 bool Reflector::Backoff() {
   const double base = static_cast<double>(options_.backoff_initial.count()) *
                       static_cast<double>(1LL << std::min(failures_, 16));
   const double capped = std::min(base, static_cast<double>(options_.backoff_max.count()));
   ++failures_;
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::milliseconds(
-                         static_cast<int64_t>(capped * (0.5 + 0.5 * client_.clock().jitter())));
-  while (std::chrono::steady_clock::now() < until) {
-    if (stop_) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return SleepFor(std::chrono::milliseconds(
+      static_cast<int64_t>(capped * (0.5 + 0.5 * client_.clock().jitter()))));
+}
+
+namespace {
+
+// "resource.k8s.io/v1 resourceslices"
+std::string ApiName(const k8s::ResourceType& t) {
+  return std::string(t.api_version) + " " + std::string(t.plural);
+}
+
+// "resourceslices.resource.k8s.io" (RBAC's resource.group), "nodes" for the core group.
+std::string RbacName(const k8s::ResourceType& t) {
+  const size_t slash = t.api_version.find('/');
+  if (slash == std::string_view::npos) return std::string(t.plural);
+  return std::string(t.plural) + "." + std::string(t.api_version.substr(0, slash));
+}
+
+std::string Seconds(std::chrono::milliseconds d) {
+  const int64_t ms = d.count();
+  return ms % 1000 == 0 ? std::to_string(ms / 1000) + "s" : std::to_string(ms) + "ms";
+}
+
+}  // namespace
+
+// An optional kind's list answered 404 or 403: a list of nothing (the sink drops what it held),
+// said once per change of answer.
+void Reflector::MarkAbsent(long status) {
+  Count(&ReflectorStats::lists_absent);
+  const bool said = absent_.exchange(status) == status;  // before the sink learns of the list
+  sink_.sync_end();
+  synced_ = true;
+  if (said) return;
+  const std::string recheck =
+      "; counted as empty, re-checking every " + Seconds(options_.recheck_absent);
+  if (status == 403) {
+    Log(ApiName(type_) + " forbidden (403): the account lacks list and watch on " +
+        RbacName(type_) + " (see deploy/rbac)" + recheck);
+  } else {
+    Log(ApiName(type_) + " not served" + recheck);
   }
-  return !stop_;
+}
+
+void Reflector::MarkServed() {
+  if (absent_.exchange(0) != 0) Log(ApiName(type_) + " is served now: listed, watching it");
 }
 
 bool Reflector::List() {
@@ -84,13 +135,20 @@ bool Reflector::List() {
     for (size_t i = 0; i < items.size(); ++i) sink_.upsert(items[i]);
   };
   cb.restart = [&] { sink_.sync_begin(); };
+  long failed = 0;
+  cb.failed = [&](long status) { failed = status; };
   auto r = client_.List(k8s::CollectionPath(type_), query_, options_.page_size, cb);
   Count(&ReflectorStats::lists);
   if (!r.ok()) {
+    if (options_.optional && (failed == 404 || failed == 403)) {
+      MarkAbsent(failed);
+      return true;
+    }
     Count(&ReflectorStats::list_errors);
     Log("list failed: " + r.error().message);
     return false;
   }
+  MarkServed();
   rv_ = *r;
   sink_.sync_end();
   synced_ = true;
@@ -137,6 +195,13 @@ Reflector::WatchEnd Reflector::Watch() {
       client_.Watch(k8s::CollectionPath(type_), query_, rv_, timeout, sink, stop_);
   Count(&ReflectorStats::watches);
   if (gone || r.status == 410) return WatchEnd::kGone;
+  if (r.status == 404) {
+    // The API went away (a CRD deleted): the list says what follows (for an optional kind,
+    // not served: its objects are gone).
+    Count(&ReflectorStats::watch_errors);
+    Log("watch: " + ApiName(type_) + " not found (gone?), listing again");
+    return WatchEnd::kNotFound;
+  }
   if (ended_by_event || !r.ok()) {
     if (!ended_by_event && !stop_) {
       Log("watch ended: " + (r.status ? std::to_string(r.status) + " " : std::string()) +
@@ -156,6 +221,10 @@ void Reflector::Run() {
         if (!Backoff()) return;
         continue;
       }
+      if (Absent()) {
+        if (!SleepFor(options_.recheck_absent)) return;
+        continue;
+      }
       need_list = false;
       failures_ = 0;
     }
@@ -163,6 +232,10 @@ void Reflector::Run() {
       case WatchEnd::kGone:
         Count(&ReflectorStats::relists_gone);
         need_list = true;
+        break;
+      case WatchEnd::kNotFound:
+        need_list = true;
+        if (!Backoff()) return;
         break;
       case WatchEnd::kError:
         if (!Backoff()) return;

@@ -7,6 +7,12 @@
 // disconnected). The informer decodes what it receives into a ClusterState, the status
 // controllers keep the few fields they read, and kai run's watch hub keeps the raw objects for
 // every component of the process.
+//
+// An optional kind is one that many clusters do not serve (resource.k8s.io/v1 before Kubernetes
+// 1.34, a CRD such as NodeResourceTopology not installed): a list answered 404, or 403 (the
+// right not granted), counts as a list of nothing (the sink is synced, and empties what it
+// held), is logged once naming the API (and for 403 the missing right), and is tried again every
+// `recheck_absent`, so that the API installed later is watched without a restart.
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -33,11 +39,15 @@ struct ReflectorOptions {
   int watch_timeout_seconds = 300;  // each watch asks the server to end it after 5-10 minutes
   std::chrono::milliseconds backoff_initial{800}, backoff_max{30000};
   std::function<void(const std::string&)> log;
+  bool optional = false;  // 404 and 403 on a list: not served (above), not an error
+  std::chrono::milliseconds recheck_absent{60000};
 };
 
 struct ReflectorStats {
   int64_t lists = 0, list_errors = 0, relists_gone = 0, watches = 0, watch_errors = 0;
   int64_t events = 0;
+  int64_t lists_absent = 0;  // lists of an optional kind answered 404 or 403
+  int64_t kinds_absent = 0;  // kinds not served (or not granted) now: a gauge, 0 or 1 per kind
 };
 
 ReflectorStats& operator+=(ReflectorStats& a, const ReflectorStats& b);
@@ -61,16 +71,21 @@ class Reflector {
   void Stop();
   // True once the first list has reached the sink.
   bool Synced() const { return synced_; }
+  // An optional kind whose last list was answered 404 or 403 (counted as empty meanwhile).
+  bool Absent() const { return absent_ != 0; }
   ReflectorStats stats() const;
   const k8s::ResourceType& type() const { return type_; }
 
  private:
-  enum class WatchEnd { kClosed, kGone, kError };
+  enum class WatchEnd { kClosed, kGone, kNotFound, kError };
   void Run();
   bool List();
+  void MarkAbsent(long status);
+  void MarkServed();
   WatchEnd Watch();
   bool HandleEvent(std::string_view line, bool& gone);
   bool Backoff();
+  bool SleepFor(std::chrono::milliseconds d);
   void Log(const std::string& line) const;
   void Count(int64_t ReflectorStats::*field);
 
@@ -81,6 +96,7 @@ class Reflector {
   ReflectorOptions options_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> synced_{false};
+  std::atomic<long> absent_{0};  // the status (404, 403) an optional kind's list answered; 0
   std::thread thread_;
   std::string rv_;
   int failures_ = 0;

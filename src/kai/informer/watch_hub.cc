@@ -19,6 +19,7 @@ struct Subscriber {
 
 struct WatchHub::Kind {
   k8s::ResourceType type;
+  bool optional = false;
   std::mutex mu;  // guards everything below; sinks are called with it held
   std::unordered_map<std::string, doc::Document> objects;
   std::unordered_set<std::string> seen;  // keys of the list in progress
@@ -105,20 +106,23 @@ WatchHub::WatchHub(const k8s::ApiClient& client, ReflectorOptions options)
 
 WatchHub::~WatchHub() { Stop(); }
 
-WatchHub::Kind& WatchHub::KindFor(const k8s::ResourceType& type) {
+WatchHub::Kind& WatchHub::KindFor(const k8s::ResourceType& type, bool optional) {
   for (auto& k : kinds_) {
     if (k->type.kind == type.kind && k->type.api_version == type.api_version) return *k;
   }
   auto k = std::make_unique<Kind>();
   k->type = type;
-  k->reflector = std::make_unique<Reflector>(client_, type, "", k->Sink(), options_);
+  k->optional = optional;
+  ReflectorOptions ro = options_;
+  ro.optional = optional;
+  k->reflector = std::make_unique<Reflector>(client_, type, "", k->Sink(), ro);
   kinds_.push_back(std::move(k));
   kinds_.back()->reflector->Start();
   return *kinds_.back();
 }
 
 Result<uint64_t> WatchHub::Subscribe(const k8s::ResourceType& type, const std::string& query,
-                                     RawSink sink) {
+                                     RawSink sink, bool optional) {
   auto selector = k8s::ParseQuerySelector(query);
   if (!selector.ok()) return selector.error();
   auto s = std::make_unique<Subscriber>();
@@ -128,8 +132,12 @@ Result<uint64_t> WatchHub::Subscribe(const k8s::ResourceType& type, const std::s
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return Error{"watch hub: stopped"};
+    kind = &KindFor(type, optional);
+    if (kind->optional != optional) {
+      return Error{"watch hub: " + std::string(type.kind) + " is watched as " +
+                   (kind->optional ? "an optional" : "a required") + " kind by another component"};
+    }
     s->id = next_id_++;
-    kind = &KindFor(type);
   }
   const uint64_t id = s->id;
   std::lock_guard<std::mutex> lock(kind->mu);

@@ -31,9 +31,12 @@ class WatchHub {
   WatchHub& operator=(const WatchHub&) = delete;
 
   // Subscribes `sink` to the objects of `type` that `query` (labelSelector=...&fieldSelector=...,
-  // URL-escaped) selects; the kind's first subscription starts its reflector. An error for a
-  // query the hub cannot evaluate (the subscriber then watches on its own).
-  Result<uint64_t> Subscribe(const k8s::ResourceType& type, const std::string& query, RawSink sink);
+  // URL-escaped) selects; the kind's first subscription starts its reflector, `optional` as that
+  // subscription says (reflector.h: an API that may not be served). An error for a query the hub
+  // cannot evaluate, or for an `optional` other than the kind's first subscription's (the
+  // subscriber then watches on its own).
+  Result<uint64_t> Subscribe(const k8s::ResourceType& type, const std::string& query, RawSink sink,
+                             bool optional = false);
   // After it returns, the sink is not called again.
   void Unsubscribe(uint64_t id);
   // Stops every reflector; subscribers receive nothing more.
@@ -51,7 +54,7 @@ class WatchHub {
   struct Kind;  // watch_hub.cc
 
  private:
-  Kind& KindFor(const k8s::ResourceType& type);
+  Kind& KindFor(const k8s::ResourceType& type, bool optional);
 
   const k8s::ApiClient& client_;
   ReflectorOptions options_;

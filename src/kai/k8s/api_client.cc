@@ -176,7 +176,10 @@ Result<std::string> ApiClient::List(const std::string& collection_path, const st
       if (cb.restart) cb.restart();
       continue;
     }
-    if (!r.ok()) return Error{Describe(req, r)};
+    if (!r.ok()) {
+      if (cb.failed) cb.failed(r.status);
+      return Error{Describe(req, r)};
+    }
     auto parsed = doc::ParseJson(r.body);
     if (!parsed.ok()) return Error{req.path + ": " + parsed.error().message};
     const doc::Node root = parsed->Roots().at(0);

@@ -43,6 +43,19 @@ inline constexpr ResourceType kTopology{"kai.scheduler/v1alpha1", "Topology", "t
 inline constexpr ResourceType kShard{"kai.scheduler/v1", "SchedulingShard", "schedulingshards",
                                      false};
 inline constexpr ResourceType kLease{"coordination.k8s.io/v1", "Lease", "leases", true};
+// Dynamic Resource Allocation (resource.k8s.io/v1: Kubernetes 1.34 and later) and the
+// NodeResourceTopology CRD (topology.node.k8s.io, installed with a NUMA exporter): many clusters
+// serve neither, so the scheduler watches them as optional kinds (informer/reflector.h).
+inline constexpr ResourceType kDeviceClass{"resource.k8s.io/v1", "DeviceClass", "deviceclasses",
+                                           false};
+inline constexpr ResourceType kResourceClaim{"resource.k8s.io/v1", "ResourceClaim",
+                                             "resourceclaims", true};
+inline constexpr ResourceType kResourceClaimTemplate{"resource.k8s.io/v1", "ResourceClaimTemplate",
+                                                     "resourceclaimtemplates", true};
+inline constexpr ResourceType kResourceSlice{"resource.k8s.io/v1", "ResourceSlice",
+                                             "resourceslices", false};
+inline constexpr ResourceType kNodeResourceTopology{
+    "topology.node.k8s.io/v1alpha2", "NodeResourceTopology", "noderesourcetopologies", false};
 }  // namespace resources
 
 // /api/v1/pods, /api/v1/namespaces/NS/pods, /apis/GROUP/VERSION/...
@@ -97,6 +110,9 @@ class ApiClient {
   struct ListCallbacks {
     std::function<void(const doc::Node& items)> page;
     std::function<void()> restart;
+    // Told the HTTP status of a page that failed (0: no answer), before the error returns: the
+    // reflector treats 404 and 403 of an optional kind as "not served".
+    std::function<void(long status)> failed;
   };
   Result<std::string> List(const std::string& collection_path, const std::string& query, int limit,
                            const ListCallbacks& cb) const;

@@ -153,6 +153,7 @@ int RunAll(const AllOptions& o, std::ostream& err) {
     std::lock_guard<std::mutex> lock(err_mu);
     err << "kai run: watch " << line << "\n";
   };
+  ro.recheck_absent = o.scheduler.unserved_recheck;  // the optional kinds (the scheduler's)
   // One list and one watch per kind for all components (they subscribe as they start).
   informer::WatchHub hub(client, ro);
   auto components = BuildComponents(o, err, &hub);

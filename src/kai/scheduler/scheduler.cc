@@ -32,7 +32,9 @@ std::string SelectorFor(const std::string& key, const std::string& value) {
 
 // The kinds the scheduler watches. Nodes, Queues, PodGroups and BindRequests are the shard's
 // (by node-pool label); pods are all watched (other schedulers' pods occupy nodes), except
-// Failed ones, which hold nothing (KAI's filter).
+// Failed ones, which hold nothing (KAI's filter). DRA objects and NodeResourceTopologies are
+// optional: a cluster that does not serve them (or does not grant them) has none, and the
+// reflectors look again every minute.
 std::vector<informer::WatchSpec> WatchesFor(const SchedulerOptions& o, const std::string& pool) {
   const std::string sel = SelectorFor(o.node_pool_key, pool);
   std::vector<informer::WatchSpec> specs = {
@@ -43,6 +45,11 @@ std::vector<informer::WatchSpec> WatchesFor(const SchedulerOptions& o, const std
       {res::kPriorityClass, ""},
       {res::kTopology, ""},
       {res::kBindRequest, sel},
+      {res::kDeviceClass, "", true},
+      {res::kResourceClaim, "", true},
+      {res::kResourceClaimTemplate, "", true},
+      {res::kResourceSlice, "", true},
+      {res::kNodeResourceTopology, "", true},
   };
   if (!o.shard.empty()) {
     specs.push_back({res::kShard, "fieldSelector=" + k8s::UrlEscape("metadata.name=" + o.shard)});
@@ -67,6 +74,19 @@ Result<doc::Document> ReadShard(const k8s::ApiClient& client, const std::string&
 doc::Node ShardSpec(const doc::Document& shard) {
   const auto roots = shard.Roots();
   return roots.empty() ? doc::Node() : roots.front()["spec"];
+}
+
+// The optional kinds not served now: their count, and one labelled sample each.
+std::string AbsentKindsMetric(const std::vector<k8s::ResourceType>& absent) {
+  std::string out = "# TYPE kai_informer_kinds_absent gauge\nkai_informer_kinds_absent " +
+                    std::to_string(absent.size()) + "\n";
+  if (absent.empty()) return out;
+  out += "# TYPE kai_informer_kind_absent gauge\n";
+  for (const k8s::ResourceType& t : absent) {
+    out += "kai_informer_kind_absent{api_version=\"" + std::string(t.api_version) + "\",kind=\"" +
+           std::string(t.kind) + "\"} 1\n";
+  }
+  return out;
 }
 
 void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& format,
@@ -96,6 +116,7 @@ class Loop {
     informer::InformerOptions io;
     io.hub = o_.watch_hub;
     io.log = [this](const std::string& l) { Log(l); };
+    io.recheck_absent = o_.unserved_recheck;
     informer_ = std::make_unique<informer::Informer>(client_, WatchesFor(o_, pool_), io);
     informer_->Start();
     if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
@@ -199,6 +220,7 @@ class Loop {
                {"informer_watch_errors_total", st.watch_errors},
                {"informer_events_total", st.events},
                {"informer_decode_errors_total", st.decode_errors},
+               {"informer_lists_absent_total", st.lists_absent},
                {"background_writes_sent_total", bg.sent},
                {"background_writes_dropped_total", bg.dropped},
                {"background_writes_failed_total", bg.failed},
@@ -206,7 +228,7 @@ class Loop {
         out += "# TYPE kai_" + std::string(name) + " counter\nkai_" + name + " " +
                std::to_string(v) + "\n";
       }
-      return out;
+      return out + AbsentKindsMetric(informer_->AbsentKinds());
     };
     hooks.snapshot = [this] {
       std::lock_guard<std::mutex> lock(world_mu_);

@@ -34,6 +34,9 @@ struct SchedulerOptions {
   std::chrono::milliseconds status_write_deferral{10000};  // CommitOptions::background_deferral
   bool update_pod_eviction_condition = false;
   std::chrono::milliseconds sync_timeout{60000};
+  // How often an optional kind the cluster does not serve (DRA, NodeResourceTopology) is listed
+  // again, so that installing it later needs no restart.
+  std::chrono::milliseconds unserved_recheck{60000};
   // Leader election on a coordination.k8s.io/v1 Lease.
   bool leader_elect = false;
   std::string leader_elect_namespace = "kai-scheduler";
