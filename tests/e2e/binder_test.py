@@ -662,7 +662,9 @@ class Rbac(BinderCase):
             ("storage.k8s.io", "storageclasses", "get"),
             ("scheduling.run.ai", "bindrequests", "list"), ("scheduling.run.ai", "bindrequests", "watch"),
             ("scheduling.run.ai", "bindrequests", "delete"),
-            ("scheduling.run.ai", "bindrequests/status", "patch")}
+            ("scheduling.run.ai", "bindrequests/status", "patch")} | {
+            ("resource.k8s.io", "resourceclaims", v) for v in ("get", "list", "create", "delete")} | {
+            ("resource.k8s.io", "resourceclaims/status", "patch")}
         self.assertEqual(kube_server.rbac_rules(by[("ClusterRole", "kai-binder")]), want)
         self.assertEqual(kube_server.rbac_rules(by[("Role", "kai-binder-reservations")]),
                          {("", "pods", "create")})
