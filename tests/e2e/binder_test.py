@@ -366,6 +366,20 @@ class WholeGpu(BinderCase):
         self.assertEqual(config_map(self.ns, "whole-abcdefg-shared-gpu-0"), None)
 
 
+class NumaPlacement(BinderCase):
+    def test_the_predicted_zones_become_the_pods_annotation(self):
+        self.node("n-numa")
+        p = self.make_pod("aligned", gpus=1)
+        br = bind_request(self.ns, p, "n-numa")
+        br["spec"]["predictedNUMAZones"] = [{"zone": "node-1",
+                                              "amount": {"cpu": "3", "nvidia.com/gpu": "1"}}]
+        create(br)
+        self.start_binder()
+        bound = self.assert_bound("aligned", "n-numa", "Regular")
+        placed = json.loads(bound["metadata"]["annotations"]["kai.scheduler/numa-placement-predicted"])
+        self.assertEqual(placed, [{"zone": "node-1", "amount": {"cpu": "3", "nvidia.com/gpu": "1"}}])
+
+
 class Sharing(BinderCase):
     def uuid_of(self, group: str) -> str:
         rs = [r for r in reservation_pods()

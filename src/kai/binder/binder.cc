@@ -11,8 +11,9 @@ using k8s::JsonWriter;
 using k8s::KeyStr;
 using k8s::Str;
 
-// A Binding carrying annotations: the server merges them into the pod as it sets the node, so
-// the pod never has one without the other (KAI patches the annotation first, then binds).
+// A Binding carrying annotations (received-resource-type, and the predicted NUMA placement when
+// the BindRequest has one): the server merges them into the pod as it sets the node, so the pod
+// never has one without the other (KAI patches the annotations first, then binds).
 std::string BindingBody(const PodView& pod, const BindRequestObject& request) {
   return k8s::Json([&](JsonWriter& w) {
     w.StartObject();
@@ -26,6 +27,9 @@ std::string BindingBody(const PodView& pod, const BindRequestObject& request) {
     Str(w, "annotations");
     w.StartObject();
     KeyStr(w, keys::kReceivedResourceType, request.received_resource_type);
+    if (!request.numa_zones.empty()) {  // where the scheduler expects the kubelet to align it
+      KeyStr(w, keys::kNumaPlacementPredicted, k8s::NumaRecordText(request.numa_zones));
+    }
     w.EndObject();
     w.EndObject();
     Str(w, "target");

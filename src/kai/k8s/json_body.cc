@@ -2,6 +2,9 @@
 
 #include <cstdio>
 
+#include "kai/k8s/keys.h"
+#include "kai/resource/quantity.h"
+
 namespace kai::k8s {
 
 std::string PodConditionPatch(std::string_view type, std::string_view status,
@@ -183,6 +186,35 @@ void RequestMappingsJson(JsonWriter& w, std::string_view key,
     w.EndObject();
   }
   w.EndArray();
+}
+
+namespace {
+
+void ResourceListJson(JsonWriter& w, const Resources& r) {
+  w.StartObject();
+  if (r.milli_cpu) KeyStr(w, "cpu", FormatMilli(r.milli_cpu));
+  if (r.memory) KeyStr(w, "memory", std::to_string(r.memory));
+  if (r.milli_gpu) KeyStr(w, keys::kGpuResource, FormatMilli(r.milli_gpu));
+  for (const auto& [id, amount] : r.scalars) KeyStr(w, ResourceName(id), std::to_string(amount));
+  w.EndObject();
+}
+
+}  // namespace
+
+void NumaZonesJson(JsonWriter& w, const NumaPlacementRecord& zones) {
+  w.StartArray();
+  for (const NumaZoneAmount& z : zones) {
+    w.StartObject();
+    KeyStr(w, "zone", z.zone);
+    Str(w, "amount");
+    ResourceListJson(w, z.amount);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+std::string NumaRecordText(const NumaPlacementRecord& zones) {
+  return Json([&](JsonWriter& w) { NumaZonesJson(w, zones); });
 }
 
 }  // namespace kai::k8s

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kai/model/dra.h"
+#include "kai/model/numa.h"
 #include "kai/util/time.h"
 
 namespace kai::k8s {
@@ -70,5 +71,11 @@ void DeviceRequestsJson(JsonWriter& w, std::string_view key,
 // ({containerName, resourceName, requestName}, as Kubernetes' ContainerExtendedResourceRequest).
 void RequestMappingsJson(JsonWriter& w, std::string_view key,
                          const std::vector<ContainerRequestMapping>& mappings);
+
+// A NUMA placement record as an array of {zone, amount} (amount a Kubernetes resource list: cpu
+// and GPUs from milli-units, the others whole): BindRequest spec.predictedNUMAZones, and the
+// pod's kai.scheduler/numa-placement-predicted annotation (NumaRecordText).
+void NumaZonesJson(JsonWriter& w, const NumaPlacementRecord& zones);
+std::string NumaRecordText(const NumaPlacementRecord& zones);
 
 }  // namespace kai::k8s

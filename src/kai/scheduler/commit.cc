@@ -56,31 +56,6 @@ void ExtendedClaimAllocation(JsonWriter& w, const BindDecision& b) {
   w.EndObject();
 }
 
-// A zone amount as a Kubernetes resource list (cpu and GPUs from milli-units, others whole).
-void ResourceListJson(JsonWriter& w, const Resources& r) {
-  w.StartObject();
-  if (r.milli_cpu) KeyStr(w, "cpu", FormatMilli(r.milli_cpu));
-  if (r.memory) KeyStr(w, "memory", std::to_string(r.memory));
-  if (r.milli_gpu) KeyStr(w, keys::kGpuResource, FormatMilli(r.milli_gpu));
-  for (const auto& [id, amount] : r.scalars) KeyStr(w, ResourceName(id), std::to_string(amount));
-  w.EndObject();
-}
-
-// spec.predictedNUMAZones: the zones the scheduler expects the kubelet to align the pod on.
-void NumaZonesJson(JsonWriter& w, const NumaPlacementRecord& zones) {
-  if (zones.empty()) return;
-  Str(w, "predictedNUMAZones");
-  w.StartArray();
-  for (const NumaZoneAmount& z : zones) {
-    w.StartObject();
-    KeyStr(w, "zone", z.zone);
-    Str(w, "amount");
-    ResourceListJson(w, z.amount);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
 std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
   return Json([&](JsonWriter& w) {
     w.StartObject();
@@ -124,7 +99,10 @@ std::string BindRequestBody(const BindDecision& b, const CommitOptions& o) {
     }
     ClaimAllocations(w, b);
     ExtendedClaimAllocation(w, b);
-    NumaZonesJson(w, b.numa_zones);
+    if (!b.numa_zones.empty()) {
+      Str(w, "predictedNUMAZones");
+      k8s::NumaZonesJson(w, b.numa_zones);
+    }
     w.EndObject();
     w.EndObject();
   });
