@@ -12,8 +12,12 @@
 //                             each node's 8 GPUs in a ResourceSlice, each pod asking one
 //                             through its own ResourceClaim, generated from a template (the ratio
 //                             to BM_FillCluster is what DRA costs).
+//   BM_FillClusterNuma/...    the same with the numa plugin on: every node's GPUs and CPUs in two
+//                             NUMA zones (single-numa-node), every pod Guaranteed (the ratio to
+//                             BM_FillCluster is what NUMA-aware placement costs).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -35,9 +39,22 @@ struct Fixture {
   UnixSeconds now = 0;
 };
 
-const Fixture& GetFixture(int nodes, int jobs, bool dra) {
-  static std::map<std::tuple<int, int, bool>, Fixture> cache;
-  auto [it, inserted] = cache.try_emplace({nodes, jobs, dra});
+enum class Variant { kPlain, kDra, kNuma };
+
+// KAI's default configuration, with the numa plugin (opt-in) at its priority for kNuma.
+SchedulerConfig ConfigFor(Variant v) {
+  SchedulerConfig c = ConfigFromShard(std::nullopt).value();
+  if (v != Variant::kNuma) return c;
+  const PluginConfig numa{"numa", 450, {}};
+  auto at = std::find_if(c.plugins.begin(), c.plugins.end(),
+                         [&](const PluginConfig& p) { return p.priority < numa.priority; });
+  c.plugins.insert(at, numa);
+  return c;
+}
+
+const Fixture& GetFixture(int nodes, int jobs, Variant variant) {
+  static std::map<std::tuple<int, int, Variant>, Fixture> cache;
+  auto [it, inserted] = cache.try_emplace({nodes, jobs, variant});
   if (inserted) {
     ClusterShape shape;
     shape.nodes = nodes;
@@ -48,9 +65,10 @@ const Fixture& GetFixture(int nodes, int jobs, bool dra) {
     // One queue (under the harness' implicit `default`) that deserves every GPU.
     shape.queues = QueuesUnderDefault(1, nodes * 8.0, -1, 1);
     it->second.world = Generate(shape);
-    if (dra) MoveGpusToDra(it->second.world);
+    if (variant == Variant::kDra) MoveGpusToDra(it->second.world);
+    if (variant == Variant::kNuma) AddNumaZones(it->second.world, 2);
     it->second.now = shape.now;
-    it->second.config = ConfigFromShard(std::nullopt).value();
+    it->second.config = ConfigFor(variant);
   }
   return it->second;
 }
@@ -62,10 +80,10 @@ bool AllRunning(const ClusterState& world) {
   return true;
 }
 
-void Fill(benchmark::State& state, bool dra) {
+void Fill(benchmark::State& state, Variant variant) {
   const int nodes = static_cast<int>(state.range(0));
   const int jobs = static_cast<int>(state.range(1));
-  const Fixture& f = GetFixture(nodes, jobs, dra);
+  const Fixture& f = GetFixture(nodes, jobs, variant);
   constexpr int kMaxCycles = 1000;
   int cycles = 0, binds = 0;
   double seconds = 0;
@@ -108,8 +126,9 @@ void Fill(benchmark::State& state, bool dra) {
   state.counters["ms/cycle"] = cycles > 0 ? seconds * 1e3 / cycles : 0;
 }
 
-void BM_FillCluster(benchmark::State& state) { Fill(state, false); }
-void BM_FillClusterDra(benchmark::State& state) { Fill(state, true); }
+void BM_FillCluster(benchmark::State& state) { Fill(state, Variant::kPlain); }
+void BM_FillClusterDra(benchmark::State& state) { Fill(state, Variant::kDra); }
+void BM_FillClusterNuma(benchmark::State& state) { Fill(state, Variant::kNuma); }
 
 BENCHMARK(BM_FillCluster)
     ->Args({100, 800})
@@ -117,6 +136,11 @@ BENCHMARK(BM_FillCluster)
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime();
 BENCHMARK(BM_FillClusterDra)
+    ->Args({100, 800})
+    ->Args({500, 4000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseManualTime();
+BENCHMARK(BM_FillClusterNuma)
     ->Args({100, 800})
     ->Args({500, 4000})
     ->Unit(benchmark::kMillisecond)

@@ -824,4 +824,30 @@ void MoveGpusToDra(ClusterState& world) {
   }
 }
 
+void AddNumaZones(ClusterState& world, int zones) {
+  for (const NodeObject& n : world.nodes) {
+    NodeTopologyObject t;
+    t.meta.kind = "NodeResourceTopology";
+    t.meta.name = n.meta.name;
+    t.policy = NumaPolicy::kSingleNumaNode;
+    t.scope = NumaScope::kPod;
+    for (int z = 0; z < zones; ++z) {
+      Resources share;
+      share.milli_cpu = n.allocatable.milli_cpu / zones;
+      share.memory = n.allocatable.memory / zones;
+      share.milli_gpu = n.allocatable.milli_gpu / zones;
+      t.zones.push_back({"node-" + std::to_string(z), share, share});
+    }
+    world.node_topologies.push_back(std::move(t));
+  }
+  for (PodObject& p : world.pods) {
+    PodNumaRequest r;
+    r.guaranteed = true;
+    r.pod_scope.milli_gpu = p.request.milli_gpu;
+    if (p.request.milli_cpu % 1000 == 0) r.pod_scope.milli_cpu = p.request.milli_cpu;
+    r.concurrent.push_back(r.pod_scope);
+    p.numa = {r};
+  }
+}
+
 }  // namespace kai::bench

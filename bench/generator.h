@@ -153,4 +153,9 @@ std::string ToYaml(const ClusterState& state);
 // DeviceClass gpu.nvidia.com.
 void MoveGpusToDra(ClusterState& world);
 
+// NUMA zones for every node: a NodeResourceTopology of `zones` equal zones (single-numa-node, pod
+// scope) splitting the node's CPUs, memory and GPUs, and every pod Guaranteed, asking its GPUs
+// and whole CPUs aligned (the numa plugin's input; enable the plugin to use it).
+void AddNumaZones(ClusterState& world, int zones);
+
 }  // namespace kai::bench

@@ -184,6 +184,7 @@ void BuildNuma(const ClusterState& state, Snapshot& snap) {
 
 void ApplyNumaArguments(NumaState& numa, const std::vector<std::string>& ignore, bool reconstruct) {
   for (NodeNuma& t : numa.topologies) {
+    t.memo.valid = false;  // the aligned resources change
     if (!reconstruct && IsScoredPolicy(t.policy)) {
       for (NumaZone& z : t.zones) z.available = z.reported;
     }
@@ -407,8 +408,42 @@ bool NumaFiltered(const NodeNuma& t, const PodNumaRequest& req) {
   return IsModeledPolicy(t.policy) && TaskConsidered(t, req);
 }
 
+namespace {
+
+// What an evaluation reads of a request (not its placement records).
+bool SameAsk(const PodNumaRequest& a, const PodNumaRequest& b) {
+  return a.guaranteed == b.guaranteed && a.pod_scope == b.pod_scope &&
+         a.concurrent == b.concurrent && a.serial == b.serial;
+}
+
+bool MemoHolds(const NodeNuma& t, const PodNumaRequest& req, bool empty_node) {
+  const NodeNuma::Memo& m = t.memo;
+  if (!m.valid || m.empty_node != empty_node || !SameAsk(m.request, req)) return false;
+  if (empty_node) return true;
+  for (size_t z = 0; z < t.zones.size(); ++z) {
+    if (!(m.available[z] == t.zones[z].available)) return false;
+  }
+  return true;
+}
+
+void Remember(const NodeNuma& t, const PodNumaRequest& req, bool empty_node, const NumaFit& fit) {
+  NodeNuma::Memo& m = t.memo;
+  m.valid = true;
+  m.empty_node = empty_node;
+  m.request.guaranteed = req.guaranteed;
+  m.request.pod_scope = req.pod_scope;
+  m.request.concurrent = req.concurrent;
+  m.request.serial = req.serial;
+  m.available.resize(t.zones.size());
+  for (size_t z = 0; z < t.zones.size(); ++z) m.available[z] = t.zones[z].available;
+  m.fit = fit;
+}
+
+}  // namespace
+
 NumaFit EvaluateNuma(const NodeNuma& t, const PodNumaRequest& req, bool empty_node,
                      std::vector<NumaCharge>* charges) {
+  if (!charges && MemoHolds(t, req, empty_node)) return t.memo.fit;
   Evaluation e = StartEvaluation(t, req, empty_node);
   std::vector<NumaCharge> local;
   e.charges = &local;
@@ -421,6 +456,7 @@ NumaFit EvaluateNuma(const NodeNuma& t, const PodNumaRequest& req, bool empty_no
               [](const NumaCharge& a, const NumaCharge& b) { return a.zone < b.zone; });
     *charges = std::move(local);
   }
+  if (!charges) Remember(t, req, empty_node, e.fit);
   return e.fit;
 }
 

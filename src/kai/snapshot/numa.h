@@ -42,6 +42,17 @@ struct NumaZone {
   Resources reported;   // the NRT's own available
 };
 
+// Whether the kubelet would align the pod on the node, and where. `fits` false: no zone mask its
+// policy admits (for best-effort: not coverable even across zones). `span`: zones used (1 when
+// nothing aligned is asked). `best`: for a single-zone shortfall, the most of the first short
+// resource one zone offers.
+struct NumaFit {
+  bool fits = true;
+  int span = 1;
+  NumaResource short_resource;
+  int64_t need = 0, best = 0;
+};
+
 struct NodeNuma {
   NumaPolicy policy = NumaPolicy::kNone;
   NumaScope scope = NumaScope::kContainer;
@@ -49,6 +60,16 @@ struct NodeNuma {
   std::vector<NumaResource> aware;  // the resources the zones report
   // Per aware resource: [k] = the sum of the k+1 largest zone allocatables (restricted's width).
   std::vector<std::vector<int64_t>> allocatable_prefix;
+  // EvaluateNuma's last answer without charges: a session asks the same of every node for each
+  // pod, predicate then score, and the pods of a job ask alike; valid while the request and the
+  // zones' availability are those it was computed for (compared, so no change can go unseen).
+  struct Memo {
+    bool valid = false, empty_node = false;
+    PodNumaRequest request;
+    std::vector<Resources> available;  // by zone
+    NumaFit fit;
+  };
+  mutable Memo memo;
 };
 
 // What a pod holds on one zone of its node.
@@ -96,16 +117,7 @@ void ApplyNumaArguments(NumaState& numa, const std::vector<std::string>& ignore,
 bool NumaScored(const NodeNuma& topo, const PodNumaRequest& req);
 bool NumaFiltered(const NodeNuma& topo, const PodNumaRequest& req);
 
-// Whether the kubelet would align the pod on the node, and where. `fits` false: no zone mask its
-// policy admits (for best-effort: not coverable even across zones). `span`: zones used (1 when
-// nothing aligned is asked). `best`: for a single-zone shortfall, the most of the first short
-// resource one zone offers.
-struct NumaFit {
-  bool fits = true;
-  int span = 1;
-  NumaResource short_resource;
-  int64_t need = 0, best = 0;
-};
+// The answer of EvaluateNuma (below): whether the kubelet would align the pod on the node.
 // Against the ledger, or with `empty_node` against the zones' allocatable. With `charges`, the
 // per-zone amounts drawn (lowest zone first) are written there.
 NumaFit EvaluateNuma(const NodeNuma& topo, const PodNumaRequest& req, bool empty_node,

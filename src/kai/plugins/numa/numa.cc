@@ -66,6 +66,34 @@ void Score(const Session& s, PodId pod, std::span<double> out) {
   }
 }
 
+template <class T>
+void Append(std::string& key, T v) {
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void AppendResources(std::string& key, const Resources& r) {
+  for (int64_t v : {r.milli_cpu, r.memory, r.milli_gpu, r.pods}) Append(key, v);
+  Append(key, r.scalars.size());
+  for (const auto& [id, amount] : r.scalars) {
+    Append(key, id);
+    Append(key, amount);
+  }
+}
+
+// The score of a node is a function of its own zones (which change only with the pods placed on
+// it, as the node's accounting does) and of what the pod asks to be aligned: cacheable by that.
+bool ScoreKey(const Session& s, PodId pod, std::string& key) {
+  const PodNumaRequest* req = RequestOf(s, pod);
+  Append(key, static_cast<int8_t>(req ? (req->guaranteed ? 2 : 1) : 0));
+  if (!req) return true;
+  AppendResources(key, req->pod_scope);
+  for (const std::vector<Resources>* units : {&req->concurrent, &req->serial}) {
+    Append(key, units->size());
+    for (const Resources& r : *units) AppendResources(key, r);
+  }
+  return true;
+}
+
 class NumaPlugin : public Plugin {
  public:
   NumaPlugin(std::vector<std::string> ignore, bool reconstruct)
@@ -76,7 +104,7 @@ class NumaPlugin : public Plugin {
     if (!ignore_.empty() || !reconstruct_) ApplyNumaArguments(s.snap().numa, ignore_, reconstruct_);
     s.snap().numa.place = true;
     s.AddPredicate(Check);
-    s.AddNodeScores(Score);  // reads the zone ledger: never cached
+    s.AddNodeScores(Score, ScoreKey);
   }
 
  private:
