@@ -154,6 +154,80 @@ TEST_F(DraExtendedTest, TooFewFreeDevicesRefuseTheNodeAndEvictionFreesThem) {
   st.Discard();
 }
 
+// r runs on node0 holding node0's one NIC through the claim the binder made; node1 has a NIC too.
+constexpr const char* kHeld = R"(
+apiVersion: v1
+kind: Node
+metadata: {name: node0}
+status: {allocatable: {cpu: '8', memory: 8G, pods: '110'}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node1}
+status: {allocatable: {cpu: '8', memory: 8G, pods: '110'}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: nic.example.com}
+spec: {extendedResourceName: example.com/nic}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node0-nics}
+spec: {driver: nic.example.com, pool: {name: node0}, nodeName: node0, devices: [{name: nic-0}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node1-nics}
+spec: {driver: nic.example.com, pool: {name: node1}, nodeName: node1, devices: [{name: nic-0}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: r-extended-resources-abcde
+  namespace: default
+  annotations: {resource.kubernetes.io/extended-resource-claim: 'true'}
+spec:
+  devices:
+    requests:
+    - {name: container-0-request-0, exactly: {deviceClassName: nic.example.com, count: 1}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: container-0-request-0, driver: nic.example.com, pool: node0, device: nic-0}
+  reservedFor: [{resource: pods, name: r, uid: r}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: r, namespace: default}
+spec:
+  schedulerName: kai-scheduler
+  nodeName: node0
+  containers: [{name: main, resources: {limits: {example.com/nic: '1'}}}]
+status: {phase: Running}
+)";
+
+TEST(DraExtendedHeld, TheBindersClaimHoldsOnItsNodeOnly) {
+  ClusterState state;
+  const Status decoded = DecodeManifestText(kHeld, "t.yaml", state);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  SchedulerConfig config;
+  config.plugins = {{"dynamicresources", 0, {}}};
+  Session session(BuildSnapshot(state, kNow), config);
+  ASSERT_TRUE(session.OpenPlugins().ok());
+  const DraPod& r = *session.snap().dra->PodOf(state.pods[0]);
+  ASSERT_EQ(r.extended_claim, 0);
+  EXPECT_TRUE(session.snap().dra->extended_session.empty());  // nothing more taken for it
+  EXPECT_TRUE(session.CheckPredicates(0, 0).Fits());          // its own claim's device
+  EXPECT_TRUE(session.CheckPredicates(0, 1).Fits());          // node1's free NIC, were it moved
+  Statement st(session);
+  st.Evict(0);
+  st.Allocate(0, 1);  // moved: it takes node1's NIC for itself
+  EXPECT_EQ(session.snap().dra->extended_session.at(0).node, 1);
+  st.Discard();
+}
+
 TEST(DraExtendedDecode, AnExtendedResourceNameMustHaveADomain) {
   ClusterState state;
   const Status s = DecodeManifestText(

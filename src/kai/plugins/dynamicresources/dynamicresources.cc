@@ -195,7 +195,7 @@ class DynamicResourcesPlugin : public Plugin {
         if (!v.Fits()) return v;
       }
     }
-    if (dp.extended_claim >= 0) return {};  // its devices are held by the binder's claim
+    if (HeldOn(dp, node)) return {};  // its devices are held by the binder's claim
     for (const DraExtendedRequest& e : dp.extended) {
       if (!NeedsDra(snap, node, e)) continue;
       NodeVerdict v = CheckRequest("extended resource " + std::string(e.resource), e.spec, e.cls,
@@ -238,10 +238,18 @@ class DynamicResourcesPlugin : public Plugin {
     if (!dp->extended.empty()) AllocateExtended(s.snap(), pod_id, *dp, pod.node);
   }
 
+  // Whether the claim the binder made for the pod's extended resources holds devices on `node`
+  // (elsewhere, as for a pod consolidation moves, the pod needs devices of its own there).
+  bool HeldOn(const DraPod& dp, NodeId node) const {
+    if (dp.extended_claim < 0) return false;
+    const std::vector<DraNodeId>& nodes = view_->claims[dp.extended_claim].nodes;
+    return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+  }
+
   // Devices of the node for the pod's extended resources that DRA serves there (none when the
   // binder's claim holds them already).
   void AllocateExtended(const Snapshot& snap, PodId pod, const DraPod& dp, NodeId node) {
-    if (dp.extended_claim >= 0) return;
+    if (HeldOn(dp, node)) return;
     DraExtendedSession st{node, {}};
     for (size_t r = 0; r < dp.extended.size(); ++r) {
       const DraExtendedRequest& e = dp.extended[r];
