@@ -209,7 +209,8 @@ void AddExtendedRequests(const doc::Node& c, std::string_view path, int32_t inde
   if (!res.IsMap()) return;
   const std::vector<std::string> names = RequestNames(res);
   std::vector<std::string> ignored;
-  ObjectContext quiet("", "", ignored);
+  const std::string no_source;  // ObjectContext keeps a reference to it
+  ObjectContext quiet(no_source, "", ignored);
   Resources request;
   bool computed = false;
   for (size_t k = 0; k < names.size(); ++k) {
