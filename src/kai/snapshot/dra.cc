@@ -223,19 +223,17 @@ struct Builder {
     for (const ContainerExtendedRequest& r : p.extended_requests) {
       if (r.resource == resource) (r.short_lived ? short_lived : long_lived).push_back(&r);
     }
+    const bool gpu_resource = resource == kGpuResourceName;
+    const ResourceId id = gpu_resource ? 0 : InternResource(resource);
+    const bool gpu = gpu_resource && IsGpuDeviceClassName(cls->meta.name);
     auto request = [&](const ContainerExtendedRequest& r, int64_t count) {
       DraExtendedRequest e;
-      e.spec = {"container-" + std::to_string(r.container_index) + "-request-" +
-                    std::to_string(r.key_index),
-                cls->meta.name,
-                DeviceAllocationMode::kExactCount,
-                count,
-                {},
+      e.spec = {RequestName(r), cls->meta.name, DeviceAllocationMode::kExactCount, count, {},
                 false};
       e.cls = cls;
       e.resource = r.resource;
-      e.gpu = resource == kGpuResourceName && IsGpuDeviceClassName(cls->meta.name);
-      if (resource != kGpuResourceName) e.resource_id = InternResource(resource);
+      e.gpu = gpu;
+      e.resource_id = id;
       return e;
     };
     std::vector<DraContainerMapping> long_maps, short_maps;

@@ -28,14 +28,17 @@ constexpr int kMaxConsumers = 256;  // resource.k8s.io ResourceClaimReservedForM
 using Slot = DraSlot;
 using ClaimState = DraClaimSession;
 
-NodeVerdict DraVerdict(std::string_view subject, std::string_view what, bool never) {
-  NodeVerdict v{FitCode::kDraClaim, {}, std::string(subject) + ": " + std::string(what)};
+// "<kind><name>: <what>" (kind "claim " or "extended resource "), built only for a refusal.
+NodeVerdict DraVerdict(std::string_view kind, std::string_view name, std::string_view what,
+                       bool never) {
+  NodeVerdict v{
+      FitCode::kDraClaim, {}, std::string(kind) + std::string(name) + ": " + std::string(what)};
   v.never = never;
   return v;
 }
 
 NodeVerdict ClaimVerdict(const PodClaimRef& ref, std::string_view what, bool never) {
-  return DraVerdict("claim " + ref.name, what, never);
+  return DraVerdict("claim ", ref.name, what, never);
 }
 
 bool NamedIn(const ResourceClaimObject* obj, std::string_view pod) {
@@ -190,7 +193,7 @@ class DynamicResourcesPlugin : public Plugin {
       const DraClaim& dc = view_->claims[c.claim];
       for (size_t i = 0; i < dc.requests.size(); ++i) {
         const DeviceRequestSpec& r = dc.requests[i];
-        NodeVerdict v = CheckRequest("claim " + c.ref->name, r, dc.classes[i], node,
+        NodeVerdict v = CheckRequest("claim ", c.ref->name, r, dc.classes[i], node,
                                      IsGpuDeviceClassName(r.device_class), scratch_);
         if (!v.Fits()) return v;
       }
@@ -198,8 +201,8 @@ class DynamicResourcesPlugin : public Plugin {
     if (HeldOn(dp, node)) return {};  // its devices are held by the binder's claim
     for (const DraExtendedRequest& e : dp.extended) {
       if (!NeedsDra(snap, node, e)) continue;
-      NodeVerdict v = CheckRequest("extended resource " + std::string(e.resource), e.spec, e.cls,
-                                   node, e.gpu, scratch_);
+      NodeVerdict v =
+          CheckRequest("extended resource ", e.resource, e.spec, e.cls, node, e.gpu, scratch_);
       if (!v.Fits()) return v;
     }
     return {};
@@ -208,16 +211,16 @@ class DynamicResourcesPlugin : public Plugin {
   // GPU requests are counted by the node's GPUs (snapshot/dra.h), which evictions free: for them
   // the node needs enough matching devices, free or not (a disruptive action checks predicates
   // before it frees anything). Other requests need free matching devices.
-  NodeVerdict CheckRequest(std::string_view subject, const DeviceRequestSpec& r,
+  NodeVerdict CheckRequest(std::string_view kind, std::string_view name, const DeviceRequestSpec& r,
                            const DeviceClassObject* cls, NodeId node, bool gpu,
                            std::vector<bool>& taken) const {
     DeviceMatch& m = match_;
     MatchDevicesInto(*view_, node, r, cls, taken, /*count_taken=*/gpu, m);
     if (!m.unsupported.empty()) {
-      return DraVerdict(subject, "CEL selector not supported by kai: " + m.unsupported, true);
+      return DraVerdict(kind, name, "CEL selector not supported by kai: " + m.unsupported, true);
     }
     if (!m.enough) {
-      return DraVerdict(subject, "device class " + r.device_class + " matches no free device",
+      return DraVerdict(kind, name, "device class " + r.device_class + " matches no free device",
                         false);
     }
     for (int32_t d : m.devices) taken[d] = true;
