@@ -64,7 +64,13 @@ struct Counters {
 class Controller : public GroupView {
  public:
   Controller(const BinderOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o), client_(client), err_(err), queue_(o.rate_limit), background_(20000, 4) {}
+      : o_(o),
+        lead_(client, o.leader_elect,
+              scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
+        client_(lead_.client()),
+        err_(err),
+        queue_(o.rate_limit),
+        background_(20000, 4) {}
 
   int Run() {
     auto config =
@@ -83,7 +89,11 @@ class Controller : public GroupView {
                   "and is the BindRequest CRD installed? see deploy/crds)");
     }
     StartServers();
-    if (!AwaitLeadership()) return Fail(0, "");
+    if (!AwaitLeadership()) {
+      if (lead_.Lost())
+        return Fail(scheduler::kLeadershipLostExit, scheduler::kLeadershipLostMessage);
+      return Fail(0, "");
+    }
     Apply();
     if (auto s = reservations_->SyncAll(); !s.ok())
       Log("syncing reservations: " + s.error().message);
@@ -136,20 +146,10 @@ class Controller : public GroupView {
   }
 
   bool AwaitLeadership() {
-    if (!o_.leader_elect) return true;
-    scheduler::LeaderOptions lo;
-    lo.ns = o_.leader_elect_namespace;
-    lo.name = o_.leader_elect_id;
-    lo.identity = o_.identity.empty() ? scheduler::DefaultLeaderIdentity() : o_.identity;
-    lo.lease_duration = o_.lease_duration;
-    lo.renew_deadline = o_.renew_deadline;
-    lo.retry_period = o_.retry_period;
-    lo.log = [this](const std::string& l) { Log(l); };
-    leader_ = std::make_unique<scheduler::LeaderElector>(client_, lo);
-    leader_->Start();
-    while (!g_stop) {
+    lead_.Start();
+    while (!g_stop && !lead_.Lost()) {
       Apply();  // keep the caches current while waiting
-      if (leader_->IsLeader()) return true;
+      if (lead_.Leading()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
@@ -165,9 +165,9 @@ class Controller : public GroupView {
         queue_.Add(kResync);
         last_resync_ = now;
       }
-      if (leader_ && !leader_->IsLeader()) {
-        Log("lost the leader lease; stopping so that a restart rejoins the election");
-        return 1;
+      if (lead_.Lost()) {
+        Log(scheduler::kLeadershipLostMessage);
+        return scheduler::kLeadershipLostExit;
       }
     }
     return 0;
@@ -178,16 +178,20 @@ class Controller : public GroupView {
     informer_->Apply(world_, changes);
   }
 
+  // The queued keys and background writes are dropped after a lost lease (the fence refuses
+  // them anyway), flushed for a few seconds on a clean stop; then the lease is released.
   void Shutdown() {
+    workers_stop_ = true;
     queue_.ShutDown();
+    if (lead_.Lost()) background_.Clear();
     for (auto& t : workers_) t.join();
     workers_.clear();
     background_.Resume();
-    if (!background_.Flush(std::chrono::seconds(5))) {
+    if (!lead_.Lost() && !background_.Flush(std::chrono::seconds(5))) {
       Log("stopping with status writes or events unwritten");
     }
     if (servers_) servers_->Stop();
-    if (leader_) leader_->Stop();
+    lead_.Release();
     if (informer_) informer_->Stop();
   }
 
@@ -351,7 +355,7 @@ class Controller : public GroupView {
     for (;;) {
       auto item = queue_.Get(std::chrono::milliseconds(500));
       if (!item) {
-        if (g_stop) return;
+        if (g_stop || workers_stop_) return;
         continue;
       }
       ++in_flight_;
@@ -587,6 +591,7 @@ class Controller : public GroupView {
   }
 
   const BinderOptions& o_;
+  scheduler::Leadership lead_;  // before client_: the binder writes through its fenced client
   const k8s::ApiClient& client_;
   std::ostream& err_;
   std::mutex log_mu_;
@@ -594,7 +599,7 @@ class Controller : public GroupView {
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<ReservationService> reservations_;
   std::unique_ptr<Binder> binder_;
-  std::unique_ptr<scheduler::LeaderElector> leader_;
+  std::atomic<bool> workers_stop_{false};
   std::unique_ptr<scheduler::Servers> servers_;
   ClusterState world_;  // the informer's store (Apply's thread only)
   mutable std::mutex mu_;

@@ -116,6 +116,11 @@ void WorkQueue::Done(const std::string& key) {
 void WorkQueue::ShutDown() {
   std::lock_guard<std::mutex> lock(mu_);
   shut_down_ = true;
+  queue_.clear();
+  queued_.clear();
+  dirty_.clear();
+  delayed_.clear();
+  delayed_at_.clear();
   cv_.notify_all();
 }
 

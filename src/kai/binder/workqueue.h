@@ -44,6 +44,8 @@ class WorkQueue {
   // after ShutDown. The caller must call Done(key) when finished.
   std::optional<std::string> Get(std::chrono::milliseconds timeout);
   void Done(const std::string& key);
+  // Drops every queued and delayed key (a stopping or deposed binder sends none of them) and
+  // hands out no key after this; Get returns nullopt at once.
   void ShutDown();
 
   size_t Len() const;      // ready keys

@@ -686,6 +686,7 @@ int RunPodGrouperCommand(PodGrouperArgs& a) {
 struct ScaleAdjusterArgs {
   kai::scaleadjusterd::ScaleAdjusterOptions o;
   std::string memory_ratio = "0.1";
+  LeaderArgs leader;
 };
 
 CLI::App* AddScaleAdjusterCommand(CLI::App& app, ScaleAdjusterArgs& a) {
@@ -711,6 +712,11 @@ CLI::App* AddScaleAdjusterCommand(CLI::App& app, ScaleAdjusterArgs& a) {
       ->check(CLI::NonNegativeNumber);
   s->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
   s->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
+  s->add_option("--leader-elect-id", o.leader_elect_id, "the Lease's name");
+  s->add_option("--leader-elect-identity", o.identity, "this process's identity (hostname_pid)");
+  s->add_option("--leader-elect-lease-duration", a.leader.lease_duration, "e.g. 15s");
+  s->add_option("--leader-elect-renew-deadline", a.leader.renew_deadline, "e.g. 10s");
+  s->add_option("--leader-elect-retry-period", a.leader.retry_period, "e.g. 2s");
   s->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
   s->add_option("--health-probe-bind-address", o.health_address,
                 "HOST:PORT for /healthz and /readyz");
@@ -727,6 +733,14 @@ int RunScaleAdjusterCommand(ScaleAdjusterArgs& a) {
     return kExitBadInput;
   }
   a.o.adjuster.memory_fraction_centi = *ratio;
+  kai::scheduler::LeaderOptions lo;
+  if (auto e = ParseLeaderFlags(a.leader, lo)) {
+    std::cerr << "kai scale-adjuster: " << *e << "\n";
+    return kExitBadInput;
+  }
+  a.o.lease_duration = lo.lease_duration;
+  a.o.renew_deadline = lo.renew_deadline;
+  a.o.retry_period = lo.retry_period;
   std::signal(SIGTERM, OnScaleAdjusterSignal);
   std::signal(SIGINT, OnScaleAdjusterSignal);
   return kai::scaleadjusterd::RunScaleAdjuster(a.o, std::cerr);
@@ -776,6 +790,8 @@ CLI::App* AddInstallCommand(CLI::App& app, kai::run::InstallCommandOptions& o, b
 struct RunArgs {
   kai::run::AllOptions o;
   std::string components;
+  std::string identity;
+  LeaderArgs leader;
 };
 
 CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
@@ -792,6 +808,10 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
   c->add_option("--scheduler-name", o.scheduler.scheduler_name, "the pods' schedulerName");
   c->add_option("--shard", o.scheduler.shard, "SchedulingShard of the scheduler");
   c->add_flag("--leader-elect", o.leader_elect, "every component elects a leader on its Lease");
+  c->add_option("--leader-elect-identity", a.identity, "every component's identity (hostname_pid)");
+  c->add_option("--leader-elect-lease-duration", a.leader.lease_duration, "e.g. 15s");
+  c->add_option("--leader-elect-renew-deadline", a.leader.renew_deadline, "e.g. 10s");
+  c->add_option("--leader-elect-retry-period", a.leader.retry_period, "e.g. 2s");
   c->add_option("--metrics-bind-address", o.metrics_address,
                 "HOST:PORT of the scheduler's /metrics; the next components take the next ports");
   c->add_option("--health-probe-bind-address", o.health_address,
@@ -817,6 +837,23 @@ int RunRunCommand(RunArgs& a) {
   for (std::string name; std::getline(list, name, ',');) {
     if (!name.empty()) o.components.push_back(name);
   }
+  kai::scheduler::LeaderOptions lo;
+  if (auto e = ParseLeaderFlags(a.leader, lo)) {
+    std::cerr << "kai run: " << *e << "\n";
+    return kExitBadInput;
+  }
+  lo.identity = a.identity;
+  auto same_lease = [&lo](auto& c) {
+    c.identity = lo.identity;
+    c.lease_duration = lo.lease_duration;
+    c.renew_deadline = lo.renew_deadline;
+    c.retry_period = lo.retry_period;
+  };
+  same_lease(o.scheduler);
+  same_lease(o.binder);
+  same_lease(o.controllers);
+  same_lease(o.scale_adjuster);
+  same_lease(o.podgrouper.leader);
   o.podgrouper.grouper.scheduler_name = o.scheduler.scheduler_name;
   o.admission.admission.scheduler_name = o.scheduler.scheduler_name;
   o.admission.admission.gpu_sharing_enabled = true;

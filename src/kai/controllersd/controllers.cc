@@ -69,7 +69,11 @@ enum class Outcome { kDone, kRetry };
 class Controllers {
  public:
   Controllers(const ControllersOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o), client_(client), err_(err) {}
+      : o_(o),
+        lead_(client, o.leader_elect,
+              scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
+        client_(lead_.client()),
+        err_(err) {}
 
   int Run() {
     StartReflectors();
@@ -79,7 +83,11 @@ class Controllers {
                   "and are the CRDs installed? see deploy/crds)");
     }
     if (!StartServers()) return Fail(2, "");
-    if (!AwaitLeadership()) return Fail(0, "");
+    if (!AwaitLeadership()) {
+      if (lead_.Lost())
+        return Fail(scheduler::kLeadershipLostExit, scheduler::kLeadershipLostMessage);
+      return Fail(0, "");
+    }
     if (o_.create_defaults) threads_.emplace_back([this] { CreateDefaults(); });
     EnqueueAll();
     for (int i = 0; i < std::max(1, o_.workers); ++i) workers_.emplace_back([this] { Work(); });
@@ -430,19 +438,8 @@ class Controllers {
   }
 
   bool AwaitLeadership() {
-    if (!o_.leader_elect) return true;
-    scheduler::LeaderOptions lo;
-    lo.ns = o_.leader_elect_namespace;
-    lo.name = o_.leader_elect_id;
-    lo.identity = o_.identity.empty() ? scheduler::DefaultLeaderIdentity() : o_.identity;
-    lo.lease_duration = o_.lease_duration;
-    lo.renew_deadline = o_.renew_deadline;
-    lo.retry_period = o_.retry_period;
-    lo.log = [this](const std::string& l) { Log(l); };
-    leader_ = std::make_unique<scheduler::LeaderElector>(client_, lo);
-    leader_->Start();
-    leader_->WaitForLeadership(g_stop);
-    return !g_stop && leader_->IsLeader();
+    lead_.Start();
+    return lead_.WaitForLeadership(g_stop) && !g_stop;
   }
 
   int Loop() {
@@ -454,9 +451,9 @@ class Controllers {
         EnqueueAll();
         last_resync = now;
       }
-      if (leader_ && !leader_->IsLeader()) {
-        Log("lost the leader lease; stopping so that a restart rejoins the election");
-        return 1;
+      if (lead_.Lost()) {
+        Log(scheduler::kLeadershipLostMessage);
+        return scheduler::kLeadershipLostExit;
       }
     }
     return 0;
@@ -479,7 +476,7 @@ class Controllers {
     for (auto& t : workers_) t.join();
     workers_.clear();
     if (servers_) servers_->Stop();
-    if (leader_) leader_->Stop();
+    lead_.Release();  // after the status writers stopped (a lost lease only stops the elector)
     for (uint64_t id : subscriptions_) o_.watch_hub->Unsubscribe(id);
     subscriptions_.clear();
     for (auto& r : reflectors_) r->Stop();
@@ -488,6 +485,7 @@ class Controllers {
   }
 
   const ControllersOptions& o_;
+  scheduler::Leadership lead_;  // before client_: the controllers write through its fence
   const k8s::ApiClient& client_;
   std::ostream& err_;
   std::mutex log_mu_, mu_, metrics_mu_;
@@ -508,7 +506,6 @@ class Controllers {
   std::map<std::string, controllers::QueueMetrics> metrics_;  // live queues only
   std::atomic<int64_t> writes_{0};
   std::unique_ptr<scheduler::Servers> servers_;
-  std::unique_ptr<scheduler::LeaderElector> leader_;
 };
 
 }  // namespace

@@ -69,7 +69,10 @@ std::string Describe(const HttpRequest& req, const HttpResponse& r) {
   return out;
 }
 
+bool Fenced(const HttpResponse& r) { return r.status == 0 && r.transport_error == kFencedError; }
+
 bool Retryable(const HttpResponse& r) {
+  if (Fenced(r)) return false;
   if (r.status == 0 || !r.transport_error.empty()) return true;
   return r.status == 429 || r.status >= 500;
 }
@@ -113,8 +116,67 @@ const char* ContentType(PatchType t) {
 
 }  // namespace
 
+WriteFence::WriteFence(std::function<Clock::time_point()> now) : now_(std::move(now)) {
+  if (!now_) now_ = [] { return Clock::now(); };
+}
+
+void WriteFence::OpenUntil(Clock::time_point deadline) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!closed_) deadline_ = deadline;
+}
+
+void WriteFence::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  closed_ = true;
+}
+
+bool WriteFence::Admit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || now_() >= deadline_) return false;
+  ++admitted_;
+  ++in_flight_;
+  return true;
+}
+
+void WriteFence::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--in_flight_ == 0) idle_.notify_all();
+}
+
+bool WriteFence::Drain(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_.wait_for(lock, timeout, [&] { return in_flight_ == 0; });
+}
+
+bool WriteFence::Open() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !closed_ && now_() < deadline_;
+}
+
+int64_t WriteFence::admitted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return admitted_;
+}
+
 ApiClient::ApiClient(ClusterConfig config, RetryPolicy retry, ClientClock clock)
-    : http_(std::move(config)), retry_(retry), clock_(WithDefaults(std::move(clock))) {}
+    : http_(std::make_shared<const HttpClient>(std::move(config))),
+      retry_(retry),
+      clock_(WithDefaults(std::move(clock))) {}
+
+ApiClient ApiClient::WithFence(std::shared_ptr<WriteFence> fence) const {
+  ApiClient fenced = *this;
+  fenced.fence_ = std::move(fence);
+  return fenced;
+}
+
+// One try of a call; a write of a fenced client goes only when the fence admits it.
+HttpResponse ApiClient::Attempt(const HttpRequest& req) const {
+  if (!fence_ || req.method == "GET") return http_->Do(req);
+  if (!fence_->Admit()) return HttpResponse{0, std::string(kFencedError), "", {}};
+  HttpResponse r = http_->Do(req);
+  fence_->Finish();
+  return r;
+}
 
 std::chrono::milliseconds ApiClient::Backoff(int attempt, const HttpResponse& last) const {
   if (auto s = RetryAfterSeconds(last)) {
@@ -129,7 +191,7 @@ std::chrono::milliseconds ApiClient::Backoff(int attempt, const HttpResponse& la
 HttpResponse ApiClient::Call(HttpRequest req) const {
   HttpResponse last;
   for (int attempt = 0; attempt < retry_.max_attempts; ++attempt) {
-    last = http_.Do(req);
+    last = Attempt(req);
     if (!Retryable(last)) return last;
     if (attempt + 1 < retry_.max_attempts) clock_.sleep(Backoff(attempt, last));
   }
@@ -200,7 +262,7 @@ HttpResponse ApiClient::Watch(const std::string& collection_path, const std::str
   // The server ends the watch after timeoutSeconds; allow for a late close. A quiet kind may
   // send nothing for the whole watch, so silence is no error; TCP keep-alive finds a dead peer.
   req.timeout = std::chrono::milliseconds((timeout_seconds + 30) * 1000LL);
-  return http_.Stream(req, sink, stop, std::chrono::milliseconds(0));
+  return http_->Stream(req, sink, stop, std::chrono::milliseconds(0));
 }
 
 }  // namespace kai::k8s

@@ -2,10 +2,14 @@
 // The Kubernetes API: resource paths, list with paging, watch, create / patch / update / delete,
 // with client-go's fault handling: 429 and 5xx (and transport errors) are retried with
 // exponential backoff and jitter, honouring Retry-After, a bounded number of times; every request
-// has a time-out; other 4xx answers go back to the caller, who decides (409: re-read).
+// has a time-out; other 4xx answers go back to the caller, who decides (409: re-read). A client
+// may carry a write fence (a leader's lease): a write the fence refuses is never sent.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,9 +92,48 @@ ApiStatus StatusOf(const HttpResponse& r);
 // "GET /api/v1/pods: 500 InternalError: ..." or the transport error.
 std::string Describe(const HttpRequest& req, const HttpResponse& r);
 
+// The writes one leader may send: open until a deadline its lease renewals push forward,
+// closed for good once the lease is lost or released. Every write attempt of a fenced client
+// (each try of a retried call) is admitted here just before it is sent, so no write starts
+// after the deadline passed or Close returned; the writes admitted are counted, so a test can
+// compare them with what reached the server.
+class WriteFence {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit WriteFence(std::function<Clock::time_point()> now = {});
+
+  // Writes may start until `deadline` (a later call moves it; no effect once closed).
+  void OpenUntil(Clock::time_point deadline);
+  // No write starts after this returns; it never opens again.
+  void Close();
+  // Whether a write may start now; true counts it as admitted and in flight (Finish ends it).
+  bool Admit();
+  void Finish();
+  // Waits until no admitted write is in flight, at most `timeout`. True when none is.
+  bool Drain(std::chrono::milliseconds timeout);
+  bool Open() const;
+  int64_t admitted() const;
+
+ private:
+  std::function<Clock::time_point()> now_;
+  mutable std::mutex mu_;
+  std::condition_variable idle_;
+  Clock::time_point deadline_{};
+  bool closed_ = false;
+  int64_t admitted_ = 0, in_flight_ = 0;
+};
+
+// The answer to a write the fence refused: no HTTP status, and not retryable.
+inline constexpr std::string_view kFencedError = "not the leader: the write fence is closed";
+bool Fenced(const HttpResponse& r);
+
 class ApiClient {
  public:
   ApiClient(ClusterConfig config, RetryPolicy retry = {}, ClientClock clock = {});
+
+  // The same client (connection pool, retries) whose writes pass `fence`: POST, PUT, PATCH and
+  // DELETE, through Call or the helpers below. Reads and watches are never fenced.
+  ApiClient WithFence(std::shared_ptr<WriteFence> fence) const;
 
   // One call with retries (429, 5xx, transport errors). The last answer is returned.
   HttpResponse Call(HttpRequest req) const;
@@ -123,19 +166,21 @@ class ApiClient {
                      const std::string& resource_version, int timeout_seconds, const LineSink& sink,
                      const std::atomic<bool>& stop) const;
 
-  const HttpClient& http() const { return http_; }
+  const HttpClient& http() const { return *http_; }
   const ClientClock& clock() const { return clock_; }
   // The delay before retry `attempt` (0-based): exponential with jitter, or the server's
   // Retry-After when it gave one.
   std::chrono::milliseconds Backoff(int attempt, const HttpResponse& last) const;
 
  private:
-  HttpClient http_;
+  HttpResponse Attempt(const HttpRequest& req) const;
+  std::shared_ptr<const HttpClient> http_;
   RetryPolicy retry_;
   ClientClock clock_;
+  std::shared_ptr<WriteFence> fence_;
 };
 
-// Whether an answer is worth retrying: 429, 5xx, or no answer at all.
+// Whether an answer is worth retrying: 429, 5xx, or no answer at all (a fenced write is not).
 bool Retryable(const HttpResponse& r);
 
 }  // namespace kai::k8s

@@ -34,7 +34,11 @@ struct Counters {
 class Controller {
  public:
   Controller(const PodGrouperOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o), client_(client), err_(err), reader_(client) {}
+      : o_(o),
+        lead_(client, o.leader_elect, WithLog(o.leader)),
+        client_(lead_.client()),
+        err_(err),
+        reader_(client_) {}
 
   int Run() {
     StartInformer();
@@ -44,7 +48,7 @@ class Controller {
       return 1;
     }
     StartServers();
-    if (!AwaitLeadership()) return Shutdown(0);
+    if (!AwaitLeadership()) return lead_.Lost() ? Lose() : Shutdown(0);
     for (int i = 0; i < std::max(1, o_.max_concurrent); ++i) {
       workers_.emplace_back([this] { Work(); });
     }
@@ -52,8 +56,9 @@ class Controller {
         o_.grouper.scheduler_name);
     while (!g_stop) {
       ClusterChanges changes;
-      informer_->WaitForDeltas(std::chrono::milliseconds(500));
+      informer_->WaitForDeltas(std::chrono::milliseconds(100));
       informer_->Apply(world_, changes);
+      if (lead_.Lost()) return Lose();
     }
     return Shutdown(0);
   }
@@ -64,12 +69,24 @@ class Controller {
     err_ << "kai podgrouper: " << line << "\n";
   }
 
+  scheduler::LeaderOptions WithLog(scheduler::LeaderOptions lo) {
+    lo.log = [this](const std::string& l) { Log(l); };
+    return lo;
+  }
+
+  // The queued pods are dropped unwritten (the fence refuses their writes anyway).
+  int Lose() {
+    Log(scheduler::kLeadershipLostMessage);
+    return Shutdown(scheduler::kLeadershipLostExit);
+  }
+
   int Shutdown(int rc) {
+    workers_stop_ = true;
     queue_.ShutDown();
     for (auto& t : workers_) t.join();
     workers_.clear();
     if (servers_) servers_->Stop();
-    if (leader_) leader_->Stop();
+    lead_.Release();  // after the writers stopped (a lost lease only stops the elector)
     informer_->Stop();
     return rc;
   }
@@ -77,7 +94,7 @@ class Controller {
   void StartServers() {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return;
     scheduler::ServerHooks hooks;
-    hooks.ready = [this] { return informer_->Synced() && (!leader_ || leader_->IsLeader()); };
+    hooks.ready = [this] { return informer_->Synced() && lead_.Leading(); };
     hooks.metrics = [this] { return RenderMetrics(); };
     hooks.snapshot = [] { return std::string(); };
     servers_ = std::make_unique<scheduler::Servers>(hooks);
@@ -88,18 +105,13 @@ class Controller {
 
   // A standby keeps applying its watch (so that it takes over warm) until it leads or stops.
   bool AwaitLeadership() {
-    if (!o_.leader_elect) return true;
-    scheduler::LeaderOptions lo = o_.leader;
-    if (lo.identity.empty()) lo.identity = scheduler::DefaultLeaderIdentity();
-    lo.log = [this](const std::string& l) { Log(l); };
-    leader_ = std::make_unique<scheduler::LeaderElector>(client_, lo);
-    leader_->Start();
-    while (!g_stop && !leader_->IsLeader()) {
+    lead_.Start();
+    while (!g_stop && !lead_.Lost() && !lead_.Leading()) {
       ClusterChanges changes;
       informer_->WaitForDeltas(std::chrono::milliseconds(100));
       informer_->Apply(world_, changes);
     }
-    return !g_stop;
+    return !g_stop && lead_.Leading();
   }
 
   std::string RenderMetrics() const {
@@ -115,7 +127,7 @@ class Controller {
     counter("reconcile_errors_total", "pod reconciles that failed and were retried",
             counters_.failed.load());
     out += "# TYPE kai_podgrouper_leader gauge\nkai_podgrouper_leader " +
-           std::string(!leader_ || leader_->IsLeader() ? "1" : "0") + "\n";
+           std::string(lead_.Leading() ? "1" : "0") + "\n";
     return out;
   }
 
@@ -151,7 +163,7 @@ class Controller {
     for (;;) {
       auto key = queue_.Get(std::chrono::milliseconds(500));
       if (!key) {
-        if (g_stop) return;
+        if (g_stop || workers_stop_) return;
         continue;
       }
       if (Reconcile(*key) == Outcome::kDone) {
@@ -237,6 +249,7 @@ class Controller {
   }
 
   const PodGrouperOptions& o_;
+  scheduler::Leadership lead_;  // before client_: the pod grouper writes through its fence
   const k8s::ApiClient& client_;
   std::ostream& err_;
   ApiReader reader_;
@@ -247,7 +260,7 @@ class Controller {
   ClusterState world_;  // what Apply fills (the pods, kept for the watch's bookkeeping)
   std::vector<std::thread> workers_;
   std::unique_ptr<scheduler::Servers> servers_;
-  std::unique_ptr<scheduler::LeaderElector> leader_;
+  std::atomic<bool> workers_stop_{false};
   Counters counters_;
 };
 

@@ -32,11 +32,16 @@ struct Counters {
 class Controller {
  public:
   Controller(const ScaleAdjusterOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o), c_(o.adjuster), client_(client), err_(err) {}
+      : o_(o),
+        c_(o.adjuster),
+        lead_(client, o.leader_elect,
+              scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
+        client_(lead_.client()),
+        err_(err) {}
 
   int Run() {
     StartServers();
-    if (!AwaitLeadership()) return Shutdown(0);
+    if (!AwaitLeadership()) return Shutdown(lead_.Lost() ? Lose() : 0);
     StartInformers();
     for (auto& inf : informers_) {
       if (!inf->WaitForFirstLists(o_.sync_timeout)) {
@@ -81,16 +86,13 @@ class Controller {
   }
 
   bool AwaitLeadership() {
-    if (!o_.leader_elect) return true;
-    scheduler::LeaderOptions lo;
-    lo.ns = o_.leader_elect_namespace;
-    lo.name = o_.leader_elect_id;
-    lo.identity = scheduler::DefaultLeaderIdentity();
-    lo.log = [this](const std::string& l) { Log(l); };
-    leader_ = std::make_unique<scheduler::LeaderElector>(client_, lo);
-    leader_->Start();
-    leader_->WaitForLeadership(g_stop);
-    return !g_stop;
+    lead_.Start();
+    return lead_.WaitForLeadership(g_stop) && !g_stop;
+  }
+
+  int Lose() {
+    Log(scheduler::kLeadershipLostMessage);
+    return scheduler::kLeadershipLostExit;
   }
 
   // Two watches only to wake the passes (a pass reads the pods itself, with their conditions):
@@ -124,10 +126,7 @@ class Controller {
     while (!g_stop) {
       informers_[0]->WaitForDeltas(std::chrono::milliseconds(100));
       if (ApplyDeltas() > 0) dirty = true;
-      if (leader_ && !leader_->IsLeader()) {
-        Log("lost the leader lease; stopping so that a restart rejoins the election");
-        return 1;
-      }
+      if (lead_.Lost()) return Lose();
       const Clock::time_point now = Clock::now();
       if (now < next_pass && !(dirty && now - last_pass_ >= o_.debounce)) continue;
       dirty = false;
@@ -246,15 +245,17 @@ class Controller {
     last_notes_ = std::move(now);
   }
 
+  // A pass writes on this thread, so nothing writes once the loop returned: the lease goes.
   int Shutdown(int rc) {
     for (auto& inf : informers_) inf->Stop();
     if (servers_) servers_->Stop();
-    if (leader_) leader_->Stop();
+    lead_.Release();
     return rc;
   }
 
   const ScaleAdjusterOptions& o_;
   const scaleadjuster::AdjusterConfig& c_;
+  scheduler::Leadership lead_;  // before client_: the passes write through its fence
   const k8s::ApiClient& client_;
   std::ostream& err_;
   std::mutex log_mu_;
@@ -262,7 +263,6 @@ class Controller {
   std::atomic<bool> synced_{false};
   std::vector<std::unique_ptr<informer::Informer>> informers_;
   std::vector<ClusterState> worlds_;  // what the watches hold (their bookkeeping only)
-  std::unique_ptr<scheduler::LeaderElector> leader_;
   std::unique_ptr<scheduler::Servers> servers_;
   std::optional<UnixSeconds> last_delete_;  // starts the cool-down (KAI: lastScaleUpTime)
   std::set<std::string> last_notes_;

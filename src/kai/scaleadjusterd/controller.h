@@ -27,7 +27,9 @@ struct ScaleAdjusterOptions {
   bool leader_elect = false;
   std::string leader_elect_namespace = "kai-scheduler";
   std::string leader_elect_id = "7n7h49uc.kai.scheduler";  // KAI's LeaderElectionID
-  std::string metrics_address, health_address;             // "" = that endpoint off
+  std::string identity;                                    // "" = hostname_pid
+  std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
+  std::string metrics_address, health_address;  // "" = that endpoint off
   std::chrono::milliseconds sync_timeout{60000};
   std::chrono::milliseconds resync_period{30000};  // a pass at least this often
   std::chrono::milliseconds debounce{500};         // events closer than this share one pass

@@ -105,7 +105,12 @@ class Loop {
  public:
   Loop(const SchedulerOptions& o, const k8s::ApiClient& client, std::ostream& out,
        std::ostream& err)
-      : o_(o), client_(client), out_(out), err_(err) {}
+      : o_(o),
+        lead_(client, o.leader_elect && !o.dry_run,
+              LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
+        client_(lead_.client()),
+        out_(out),
+        err_(err) {}
 
   int Run() {
     auto shard = AwaitShard();
@@ -136,14 +141,14 @@ class Loop {
     world_.scheduler_name = o_.scheduler_name;
     StartLeaderElection();
     StartServers();
-    if (leader_ && o_.once) {
+    if (lead_.electing() && o_.once) {
       // --once writes its one cycle: it waits to lead (a standby would decide and write nothing).
       const auto deadline =
           std::chrono::steady_clock::now() + o_.lease_duration * 2 + o_.sync_timeout;
-      while (!leader_->IsLeader() && !g_stop && std::chrono::steady_clock::now() < deadline) {
+      while (!lead_.Leading() && !g_stop && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
-      if (!leader_->IsLeader()) return Fail(1, "--once: did not become the leader in time");
+      if (!lead_.Leading()) return Fail(1, "--once: did not become the leader in time");
     }
     const int rc = Cycles();
     Shutdown();
@@ -155,6 +160,12 @@ class Loop {
     err_ << "kai: " << msg << "\n";
     Shutdown();
     return code;
+  }
+  // A lost lease: the queued writes go unsent, and the process exits into a restart.
+  int Lose() {
+    if (committer_) committer_->Abandon();
+    Log(kLeadershipLostMessage);
+    return kLeadershipLostExit;
   }
   void Log(const std::string& l) {
     std::lock_guard<std::mutex> lock(log_mu_);
@@ -191,19 +202,7 @@ class Loop {
     return std::nullopt;
   }
 
-  void StartLeaderElection() {
-    if (!o_.leader_elect || o_.dry_run) return;
-    LeaderOptions lo;
-    lo.ns = o_.leader_elect_namespace;
-    lo.name = o_.leader_elect_id;
-    lo.identity = o_.identity.empty() ? DefaultLeaderIdentity() : o_.identity;
-    lo.lease_duration = o_.lease_duration;
-    lo.renew_deadline = o_.renew_deadline;
-    lo.retry_period = o_.retry_period;
-    lo.log = [this](const std::string& l) { Log(l); };
-    leader_ = std::make_unique<LeaderElector>(client_, lo);
-    leader_->Start();
-  }
+  void StartLeaderElection() { lead_.Start(); }
 
   void StartServers() {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return;
@@ -242,17 +241,19 @@ class Loop {
 
   void Shutdown() {
     // Queued status writes and events get a few seconds to go out; the rest are dropped (and
-    // counted): a restarted scheduler writes the statuses again from what it reads.
+    // counted): a restarted scheduler writes the statuses again from what it reads. After a lost
+    // lease they are all dropped (the fence would refuse them anyway).
     if (committer_ && Leading() && !committer_->FlushBackground(std::chrono::seconds(5))) {
       Log("stopping with status writes or events unwritten");
     }
+    if (committer_ && !Leading()) committer_->Abandon();
     if (usage_) usage_->Close();
     if (servers_) servers_->Stop();
-    if (leader_) leader_->Stop();
+    lead_.Release();
     if (informer_) informer_->Stop();
   }
 
-  bool Leading() const { return !leader_ || leader_->IsLeader(); }
+  bool Leading() const { return lead_.Leading(); }
 
   std::chrono::milliseconds Period(const SchedulerConfig& c) const {
     if (c.schedule_period_millis) return std::chrono::milliseconds(*c.schedule_period_millis);
@@ -261,6 +262,7 @@ class Loop {
 
   int Cycles() {
     for (int cycle = 1; !g_stop; ++cycle) {
+      if (lead_.Lost()) return Lose();
       const auto started = std::chrono::steady_clock::now();
       {
         std::lock_guard<std::mutex> lock(world_mu_);
@@ -283,6 +285,7 @@ class Loop {
         Log(outcome.error().message);
       }
       metrics_.ObserveCycle(std::chrono::steady_clock::now() - started);
+      if (lead_.Lost()) return Lose();
       if (o_.once || o_.dry_run) return 0;
       if (o_.max_cycles > 0 && cycle >= o_.max_cycles) return 0;
       Sleep(Period(*config) - (std::chrono::steady_clock::now() - started));
@@ -369,12 +372,13 @@ class Loop {
 
   void Sleep(std::chrono::steady_clock::duration d) {
     const auto until = std::chrono::steady_clock::now() + d;
-    while (!g_stop && std::chrono::steady_clock::now() < until) {
+    while (!g_stop && !lead_.Lost() && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
   const SchedulerOptions& o_;
+  Leadership lead_;  // before client_: the scheduler writes through its fenced client
   const k8s::ApiClient& client_;
   std::ostream& out_;
   std::ostream& err_;
@@ -382,7 +386,6 @@ class Loop {
   std::string pool_;
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<Committer> committer_;
-  std::unique_ptr<LeaderElector> leader_;
   std::unique_ptr<Servers> servers_;
   std::unique_ptr<UsageRecorder> usage_;
   SchedulerMetrics metrics_;
