@@ -1197,8 +1197,30 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, f"the server could not find the requested resource ({path})")
         return res, ns, name, sub
 
+    def _discovery(self, path):
+        """The APIResourceList of a served group version (GET /api/v1, /apis/G/V), or None."""
+        parts = [p for p in path.split("/") if p]
+        if parts == ["api", "v1"]:
+            group, version = "", "v1"
+        elif len(parts) == 3 and parts[0] == "apis":
+            group, version = parts[1], parts[2]
+        else:
+            return None
+        served = [r for r in RESOURCES if r.group == group and r.version == version]
+        if not served:
+            return None
+        return {"kind": "APIResourceList", "apiVersion": "v1",
+                "groupVersion": f"{group}/{version}" if group else version,
+                "resources": [{"name": r.plural, "kind": r.kind, "namespaced": r.namespaced,
+                               "verbs": ["create", "delete", "get", "list", "patch", "update",
+                                         "watch"]} for r in served]}
+
     def _api(self, method, path, query, body, parsed, is_watch, drop_after):
         store = self.server.state.store
+        if method == "GET" and not is_watch:
+            listing = self._discovery(path)
+            if listing is not None:
+                return 200, listing
         res, ns, name, sub = self._route(path)
         if isinstance(parsed, str):
             if method in ("POST", "PUT") or (method == "DELETE" and parsed.strip()):

@@ -122,12 +122,15 @@ class LeaderLossTest(unittest.TestCase):
         if self.proc and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        if self.proc:
+            self.err_file.close()
         self.api.stop()
 
     def start(self, *args):
         self.err_path = os.path.join(self.api.tmp, "stderr")
+        self.err_file = open(self.err_path, "w")
         self.proc = subprocess.Popen([KAI_BIN, *args, "--kubeconfig", self.api.kubeconfig],
-                                     stdout=subprocess.DEVNULL, stderr=open(self.err_path, "w"))
+                                     stdout=subprocess.DEVNULL, stderr=self.err_file)
 
     def stderr(self):
         with open(self.err_path) as f:
