@@ -19,7 +19,7 @@ is left) and checks what they wrote:
   BindRequests carry the pool label, and neither scheduler writes to the other pool's objects.
 - KillMidCommit: kill -9 while a cycle's BindRequests are being written, restart: converges to
   exactly one BindRequest per pod, no node over its GPUs, no duplicate write.
-- Endpoints: /healthz, /readyz, /metrics, /debug/snapshot (read back by `kai simulate`: the same
+- Endpoints: /healthz, /readyz, /metrics, /debug/snapshot (its own address; read back by `kai simulate`: the same
   pod statuses as a --dry-run of the scheduler); every event names an existing object.
 - BadConfiguration: a missing kubeconfig file or SchedulingShard: exit 2 naming it.
 - OptionalWatches: the DRA kinds (resource.k8s.io/v1, which 1.28 does not serve) and the
@@ -997,9 +997,10 @@ class Endpoints(SchedulerTestCase):
               pod_group(ns, gang, "ep-q", 2), pod(ns, f"{gang}-0", gang, 4),
               pod(ns, f"{gang}-1", gang, 4), *single_pod_jobs(ns, "ep-q", [solo], 2),
               pod_group(ns, huge, "ep-q", 1), pod(ns, f"{huge}-0", huge, 16)])
-        mport, hport = free_port(), free_port()
+        mport, hport, sport = free_port(), free_port(), free_port()
         p = self.start("endpoints", "--metrics-bind-address", f"127.0.0.1:{mport}",
                        "--health-probe-bind-address", f"127.0.0.1:{hport}",
+                       "--snapshot-bind-address", f"127.0.0.1:{sport}",
                        "--schedule-period", "200ms", timeout=60)
         got = wait_for("/healthz", lambda: try_http_get(hport, "/healthz"), 20, procs=[p])
         self.assertEqual(got[0], 200, got)
@@ -1021,7 +1022,9 @@ class Endpoints(SchedulerTestCase):
         self.assertEqual(http_get(hport, "/metrics")[0], 404)
         self.assertEqual(http_get(mport, "/healthz")[0], 404)
 
-        status, snap = http_get(hport, "/debug/snapshot")
+        # The snapshot is on its own (loopback) address only.
+        self.assertEqual(http_get(hport, "/debug/snapshot")[0], 404)
+        status, snap = http_get(sport, "/debug/snapshot")
         self.assertEqual(status, 200)
         docs = [d for d in yaml.safe_load_all(snap) if d]
         kinds = {d.get("kind") for d in docs}

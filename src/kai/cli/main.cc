@@ -317,6 +317,7 @@ struct SchedulerArgs {
   kai::scheduler::SchedulerOptions o;
   std::string period, now, lease_duration, renew_deadline, retry_period, status_deferral;
   std::string usage_save_interval, unserved_recheck;
+  int plugin_server_port = 0;
 };
 
 CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
@@ -349,8 +350,12 @@ CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
   c->add_option("--leader-elect-renew-deadline", a.renew_deadline, "e.g. 10s");
   c->add_option("--leader-elect-retry-period", a.retry_period, "e.g. 2s");
   c->add_option("--metrics-bind-address", o.metrics_address, "HOST:PORT for /metrics");
-  c->add_option("--health-probe-bind-address", o.health_address,
-                "HOST:PORT for /healthz, /readyz and /debug/snapshot");
+  c->add_option("--health-probe-bind-address", o.health_address, "HOST:PORT for /healthz, /readyz");
+  c->add_option("--snapshot-bind-address", o.snapshot_address,
+                "HOST:PORT for /debug/snapshot (default 127.0.0.1:8083, loopback only; \"\": off)");
+  c->add_option("--plugin-server-port", a.plugin_server_port,
+                "KAI's name: serve /debug/snapshot on 127.0.0.1:PORT")
+      ->check(CLI::Range(1, 65535));
   c->add_option("--usage-dir", o.usage_dir,
                 "record each queue's usage here for time-based fair share (usageDBConfig)");
   c->add_option("--usage-prometheus-url", o.usage_prometheus_url,
@@ -380,6 +385,8 @@ void OnSignal(int) { kai::scheduler::RequestStop(); }
 
 int RunSchedulerCommand(SchedulerArgs& a) {
   auto& o = a.o;
+  if (a.plugin_server_port != 0)
+    o.snapshot_address = "127.0.0.1:" + std::to_string(a.plugin_server_port);
   if (!a.period.empty()) {
     std::chrono::milliseconds p{0};
     if (auto e = ParseDurationFlag("--schedule-period", a.period, p)) return Fail(*e);
@@ -818,6 +825,8 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
                 "HOST:PORT of the scheduler's /healthz; the next components take the next ports");
   c->add_option("--tls-cert-file", o.admission.cert_file, "the admission server's certificate");
   c->add_option("--tls-key-file", o.admission.key_file, "its private key");
+  c->add_option("--snapshot-bind-address", o.scheduler.snapshot_address,
+                "HOST:PORT of the scheduler's /debug/snapshot (default 127.0.0.1:8083; \"\": off)");
   c->add_option("--admission-bind-address", o.admission.address,
                 "HOST:PORT the webhooks are served on (default 0.0.0.0:9443)");
   c->add_option("--resource-reservation-pod-image", o.binder.reservation.image,

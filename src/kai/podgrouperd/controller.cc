@@ -96,7 +96,6 @@ class Controller {
     scheduler::ServerHooks hooks;
     hooks.ready = [this] { return informer_->Synced() && lead_.Leading(); };
     hooks.metrics = [this] { return RenderMetrics(); };
-    hooks.snapshot = [] { return std::string(); };
     servers_ = std::make_unique<scheduler::Servers>(hooks);
     if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
       Log(st.error().message);

@@ -205,7 +205,9 @@ class Loop {
   void StartLeaderElection() { lead_.Start(); }
 
   void StartServers() {
-    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
+    if (o_.metrics_address.empty() && o_.health_address.empty() && o_.snapshot_address.empty()) {
+      return;
+    }
     ServerHooks hooks;
     hooks.ready = [this] { return informer_ && informer_->Synced(); };
     hooks.metrics = [this] {
@@ -229,12 +231,18 @@ class Loop {
       }
       return out + AbsentKindsMetric(informer_->AbsentKinds());
     };
+    // A copy under the lock, encoded after it: the cycle waits for a copy, not for the YAML.
     hooks.snapshot = [this] {
-      std::lock_guard<std::mutex> lock(world_mu_);
-      return DumpWorld(world_);
+      ClusterState copy;
+      {
+        std::lock_guard<std::mutex> lock(world_mu_);
+        copy = world_;
+      }
+      return DumpWorld(copy);
     };
     servers_ = std::make_unique<Servers>(hooks);
-    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
+    const std::string snapshot = o_.once || o_.dry_run ? "" : o_.snapshot_address;
+    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address, snapshot); !st.ok()) {
       Log(st.error().message);
     }
   }

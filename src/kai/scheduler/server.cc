@@ -1,15 +1,12 @@
 #include "kai/scheduler/server.h"
 
-#include <set>
-
-#include <httplib.h>
-
+#include <algorithm>
 #include <array>
-#include <charconv>
+#include <set>
 #include <sstream>
-#include <thread>
 
 #include "kai/k8s/encode.h"
+#include "kai/serve/http_server.h"
 
 namespace kai::scheduler {
 
@@ -123,44 +120,37 @@ std::string SchedulerMetrics::Render() const {
   return o.str();
 }
 
-std::optional<std::pair<std::string, int>> ParseAddress(const std::string& address) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::string host = address.substr(0, colon);
-  if (host.empty()) host = "0.0.0.0";
-  int port = 0;
-  const std::string p = address.substr(colon + 1);
-  auto [ptr, ec] = std::from_chars(p.data(), p.data() + p.size(), port);
-  if (ec != std::errc() || ptr != p.data() + p.size() || port < 0 || port > 65535) {
-    return std::nullopt;
-  }
-  return std::make_pair(host, port);
-}
-
 struct Servers::Impl {
   ServerHooks hooks;
-  std::vector<std::unique_ptr<httplib::Server>> servers;
-  std::vector<std::thread> threads;
+  std::vector<std::unique_ptr<serve::HttpServer>> servers;
 
-  void Routes(httplib::Server& s, bool metrics, bool health) {
-    if (metrics) {
-      s.Get("/metrics", [this](const httplib::Request&, httplib::Response& r) {
-        r.set_content(hooks.metrics(), "text/plain; version=0.0.4");
-      });
-    }
-    if (health) {
-      s.Get("/healthz", [](const httplib::Request&, httplib::Response& r) {
-        r.set_content("ok\n", "text/plain");
-      });
-      s.Get("/readyz", [this](const httplib::Request&, httplib::Response& r) {
-        const bool ok = hooks.ready();
-        r.status = ok ? 200 : 503;
-        r.set_content(ok ? "ok\n" : "caches not synced\n", "text/plain");
-      });
-      s.Get("/debug/snapshot", [this](const httplib::Request&, httplib::Response& r) {
-        r.set_content(hooks.snapshot(), "application/yaml");
-      });
-    }
+  std::vector<serve::Route> Metrics() const {
+    return {serve::Get(
+        "/metrics",
+        [this](const serve::Request&) {
+          return serve::Response{200, "text/plain; version=0.0.4", hooks.metrics(), {}};
+        },
+        /*blocking=*/true)};
+  }
+  // Answered on the io thread: no slow handler or client delays a probe.
+  std::vector<serve::Route> Health() const {
+    return {serve::Get("/healthz",
+                       [](const serve::Request&) {
+                         return serve::Response{200, "text/plain", "ok\n", {}};
+                       }),
+            serve::Get("/readyz", [this](const serve::Request&) {
+              const bool ok = hooks.ready();
+              return serve::Response{
+                  ok ? 200 : 503, "text/plain", ok ? "ok\n" : "caches not synced\n", {}};
+            })};
+  }
+  std::vector<serve::Route> Snapshot() const {
+    return {serve::Get(
+        "/debug/snapshot",
+        [this](const serve::Request&) {
+          return serve::Response{200, "application/yaml", hooks.snapshot(), {}};
+        },
+        /*blocking=*/true)};
   }
 };
 
@@ -170,36 +160,37 @@ Servers::Servers(ServerHooks hooks) : impl_(std::make_unique<Impl>()) {
 
 Servers::~Servers() { Stop(); }
 
-Status Servers::Listen(const std::string& metrics_address, const std::string& health_address) {
-  std::vector<std::tuple<std::string, bool, bool>> plan;
-  if (!metrics_address.empty() && metrics_address == health_address) {
-    plan.emplace_back(metrics_address, true, true);
-  } else {
-    if (!metrics_address.empty()) plan.emplace_back(metrics_address, true, false);
-    if (!health_address.empty()) plan.emplace_back(health_address, false, true);
-  }
-  for (const auto& [address, metrics, health] : plan) {
-    auto hp = ParseAddress(address);
-    if (!hp) return Error{"bad address \"" + address + "\" (expected HOST:PORT)"};
-    auto s = std::make_unique<httplib::Server>();
-    impl_->Routes(*s, metrics, health);
-    if (!s->bind_to_port(hp->first.c_str(), hp->second)) {
-      return Error{"cannot listen on " + address};
+Status Servers::Listen(const std::string& metrics_address, const std::string& health_address,
+                       const std::string& snapshot_address) {
+  // Address -> its routes, in the order given (one server per address).
+  std::vector<std::pair<std::string, std::vector<serve::Route>>> plan;
+  auto add = [&plan](const std::string& address, std::vector<serve::Route> routes) {
+    if (address.empty()) return;
+    auto it =
+        std::find_if(plan.begin(), plan.end(), [&](const auto& p) { return p.first == address; });
+    if (it == plan.end()) it = plan.insert(plan.end(), {address, {}});
+    for (auto& r : routes) it->second.push_back(std::move(r));
+  };
+  add(metrics_address, impl_->Metrics());
+  add(health_address, impl_->Health());
+  if (impl_->hooks.snapshot) add(snapshot_address, impl_->Snapshot());
+  std::string failed;
+  for (auto& [address, routes] : plan) {
+    auto s = std::make_unique<serve::HttpServer>();
+    for (auto& r : routes) s->Add(std::move(r));
+    if (Status st = s->Listen(address); !st.ok()) {
+      failed += (failed.empty() ? "" : "; ") + st.error().message;
+      continue;
     }
-    httplib::Server* raw = s.get();
-    impl_->threads.emplace_back([raw] { raw->listen_after_bind(); });
     impl_->servers.push_back(std::move(s));
   }
+  if (!failed.empty()) return Error{failed};
   return Ok();
 }
 
 void Servers::Stop() {
-  for (auto& s : impl_->servers) s->stop();
-  for (auto& t : impl_->threads) {
-    if (t.joinable()) t.join();
-  }
+  for (auto& s : impl_->servers) s->Stop();
   impl_->servers.clear();
-  impl_->threads.clear();
 }
 
 std::string DumpWorld(const ClusterState& world) { return EncodeManifests(world); }

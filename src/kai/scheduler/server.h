@@ -1,7 +1,8 @@
 #pragma once
-// The scheduler's HTTP endpoints (cpp-httplib): /metrics in Prometheus text format with KAI's
-// metric names (docs/metrics of KAI, kai-semantics §8.2), /healthz, /readyz (ready once the
-// caches synced) and /debug/snapshot (the cache's objects as multi-document YAML that
+// The components' HTTP endpoints (serve/http_server.h, bounded as every kai server): /metrics in
+// Prometheus text format with KAI's metric names (docs/metrics of KAI, kai-semantics §8.2),
+// /healthz, /readyz (ready once the caches synced) and, on an address of its own (loopback by
+// default), the scheduler's /debug/snapshot (the cache's objects as multi-document YAML that
 // `kai simulate -f` reads, so a live cycle can be replayed offline).
 #include <chrono>
 #include <functional>
@@ -44,25 +45,23 @@ class SchedulerMetrics {
 struct ServerHooks {
   std::function<bool()> ready;
   std::function<std::string()> metrics;
-  std::function<std::string()> snapshot;
+  std::function<std::string()> snapshot;  // null: no /debug/snapshot
 };
 
 class Servers {
  public:
   explicit Servers(ServerHooks hooks);
   ~Servers();
-  // Starts the endpoints ("" = that server off; both may be the same address). The error names
-  // the address that could not be bound.
-  Status Listen(const std::string& metrics_address, const std::string& health_address);
+  // Starts the endpoints ("" = that server off; addresses may be shared). Every address is
+  // tried; the error names each one that could not be bound.
+  Status Listen(const std::string& metrics_address, const std::string& health_address,
+                const std::string& snapshot_address = "");
   void Stop();
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// host:port -> (host, port); an error names the flag value.
-std::optional<std::pair<std::string, int>> ParseAddress(const std::string& address);
 
 // The world as multi-document YAML (k8s/encode.h), for /debug/snapshot.
 std::string DumpWorld(const ClusterState& world);

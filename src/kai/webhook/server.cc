@@ -10,13 +10,12 @@
 #include <random>
 #include <thread>
 
-#include <httplib.h>
-
 #include "kai/admission/review.h"
 #include "kai/k8s/api_client.h"
 #include "kai/k8s/decode.h"
 #include "kai/k8s/keys.h"
 #include "kai/k8s/kubeconfig.h"
+#include "kai/serve/http_server.h"
 
 namespace kai::webhook {
 namespace {
@@ -212,7 +211,7 @@ class Webhooks {
            std::mutex& log_mu)
       : o_(o), lookup_(lookup), err_(err), log_mu_(log_mu) {}
 
-  void Routes(httplib::Server& s) {
+  void Routes(serve::HttpServer& s) {
     Route(s, "/mutate-pod", [this](const Request& r) {
       return admission::MutatePod(r, o_.admission, [](size_t n) { return RandomName(n); });
     });
@@ -222,26 +221,37 @@ class Webhooks {
           [this](const Request& r) { return admission::ValidateQueue(r, o_.admission, lookup_); });
     Route(s, "/validate-podgroup",
           [this](const Request& r) { return admission::ValidatePodGroup(r, lookup_); });
-    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content("ok\n", "text/plain");
-    });
+    s.Add(serve::Get("/healthz", [](const serve::Request&) {
+      return serve::Response{200, "text/plain", "ok\n", {}};
+    }));
   }
 
  private:
+  // The API server sends one AdmissionReview as application/json: its object and oldObject
+  // are each at most etcd's 1.5 MiB, so 4 MiB holds the largest with room to spare.
+  static constexpr size_t kMaxReviewBytes = 4 * 1024 * 1024;
+
+  // On a worker thread: the Queue and PodGroup rules call the API server.
   template <class F>
-  void Route(httplib::Server& s, const char* path, F decide) {
-    s.Post(path, [this, path, decide](const httplib::Request& req, httplib::Response& res) {
+  void Route(serve::HttpServer& s, const char* path, F decide) {
+    serve::Route r;
+    r.method = "POST";
+    r.path = path;
+    r.max_body_bytes = kMaxReviewBytes;
+    r.content_types = {"application/json"};
+    r.blocking = true;
+    r.handler = [this, path, decide](const serve::Request& req) {
       auto review = admission::ParseReview(req.body);
       if (!review.ok()) {
         Log(std::string(path) + ": " + review.error().message);
-        res.status = 400;
-        res.set_content(review.error().message + "\n", "text/plain");
-        return;
+        return serve::Response{400, "text/plain", review.error().message + "\n", {}};
       }
       const Verdict v = decide(review->request);
       if (!v.allowed) Log(std::string(path) + ": denied: " + v.message);
-      res.set_content(admission::ReviewResponse(review->uid, v), "application/json");
-    });
+      return serve::Response{
+          200, "application/json", admission::ReviewResponse(review->uid, v), {}};
+    };
+    s.Add(std::move(r));
   }
 
   void Log(const std::string& line) {
@@ -254,19 +264,6 @@ class Webhooks {
   std::ostream& err_;
   std::mutex& log_mu_;
 };
-
-bool SplitAddress(const std::string& address, std::string& host, int& port) {
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return false;
-  host = address.substr(0, colon);
-  if (host.empty()) host = "0.0.0.0";
-  try {
-    port = std::stoi(address.substr(colon + 1));
-  } catch (...) {
-    return false;
-  }
-  return port > 0 && port < 65536;
-}
 
 }  // namespace
 
@@ -285,9 +282,8 @@ int RunAdmission(const ServerOptions& o, std::ostream& err) {
 int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostream& err) {
   g_stop = false;
   std::mutex log_mu;
-  std::string host;
-  int port = 0;
-  if (!SplitAddress(o.address, host, port)) {
+  const auto hp = serve::ParseAddress(o.address);
+  if (!hp || hp->second == 0) {
     err << "kai admission: --bind-address " << o.address << ": not HOST:PORT\n";
     return 2;
   }
@@ -297,28 +293,25 @@ int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostr
     return 2;
   }
   ApiLookup lookup(client);
-  httplib::SSLServer server([&certs](SSL_CTX& ctx) {
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    SSL_CTX_set_cert_cb(&ctx, CertCallback, &certs);
-    return true;
-  });
+  serve::Limits limits;
+  limits.workers = 4;
+  serve::HttpServer server(limits);
   Webhooks hooks(o, lookup, err, log_mu);
   hooks.Routes(server);
-  if (!server.bind_to_port(host.c_str(), port)) {
-    err << "kai admission: cannot listen on " << o.address << "\n";
+  const auto tls = [&certs](SSL_CTX* ctx) {
+    SSL_CTX_set_cert_cb(ctx, CertCallback, &certs);
+    return Ok();
+  };
+  if (Status st = server.Listen(o.address, tls); !st.ok()) {
+    err << "kai admission: " << st.error().message << "\n";
     return 1;
   }
-  std::thread stopper([&] {
-    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    server.stop();
-  });
   {
     std::lock_guard<std::mutex> lock(log_mu);
     err << "kai admission: serving on https://" << o.address << "\n";
   }
-  server.listen_after_bind();
-  g_stop = true;
-  stopper.join();
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.Stop();
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// `kai admission`: the HTTPS webhook server around admission/'s decisions (cpp-httplib + OpenSSL).
+// `kai admission`: the HTTPS webhook server around admission/'s decisions (serve/http_server.h,
+// bounded as every kai server: AdmissionReview bodies of at most 4 MiB, application/json only).
 // Routes:
 //   POST /mutate-pod, /validate-pod, /validate-queue, /validate-podgroup   AdmissionReview v1
 //   GET  /healthz
