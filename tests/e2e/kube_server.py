@@ -21,12 +21,23 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOOLS = pathlib.Path(os.environ.get("KAI_KUBE_TEST_TOOLS",
                                     REPO_ROOT.parent / "shared" / "tools" / "kube-apiserver"))
 APISERVER = pathlib.Path(os.environ.get("KUBE_TEST_BIN_DIR", "/opt/kube-test/bin")) / "kube-apiserver"
+CONTROLLER_MANAGER = APISERVER.parent / "kube-controller-manager"
 SKIP_MESSAGE = "kube-apiserver not built: see ../shared/tools/kube-apiserver/README.md"
 
 
 def require_apiserver() -> None:
     if not APISERVER.is_file() or not (TOOLS / "start.sh").is_file():
         raise unittest.SkipTest(SKIP_MESSAGE)
+
+
+def require_controller_manager() -> None:
+    """For a test that starts the server with `Server.start("--controller-manager")` (the Job,
+    ReplicaSet, garbage-collection... controllers): skips, as require_apiserver, where it is not
+    built (build.sh --with-controller-manager)."""
+    require_apiserver()
+    if not CONTROLLER_MANAGER.is_file():
+        raise unittest.SkipTest(SKIP_MESSAGE + " (kube-apiserver not built with "
+                                "--with-controller-manager: kube-controller-manager is missing)")
 
 
 def wait_until(what: str, fn, timeout: float = 30.0, errors: tuple = (OSError,),
