@@ -126,19 +126,18 @@ RESTRICTED_POD = {"runAsNonRoot": True, "runAsUser": 65532,
 RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
 
 
-class FakeKubelet(threading.Thread):
+class FakeKubelet(kube_server.Poller):
     """Plays the nodes for reservation pods: one GPU of the node each, Running, and the real
     `kai resource-reservation` (fake NVML) writing the annotation. Nodes listed in `silent` never
     report a GPU; `delay` seconds pass before the program starts."""
 
     def __init__(self, kubeconfig: str):
-        super().__init__(daemon=True)
+        super().__init__(0.05, (sl.ApiError,))
         self.client = sl.Client(kubeconfig)
         self.kubeconfig = kubeconfig
         self.program_kubeconfig = kubeconfig  # what `kai resource-reservation` authenticates as
         self.silent: set[str] = set()
         self.delay = 0.0
-        self.stopping = threading.Event()
         self.procs: dict[str, subprocess.Popen] = {}
         self.gpus: dict[str, str] = {}  # reservation pod uid -> GPU uuid
         self.started_at: dict[str, float] = {}
@@ -152,14 +151,6 @@ class FakeKubelet(threading.Thread):
             if u not in used:
                 return u
         return f"GPU-{node}-overflow"
-
-    def run(self):
-        while not self.stopping.is_set():
-            try:
-                self.step()
-            except sl.ApiError:
-                pass
-            time.sleep(0.05)
 
     def step(self):
         live = set()
@@ -195,8 +186,7 @@ class FakeKubelet(threading.Thread):
                     self.gpus.pop(uid, None)
 
     def stop(self):
-        self.stopping.set()
-        self.join(timeout=5)
+        self.stop_polling()
         for p in self.procs.values():
             p.terminate()
             p.wait(timeout=10)

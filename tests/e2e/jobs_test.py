@@ -50,10 +50,7 @@ def setUpModule():
     SERVER = kube_server.Server.start("--controller-manager")
     try:
         CLIENT = sl.Client(SERVER.kubeconfig)
-        SERVER.kubectl("apply", "-f", str(REPO / "deploy" / "crds"))
-        SERVER.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-        SERVER.kubectl("apply", "-f", str(REPO / "deploy" / "install" / "priorityclasses.yaml"))
-        SERVER.kubectl("create", "namespace", "kai-scheduler")
+        SERVER.install_kai_basics()
     except BaseException:
         tearDownModule()
         raise
@@ -67,27 +64,18 @@ def wait_for(what: str, fn, timeout: float = 60.0, log: pathlib.Path | None = No
     return kube_server.wait_until(what, fn, timeout, (OSError, sl.ApiError), log=log)
 
 
-class FakeKubelet(threading.Thread):
+class FakeKubelet(kube_server.Poller):
     """Plays the kubelet for the pods bound in one namespace: a bound pod runs; a pod being deleted
     is recorded as the kubelet last saw it, turns Failed, and is deleted with grace 0 (its
     finalizers, the Job controller's, then keep it until that controller has counted it)."""
 
     def __init__(self, kubeconfig: str, ns: str):
-        super().__init__(daemon=True)
+        super().__init__(0.1, (sl.ApiError,))
         self.client = sl.Client(kubeconfig)
         self.ns = ns
-        self.stopping = threading.Event()
         self.deleting: dict[str, dict] = {}  # uid -> the pod when its deletion was first seen
         self.finished_at: dict[str, float] = {}  # uid -> when it was made Failed and deleted
         self.lock = threading.Lock()
-
-    def run(self):
-        while not self.stopping.is_set():
-            try:
-                self.step()
-            except sl.ApiError:
-                pass
-            time.sleep(0.1)
 
     def step(self):
         base = f"/api/v1/namespaces/{self.ns}/pods"
@@ -117,8 +105,7 @@ class FakeKubelet(threading.Thread):
             return self.deleting.get(uid)
 
     def stop(self):
-        self.stopping.set()
-        self.join(timeout=5)
+        self.stop_polling()
         self.client.close()
 
 
