@@ -60,11 +60,12 @@ void WriteRawObject(JsonWriter& w, std::string_view key, const std::string& json
 void WriteResources(JsonWriter& w, const ReservationPodShape& shape) {
   Str(w, "resources");
   w.StartObject();
-  for (const auto* side : {&shape.limits, &shape.requests}) {
-    Str(w, side == &shape.limits ? "limits" : "requests");
+  for (const auto& [side, list] :
+       {std::pair{"limits", &shape.limits}, std::pair{"requests", &shape.requests}}) {
+    Str(w, side);
     w.StartObject();
     KeyStr(w, keys::kGpuResource, "1");
-    for (const auto& [resource, quantity] : *side) KeyStr(w, resource, quantity);
+    for (const auto& [resource, quantity] : *list) KeyStr(w, resource, quantity);
     w.EndObject();
   }
   w.EndObject();
