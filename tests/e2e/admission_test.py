@@ -189,6 +189,45 @@ class Pods(unittest.TestCase):
         self.assertNotIn("runai/shared-gpu-configmap", got["metadata"].get("annotations") or {})
 
 
+def dry_run_refusal(obj: dict) -> str:
+    """The refusal of creating obj in a dry run (webhooks are called; nothing is stored)."""
+    try:
+        CLIENT.post(f"/api/v1/namespaces/{NS}/pods", obj, query={"dryRun": "All"})
+    except sl.ApiError as e:
+        return e.message
+    return ""
+
+
+class Scope(unittest.TestCase):
+    """The pod webhooks are called only for pods of kai's scheduler (a matchCondition on
+    spec.schedulerName): with a second configuration whose server is down (failurePolicy Fail),
+    a kai pod is refused while a default-scheduler pod in the same namespace is created."""
+
+    def test_a_webhook_that_is_down_stops_only_kais_pods(self):
+        d = pathlib.Path(TMP.name)
+        cfg = subprocess.run([str(KAI_BIN), "admission", "--print-webhook-config", "--ca-bundle",
+                              str(d / "ca.crt"), "--url", f"https://127.0.0.1:{free_port()}"],
+                             check=True, capture_output=True, text=True).stdout
+        self.assertIn("object.spec.schedulerName == 'kai-scheduler'", cfg)
+        down = cfg.replace("name: kai-admission\n", "name: kai-admission-down\n")
+        self.assertEqual(down.count("kai-admission-down"), 2)
+        SERVER.kubectl("apply", "-f", "-", input=down)
+        try:
+            msg = wait_for("the webhook that is down in force", lambda: (
+                m := dry_run_refusal(pod("kai-while-down"))) and "failed calling webhook" in m and m)
+            self.assertIn("pods.", msg)
+            self.assertEqual(dry_run_refusal(pod("default-while-down",
+                                                 scheduler="default-scheduler")), "")
+            self.assertEqual(refused(pod("other-while-down", scheduler="other-scheduler")), "")
+            got = CLIENT.get(f"/api/v1/namespaces/{NS}/pods/other-while-down")
+            self.assertEqual(got["spec"]["schedulerName"], "other-scheduler")
+        finally:
+            SERVER.kubectl("delete", "mutatingwebhookconfiguration,validatingwebhookconfiguration",
+                           "kai-admission-down")
+        wait_for("the configuration that is down gone",
+                 lambda: dry_run_refusal(pod("kai-after-down")) == "")
+
+
 class Queues(unittest.TestCase):
     def test_a_tree_is_built_top_down_and_taken_down_bottom_up(self):
         self.assertIn("parentQueue", refused(queue("orphan", "no-such-parent"), QUEUES))

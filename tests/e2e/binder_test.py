@@ -28,6 +28,10 @@ its own binder.
   restarted binder binds every pod exactly once and leaves one reservation pod per group.
 - SchedulerToBinder: `kai scheduler` and `kai binder` together on fractional pods.
 
+The reservation namespace enforces Pod Security `restricted`, as deploy/rbac/binder.yaml
+installs it: the binder's reservation pods are admitted there (Sharing checks their security
+context and requests, and that a pod without one is refused).
+
 Skips when /opt/kube-test/bin/kube-apiserver is not built.
 """
 
@@ -77,7 +81,8 @@ def setUpModule():
         CLIENT = sl.Client(SERVER.kubeconfig)
         LOADER = sl.Loader(CLIENT)
         LOADER.ensure_crds()
-        ensure_namespace(RES_NS)
+        # As installed (deploy/rbac/binder.yaml): the namespace enforces Pod Security `restricted`.
+        ensure_namespace(RES_NS, installed_namespace_labels(RES_NS))
         try:
             CLIENT.post(f"/api/v1/namespaces/{RES_NS}/serviceaccounts",
                         {"apiVersion": "v1", "kind": "ServiceAccount",
@@ -98,28 +103,41 @@ def tearDownModule():
     kube_server.release(CLIENT, SERVER, TMP)
 
 
-def ensure_namespace(ns: str) -> None:
+def installed_namespace_labels(ns: str) -> dict:
+    """The labels of Namespace `ns` in deploy/rbac/binder.yaml."""
+    objs = kube_server.rbac_objects(REPO / "deploy" / "rbac" / "binder.yaml")
+    return objs[("Namespace", ns)]["metadata"].get("labels") or {}
+
+
+def ensure_namespace(ns: str, labels: dict | None = None) -> None:
     try:
         CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                           "metadata": {"name": ns}})
+                                           "metadata": {"name": ns, "labels": labels or {}}})
     except sl.ApiError as e:
         if e.status != 409:
             raise
+        if labels:
+            CLIENT.merge_patch(f"/api/v1/namespaces/{ns}", {"metadata": {"labels": labels}})
 
 
-class FakeKubelet(threading.Thread):
+# What the `restricted` Pod Security level asks of a pod (the fixtures' reservation pods).
+RESTRICTED_POD = {"runAsNonRoot": True, "runAsUser": 65532,
+                  "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
+class FakeKubelet(kube_server.Poller):
     """Plays the nodes for reservation pods: one GPU of the node each, Running, and the real
     `kai resource-reservation` (fake NVML) writing the annotation. Nodes listed in `silent` never
     report a GPU; `delay` seconds pass before the program starts."""
 
     def __init__(self, kubeconfig: str):
-        super().__init__(daemon=True)
+        super().__init__(0.05, (sl.ApiError,))
         self.client = sl.Client(kubeconfig)
         self.kubeconfig = kubeconfig
         self.program_kubeconfig = kubeconfig  # what `kai resource-reservation` authenticates as
         self.silent: set[str] = set()
         self.delay = 0.0
-        self.stopping = threading.Event()
         self.procs: dict[str, subprocess.Popen] = {}
         self.gpus: dict[str, str] = {}  # reservation pod uid -> GPU uuid
         self.started_at: dict[str, float] = {}
@@ -133,14 +151,6 @@ class FakeKubelet(threading.Thread):
             if u not in used:
                 return u
         return f"GPU-{node}-overflow"
-
-    def run(self):
-        while not self.stopping.is_set():
-            try:
-                self.step()
-            except sl.ApiError:
-                pass
-            time.sleep(0.05)
 
     def step(self):
         live = set()
@@ -176,8 +186,7 @@ class FakeKubelet(threading.Thread):
                     self.gpus.pop(uid, None)
 
     def stop(self):
-        self.stopping.set()
-        self.join(timeout=5)
+        self.stop_polling()
         for p in self.procs.values():
             p.terminate()
             p.wait(timeout=10)
@@ -405,6 +414,7 @@ class Sharing(BinderCase):
         self.assertEqual(r["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "1")
         self.assertEqual(r["spec"]["tolerations"][0]["key"], "gpu")
         self.assertTrue(r["metadata"]["name"].startswith("gpu-reservation-"))
+        self.assert_restricted_reservation(r)
         for name in ("half-a", "half-b"):
             caps = config_map(self.ns, f"{name}-abcdefg-shared-gpu-0")
             self.assertIsNotNone(caps)
@@ -412,6 +422,28 @@ class Sharing(BinderCase):
             self.assertEqual(caps["data"]["GPU_PORTION"], "0.50")
             self.assertEqual(caps["metadata"]["ownerReferences"][0]["name"], name)
             self.assertIsNotNone(config_map(self.ns, f"{name}-abcdefg-shared-gpu-0-evar"))
+
+    def assert_restricted_reservation(self, r: dict) -> None:
+        """The reservation pod was admitted by a namespace enforcing `restricted` (a pod that is
+        not compliant is refused there), with kai's security context and small requests."""
+        ns = CLIENT.get(f"/api/v1/namespaces/{RES_NS}")
+        self.assertEqual(ns["metadata"]["labels"].get("pod-security.kubernetes.io/enforce"),
+                         "restricted")
+        with self.assertRaises(sl.ApiError) as refused:
+            CLIENT.post(f"/api/v1/namespaces/{RES_NS}/pods",
+                        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "not-restricted"},
+                         "spec": {"containers": [{"name": "c", "image": "x"}]}},
+                        query={"dryRun": "All"})
+        self.assertIn("violates PodSecurity", refused.exception.message)
+        psc, c = r["spec"]["securityContext"], r["spec"]["containers"][0]
+        self.assertEqual((psc["runAsNonRoot"], psc["runAsUser"]), (True, 65532))
+        self.assertEqual(psc["seccompProfile"]["type"], "RuntimeDefault")
+        self.assertIs(c["securityContext"]["allowPrivilegeEscalation"], False)
+        self.assertEqual(c["securityContext"]["capabilities"]["drop"], ["ALL"])
+        self.assertEqual(c["resources"]["requests"],
+                         {"cpu": "10m", "memory": "64Mi", "nvidia.com/gpu": "1"})
+        self.assertEqual(c["resources"]["limits"],
+                         {"cpu": "100m", "memory": "256Mi", "nvidia.com/gpu": "1"})
 
     def test_gpu_memory(self):
         self.node("n-mem")
@@ -751,8 +783,10 @@ def as_admitted(objs: list[dict]) -> list[dict]:
                           "metadata": {"name": reservation_name(node_name, g), "namespace": RES_NS,
                                        "labels": {"app": RES_NS, "runai-gpu-group": g}},
                           "spec": {"nodeName": node_name, "serviceAccountName": RES_NS,
+                                   "securityContext": RESTRICTED_POD,
                                    "containers": [{"name": "resource-reservation",
                                                    "image": "kai",
+                                                   "securityContext": RESTRICTED_CONTAINER,
                                                    "resources": {"limits": {
                                                        "nvidia.com/gpu": "1"}}}]}})
     unique = {e["metadata"]["name"]: e for e in extra}

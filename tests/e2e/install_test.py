@@ -161,6 +161,43 @@ class Install(unittest.TestCase):
         self.assertEqual(base64.b64decode(vwc["webhooks"][0]["clientConfig"]["caBundle"]), ca)
         self.assertEqual(vwc["webhooks"][0]["clientConfig"]["service"]["name"], "kai-admission")
 
+    def test_admission_is_available_and_scoped_and_the_namespaces_are_pod_security_labelled(self):
+        # What the server kept (a field it did not know, e.g. matchConditions with the feature
+        # off, would be dropped silently): the pod hooks only for kai's scheduler's pods.
+        hooks = {}
+        for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+            got = CLIENT.get(f"/apis/admissionregistration.k8s.io/v1/{kind}/kai-admission")
+            hooks.update({h["name"]: h for h in got["webhooks"]})
+        for name in ("pods.mutate.kai.scheduler", "pods.validate.kai.scheduler"):
+            self.assertEqual(hooks[name]["matchConditions"],
+                             [{"name": "scheduler-name-match",
+                               "expression": "object.spec.schedulerName == 'kai-scheduler'"}])
+            self.assertEqual(hooks[name]["failurePolicy"], "Fail")
+        self.assertEqual(hooks["pods.mutate.kai.scheduler"]["reinvocationPolicy"], "IfNeeded")
+        d = CLIENT.get(f"/apis/apps/v1/namespaces/{NS}/deployments/kai-admission")
+        self.assertEqual(d["spec"]["replicas"], 2)
+        spread = d["spec"]["template"]["spec"]["topologySpreadConstraints"][0]
+        self.assertEqual(spread["topologyKey"], "kubernetes.io/hostname")
+        self.assertIn("readinessProbe", d["spec"]["template"]["spec"]["containers"][0])
+        pdb = CLIENT.get(f"/apis/policy/v1/namespaces/{NS}/poddisruptionbudgets/kai-admission")
+        self.assertEqual(pdb["spec"]["minAvailable"], 1)
+        self.assertEqual(pdb["spec"]["selector"]["matchLabels"],
+                         d["spec"]["selector"]["matchLabels"])
+        levels = {ns: CLIENT.get(f"/api/v1/namespaces/{ns}")["metadata"]["labels"].get(
+            "pod-security.kubernetes.io/enforce")
+            for ns in ("kai-scheduler", "kai-resource-reservation", "kai-scale-adjust")}
+        self.assertEqual(levels, {"kai-scheduler": "restricted",
+                                  "kai-resource-reservation": "restricted",
+                                  "kai-scale-adjust": "baseline"})
+        # Every installed Deployment's pods pass the level their namespace enforces (a dry run
+        # of each pod template through the server's PodSecurity admission).
+        for dep in CLIENT.get(f"/apis/apps/v1/namespaces/{NS}/deployments")["items"]:
+            tpl = dep["spec"]["template"]
+            CLIENT.post(f"/api/v1/namespaces/{NS}/pods",
+                        {"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": f"psa-{dep['metadata']['name']}"},
+                         "spec": tpl["spec"]}, query={"dryRun": "All"})
+
     def test_a_second_print_with_the_same_tls_dir_changes_nothing(self):
         tmp = pathlib.Path(TMP.name)
         again = subprocess.run([str(KAI_BIN), "install", "--print", "--tls-dir", str(tmp / "tls"),

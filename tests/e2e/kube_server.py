@@ -12,6 +12,7 @@ import os
 import pathlib
 import shlex
 import subprocess
+import threading
 import time
 import unittest
 
@@ -21,12 +22,23 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOOLS = pathlib.Path(os.environ.get("KAI_KUBE_TEST_TOOLS",
                                     REPO_ROOT.parent / "shared" / "tools" / "kube-apiserver"))
 APISERVER = pathlib.Path(os.environ.get("KUBE_TEST_BIN_DIR", "/opt/kube-test/bin")) / "kube-apiserver"
+CONTROLLER_MANAGER = APISERVER.parent / "kube-controller-manager"
 SKIP_MESSAGE = "kube-apiserver not built: see ../shared/tools/kube-apiserver/README.md"
 
 
 def require_apiserver() -> None:
     if not APISERVER.is_file() or not (TOOLS / "start.sh").is_file():
         raise unittest.SkipTest(SKIP_MESSAGE)
+
+
+def require_controller_manager() -> None:
+    """For a test that starts the server with `Server.start("--controller-manager")` (the Job,
+    ReplicaSet, garbage-collection... controllers): skips, as require_apiserver, where it is not
+    built (build.sh --with-controller-manager)."""
+    require_apiserver()
+    if not CONTROLLER_MANAGER.is_file():
+        raise unittest.SkipTest(SKIP_MESSAGE + " (kube-apiserver not built with "
+                                "--with-controller-manager: kube-controller-manager is missing)")
 
 
 def wait_until(what: str, fn, timeout: float = 30.0, errors: tuple = (OSError,),
@@ -77,6 +89,32 @@ def rbac_rules(obj: dict) -> set[tuple[str, str, str]]:
             for v in r["verbs"]}
 
 
+class Poller(threading.Thread):
+    """A daemon thread that calls step() every `interval` seconds until stop_polling(); `errors`
+    a step raises count as "try again" (a fake kubelet's API calls)."""
+
+    def __init__(self, interval: float, errors: tuple = (OSError,)):
+        super().__init__(daemon=True)
+        self.interval = interval
+        self.errors = errors
+        self.stopping = threading.Event()
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.step()
+            except self.errors:
+                pass
+            time.sleep(self.interval)
+
+    def stop_polling(self) -> None:
+        self.stopping.set()
+        self.join(timeout=5)
+
+
 class Server:
     """One etcd + kube-apiserver started by start.sh; `env` holds its exported variables."""
 
@@ -104,6 +142,13 @@ class Server:
     def stop(self) -> None:
         subprocess.run(["bash", str(TOOLS / "stop.sh"), self.dir], capture_output=True, text=True,
                        timeout=120)
+
+    def install_kai_basics(self) -> None:
+        """kai's CRDs (established), KAI's priority classes and the kai-scheduler namespace."""
+        self.kubectl("apply", "-f", str(REPO_ROOT / "deploy" / "crds"))
+        self.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+        self.kubectl("apply", "-f", str(REPO_ROOT / "deploy" / "install" / "priorityclasses.yaml"))
+        self.kubectl("create", "namespace", "kai-scheduler")
 
     def token_kubeconfig(self, namespace: str, account: str, path: pathlib.Path) -> str:
         """Writes a kubeconfig at `path` that authenticates as ServiceAccount namespace/account

@@ -82,10 +82,7 @@ def setUpModule():
     SERVER = kube_server.Server.start()
     try:
         CLIENT = sl.Client(SERVER.kubeconfig)
-        SERVER.kubectl("apply", "-f", str(REPO / "deploy" / "crds"))
-        SERVER.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
-        SERVER.kubectl("apply", "-f", str(REPO / "deploy" / "install" / "priorityclasses.yaml"))
-        SERVER.kubectl("create", "namespace", "kai-scheduler")
+        SERVER.install_kai_basics()
         SERVER.kubectl("create", "namespace", "ml")
         for n in ("gpu-1", "gpu-2"):
             CLIENT.post("/api/v1/nodes", gpu_node(n))

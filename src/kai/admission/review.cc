@@ -95,65 +95,98 @@ constexpr std::string_view kPodNamespaceSelector =
 struct Hook {
   std::string_view name, path, group, version, resource, scope, operations;
   bool pods;
+  bool reinvoke;  // reinvocationPolicy IfNeeded (the mutating pod hook)
 };
 
 // `client_config` is the clientConfig's target lines for one hook path (url, or service).
 using ClientConfig = std::function<std::string(std::string_view path)>;
 
-std::string HookYaml(const Hook& h, const ClientConfig& client_config, const std::string& ca) {
+// What every hook file shares: the CA, and the pod hooks' scheduler-name condition.
+struct HookContext {
+  std::string ca;
+  std::string pod_match;  // the matchConditions block of the pod hooks
+};
+
+// A pod's schedulerName is a DNS subdomain (the API server validates it): lower-case letters,
+// digits, '-' and '.', at most 253 characters, a letter or digit at both ends. Such a name
+// needs no quoting in a CEL string literal or in YAML.
+bool IsDnsSubdomain(std::string_view s) {
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (s.empty() || s.size() > 253 || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
+Result<std::string> SchedulerNameMatch(const std::string& scheduler_name) {
+  if (!IsDnsSubdomain(scheduler_name)) {
+    return Error{"webhook configuration: scheduler name \"" + scheduler_name +
+                 "\" is not a DNS subdomain (lower-case letters, digits, '-' and '.', at most "
+                 "253 characters), so no pod can name it as its schedulerName"};
+  }
+  return "  matchConditions:\n  - name: scheduler-name-match\n    expression: "
+         "\"object.spec.schedulerName == '" +
+         scheduler_name + "'\"\n";
+}
+
+std::string HookYaml(const Hook& h, const ClientConfig& client_config, const HookContext& ctx) {
   std::string y = "- name: " + std::string(h.name) + "\n";
   y += "  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Fail\n";
   y += "  timeoutSeconds: 10\n";
-  y += "  clientConfig:\n" + client_config(h.path) + "    caBundle: " + ca + "\n";
+  if (h.reinvoke) y += "  reinvocationPolicy: IfNeeded\n";
+  y += "  clientConfig:\n" + client_config(h.path) + "    caBundle: " + ctx.ca + "\n";
   y += "  rules:\n  - apiGroups: [\"" + std::string(h.group) + "\"]\n    apiVersions: [" +
        std::string(h.version) + "]\n    operations: [" + std::string(h.operations) +
        "]\n    resources: [" + std::string(h.resource) + "]\n    scope: " + std::string(h.scope) +
        "\n";
-  if (h.pods) y += kPodNamespaceSelector;
+  if (h.pods) y += std::string(kPodNamespaceSelector) + ctx.pod_match;
   return y;
 }
 
-std::string ConfigsYaml(const ClientConfig& client_config, const std::string& ca_bundle_pem) {
-  const std::string ca = Base64(ca_bundle_pem);
+Result<std::string> ConfigsYaml(const ClientConfig& client_config, const std::string& ca_bundle_pem,
+                                const std::string& scheduler_name) {
+  auto match = SchedulerNameMatch(scheduler_name);
+  if (!match.ok()) return match.error();
+  const HookContext ctx{Base64(ca_bundle_pem), std::move(*match)};
   std::string y =
       "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
       "metadata:\n  name: kai-admission\nwebhooks:\n";
-  y += HookYaml(
-      {"pods.mutate.kai.scheduler", "/mutate-pod", "", "v1", "pods", "Namespaced", "CREATE", true},
-      client_config, ca);
+  y += HookYaml({"pods.mutate.kai.scheduler", "/mutate-pod", "", "v1", "pods", "Namespaced",
+                 "CREATE", true, true},
+                client_config, ctx);
   y += "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
        "metadata:\n  name: kai-admission\nwebhooks:\n";
   y += HookYaml({"pods.validate.kai.scheduler", "/validate-pod", "", "v1", "pods", "Namespaced",
-                 "CREATE, UPDATE", true},
-                client_config, ca);
+                 "CREATE, UPDATE", true, false},
+                client_config, ctx);
   y += HookYaml({"queues.validate.kai.scheduler", "/validate-queue", "scheduling.run.ai", "v2",
-                 "queues", "Cluster", "CREATE, UPDATE, DELETE", false},
-                client_config, ca);
+                 "queues", "Cluster", "CREATE, UPDATE, DELETE", false, false},
+                client_config, ctx);
   y += HookYaml({"podgroups.validate.kai.scheduler", "/validate-podgroup", "scheduling.run.ai",
-                 "v2alpha2", "podgroups", "Namespaced", "CREATE, UPDATE", false},
-                client_config, ca);
+                 "v2alpha2", "podgroups", "Namespaced", "CREATE, UPDATE", false, false},
+                client_config, ctx);
   return y;
 }
 
 }  // namespace
 
-std::string WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem) {
+Result<std::string> WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem,
+                                      const std::string& scheduler_name) {
   std::string base = url;
   while (!base.empty() && base.back() == '/') base.pop_back();
   return ConfigsYaml(
       [&](std::string_view path) { return "    url: " + base + std::string(path) + "\n"; },
-      ca_bundle_pem);
+      ca_bundle_pem, scheduler_name);
 }
 
-std::string WebhookServiceConfigYaml(const WebhookService& service,
-                                     const std::string& ca_bundle_pem) {
+Result<std::string> WebhookServiceConfigYaml(const WebhookService& service,
+                                             const std::string& ca_bundle_pem,
+                                             const std::string& scheduler_name) {
   return ConfigsYaml(
       [&](std::string_view path) {
         return "    service:\n      namespace: " + service.ns + "\n      name: " + service.name +
                "\n      port: " + std::to_string(service.port) +
                "\n      path: " + std::string(path) + "\n";
       },
-      ca_bundle_pem);
+      ca_bundle_pem, scheduler_name);
 }
 
 std::string Base64(std::string_view bytes) {

@@ -28,16 +28,23 @@ std::string ReviewResponse(const std::string& uid, const Verdict& verdict);
 
 // The ValidatingWebhookConfiguration and MutatingWebhookConfiguration that register a server at
 // `url` (https://host:port, no path) whose certificate `ca_bundle_pem` verifies, as one
-// multi-document YAML for `kubectl apply -f -`.
-std::string WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem);
+// multi-document YAML for `kubectl apply -f -`. As KAI's: the pod hooks are called only for pods
+// whose spec.schedulerName is `scheduler_name` (a CEL matchCondition) outside the control plane's
+// and kai's own namespaces; the mutating hook is called again when a later mutation changed the
+// pod (reinvocationPolicy IfNeeded); every hook fails closed (failurePolicy Fail). The scheduler
+// name must be a DNS subdomain (what the API server accepts as a pod's schedulerName); an error
+// names it otherwise.
+Result<std::string> WebhookConfigYaml(const std::string& url, const std::string& ca_bundle_pem,
+                                      const std::string& scheduler_name);
 
 // The same configurations for a server behind a Service of the cluster (`kai install`).
 struct WebhookService {
   std::string ns = "kai-scheduler", name = "kai-admission";
   int port = 443;
 };
-std::string WebhookServiceConfigYaml(const WebhookService& service,
-                                     const std::string& ca_bundle_pem);
+Result<std::string> WebhookServiceConfigYaml(const WebhookService& service,
+                                             const std::string& ca_bundle_pem,
+                                             const std::string& scheduler_name);
 
 // RFC 4648 base64 (the JSON Patch travels base64-encoded).
 std::string Base64(std::string_view bytes);

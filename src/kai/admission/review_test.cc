@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <vector>
+
 namespace kai::admission {
 namespace {
 
@@ -55,7 +58,9 @@ TEST(AdmissionReview, Base64PadsAsRfc4648) {
 }
 
 TEST(AdmissionReview, TheWebhookConfigurationNamesEveryRoute) {
-  const std::string y = WebhookConfigYaml("https://10.0.0.1:9443/", "PEM");
+  const auto config = WebhookConfigYaml("https://10.0.0.1:9443/", "PEM", "kai-scheduler");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  const std::string& y = *config;
   for (const char* route :
        {"/mutate-pod", "/validate-pod", "/validate-queue", "/validate-podgroup"}) {
     EXPECT_NE(y.find(std::string("url: https://10.0.0.1:9443") + route + "\n"), std::string::npos)
@@ -70,7 +75,10 @@ TEST(AdmissionReview, TheWebhookConfigurationNamesEveryRoute) {
 }
 
 TEST(AdmissionReview, TheServiceConfigurationNamesTheServiceAndEveryRoute) {
-  const std::string y = WebhookServiceConfigYaml({"kai-scheduler", "kai-admission", 443}, "PEM");
+  const auto config =
+      WebhookServiceConfigYaml({"kai-scheduler", "kai-admission", 443}, "PEM", "kai-scheduler");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  const std::string& y = *config;
   for (const char* route :
        {"/mutate-pod", "/validate-pod", "/validate-queue", "/validate-podgroup"}) {
     EXPECT_NE(y.find(std::string("    service:\n      namespace: kai-scheduler\n      name: "
@@ -80,6 +88,70 @@ TEST(AdmissionReview, TheServiceConfigurationNamesTheServiceAndEveryRoute) {
         << route;
   }
   EXPECT_EQ(y.find("url:"), std::string::npos);
+}
+
+// The hooks of one configuration document, by name.
+std::map<std::string, doc::Node> HooksOf(const doc::Document& d, std::string_view kind) {
+  std::map<std::string, doc::Node> hooks;
+  for (const doc::Node& root : d.Roots()) {
+    if (root["kind"].Scalar() != kind) continue;
+    const doc::Node list = root["webhooks"];
+    for (size_t i = 0; i < list.size(); ++i) hooks[std::string(list[i]["name"].Scalar())] = list[i];
+  }
+  return hooks;
+}
+
+TEST(AdmissionReview, PodHooksAreCalledOnlyForPodsOfKaisSchedulerAsKais) {
+  const auto config = WebhookConfigYaml("https://10.0.0.1:9443", "PEM", "gpu-scheduler");
+  ASSERT_TRUE(config.ok()) << config.error().message;
+  auto d = doc::ParseYaml(*config);
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  auto mutating = HooksOf(*d, "MutatingWebhookConfiguration");
+  auto validating = HooksOf(*d, "ValidatingWebhookConfiguration");
+  ASSERT_EQ(mutating.size(), 1u);
+  ASSERT_EQ(validating.size(), 3u);
+  for (const doc::Node& pod_hook :
+       {mutating["pods.mutate.kai.scheduler"], validating["pods.validate.kai.scheduler"]}) {
+    const doc::Node cond = pod_hook["matchConditions"][size_t{0}];
+    EXPECT_EQ(cond["name"].Scalar(), "scheduler-name-match");
+    EXPECT_EQ(cond["expression"].Scalar(), "object.spec.schedulerName == 'gpu-scheduler'");
+    EXPECT_EQ(pod_hook["matchConditions"].size(), 1u);
+    const doc::Node excluded = pod_hook["namespaceSelector"]["matchExpressions"][size_t{0}];
+    EXPECT_EQ(excluded["key"].Scalar(), "kubernetes.io/metadata.name");
+    EXPECT_EQ(excluded["operator"].Scalar(), "NotIn");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < excluded["values"].size(); ++i) {
+      names.emplace_back(excluded["values"][i].Scalar());
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"kube-system", "kai-scheduler",
+                                               "kai-resource-reservation", "kai-scale-adjust"}));
+  }
+  EXPECT_EQ(mutating["pods.mutate.kai.scheduler"]["reinvocationPolicy"].Scalar(), "IfNeeded");
+  EXPECT_FALSE(validating["pods.validate.kai.scheduler"]["reinvocationPolicy"].IsDefined());
+  // Queues and PodGroups are kai's own kinds: every one of them is checked, in any namespace.
+  for (const char* name : {"queues.validate.kai.scheduler", "podgroups.validate.kai.scheduler"}) {
+    EXPECT_FALSE(validating[name]["matchConditions"].IsDefined()) << name;
+    EXPECT_FALSE(validating[name]["namespaceSelector"].IsDefined()) << name;
+  }
+  for (auto* hooks : {&mutating, &validating}) {
+    for (const auto& [name, h] : *hooks) {
+      EXPECT_EQ(h["failurePolicy"].Scalar(), "Fail") << name;
+      EXPECT_EQ(h["timeoutSeconds"].Scalar(), "10") << name;
+      EXPECT_EQ(h["sideEffects"].Scalar(), "None") << name;
+    }
+  }
+}
+
+TEST(AdmissionReview, ASchedulerNameNoPodCanCarryIsAnErrorNamingIt) {
+  for (const char* bad : {"", "Kai", "kai' || true || '", "-kai", "kai-", "a b"}) {
+    const auto config = WebhookConfigYaml("https://10.0.0.1:9443", "PEM", bad);
+    ASSERT_FALSE(config.ok()) << bad;
+    EXPECT_NE(config.error().message.find(std::string("scheduler name \"") + bad + "\""),
+              std::string::npos)
+        << config.error().message;
+  }
+  EXPECT_FALSE(WebhookServiceConfigYaml({}, "PEM", std::string(254, 'a')).ok());
+  EXPECT_TRUE(WebhookServiceConfigYaml({}, "PEM", "kai.scheduler-2").ok());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "kai/binder/plugins.h"
 #include "kai/binder/reservation.h"
 #include "kai/binder/workqueue.h"
+#include "kai/k8s/doc.h"
 
 namespace kai::binder {
 namespace {
@@ -198,6 +199,98 @@ TEST(BinderReservation, PodNameIsStablePerNodeAndGroup) {
   EXPECT_EQ(a.size(), std::string("gpu-reservation-").size() + 16);
   // sha256("n/g") starts with these 8 bytes.
   EXPECT_EQ(ReservationPodName("n", "g"), "gpu-reservation-" + std::string("9bcc03168826c629"));
+}
+
+// The reservation pod's body, parsed.
+struct ReservationPod {
+  doc::Document d;
+  doc::Node pod, container;
+};
+ReservationPod BodyOf(const ReservationOptions& o) {
+  auto d = doc::ParseJson(ReservationPodBody(o, "gpu-reservation-x", "node-1", "g-1", "[]"));
+  EXPECT_TRUE(d.ok());
+  ReservationPod r{std::move(*d), {}, {}};
+  r.pod = r.d.Roots()[0];
+  r.container = r.pod["spec"]["containers"][size_t{0}];
+  return r;
+}
+
+// What the `restricted` Pod Security level checks of a pod with one container.
+void ExpectRestricted(const ReservationPod& r) {
+  const doc::Node psc = r.pod["spec"]["securityContext"], csc = r.container["securityContext"];
+  EXPECT_TRUE(psc["runAsNonRoot"].Scalar() == "true" || csc["runAsNonRoot"].Scalar() == "true");
+  const std::string_view user =
+      csc["runAsUser"].IsDefined() ? csc["runAsUser"].Scalar() : psc["runAsUser"].Scalar();
+  EXPECT_FALSE(user.empty() || user == "0") << user;
+  EXPECT_EQ(csc["allowPrivilegeEscalation"].Scalar(), "false");
+  EXPECT_EQ(csc["capabilities"]["drop"].size(), 1u);
+  EXPECT_EQ(csc["capabilities"]["drop"][size_t{0}].Scalar(), "ALL");
+  EXPECT_FALSE(csc["capabilities"]["add"].IsDefined());
+  EXPECT_FALSE(csc["privileged"].Scalar() == "true");
+  EXPECT_TRUE(psc["seccompProfile"]["type"].Scalar() == "RuntimeDefault" ||
+              csc["seccompProfile"]["type"].Scalar() == "RuntimeDefault");
+}
+
+TEST(BinderReservation, ThePodIsRestrictedAndSmallByDefault) {
+  ReservationOptions o;
+  const ReservationPod r = BodyOf(o);
+  ExpectRestricted(r);
+  EXPECT_EQ(r.pod["spec"]["securityContext"]["runAsUser"].Scalar(), "65532");
+  const doc::Node res = r.container["resources"];
+  EXPECT_EQ(res["limits"]["nvidia.com/gpu"].Scalar(), "1");
+  EXPECT_EQ(res["requests"]["nvidia.com/gpu"].Scalar(), "1");
+  EXPECT_EQ(res["requests"]["cpu"].Scalar(), "10m");
+  EXPECT_EQ(res["requests"]["memory"].Scalar(), "64Mi");
+  EXPECT_EQ(res["limits"]["cpu"].Scalar(), "100m");
+  EXPECT_EQ(res["limits"]["memory"].Scalar(), "256Mi");
+  EXPECT_EQ(r.container["args"][size_t{0}].Scalar(), "resource-reservation");
+  EXPECT_EQ(r.pod["metadata"]["namespace"].Scalar(), "kai-resource-reservation");
+  EXPECT_EQ(r.pod["spec"]["nodeName"].Scalar(), "node-1");
+  o.fake_gpu_nodes = true;  // the sleeping test pod is restricted too
+  ExpectRestricted(BodyOf(o));
+}
+
+TEST(BinderReservation, TheFlagsReplaceResourcesAndSecurityContextsAsKais) {
+  ReservationOptions o;
+  const Status s = ApplyReservationPodFlags(
+      {R"({"requests":{"cpu":"50m","nvidia.com/gpu":"4"},"limits":{"memory":"1Gi"}})",
+       R"({"runAsNonRoot":true, "runAsUser":1000, "seccompProfile":{"type":"RuntimeDefault"}})",
+       ""},
+      o.shape);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const ReservationPod r = BodyOf(o);
+  const doc::Node res = r.container["resources"];
+  EXPECT_EQ(res["requests"]["cpu"].Scalar(), "50m");
+  EXPECT_FALSE(res["requests"]["memory"].IsDefined());  // the flag's requests replace the default
+  EXPECT_EQ(res["requests"]["nvidia.com/gpu"].Scalar(), "1");  // always one GPU
+  EXPECT_EQ(res["limits"]["memory"].Scalar(), "1Gi");
+  EXPECT_FALSE(res["limits"]["cpu"].IsDefined());
+  EXPECT_EQ(r.pod["spec"]["securityContext"]["runAsUser"].Scalar(), "1000");
+  ExpectRestricted(r);  // the container's default stays
+  EXPECT_EQ(r.container["securityContext"]["runAsUser"].Scalar(), "65532");
+}
+
+TEST(BinderReservation, ABadFlagIsAnErrorNamingTheFlagAndField) {
+  const auto error = [](ReservationPodFlags f) {
+    ReservationPodShape shape;
+    const Status s = ApplyReservationPodFlags(f, shape);
+    EXPECT_EQ(shape.requests, ReservationPodShape{}.requests) << "unchanged on an error";
+    return s.ok() ? std::string() : s.error().message;
+  };
+  EXPECT_NE(error({R"({"requests":{"cpu":"ten"}})", "", ""})
+                .find("--resource-reservation-pod-resources: requests.cpu: "),
+            std::string::npos);
+  EXPECT_NE(error({R"({"requests":{"cpu":"-1"}})", "", ""}).find("must not be negative"),
+            std::string::npos);
+  EXPECT_NE(error({R"({"request":{}})", "", ""}).find("unknown field \"request\""),
+            std::string::npos);
+  EXPECT_NE(error({R"({"limits":{"memory":1}})", "", ""}).find("limits.memory"), std::string::npos);
+  EXPECT_NE(error({"", "[1]", ""}).find("--resource-reservation-pod-security-context: must be"),
+            std::string::npos);
+  EXPECT_NE(error({"", "", R"({"a":1} {"b":2})"})
+                .find("--resource-reservation-container-security-context: not one JSON document"),
+            std::string::npos);
+  EXPECT_EQ(error({"", "", ""}), "");
 }
 
 }  // namespace

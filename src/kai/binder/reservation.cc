@@ -5,9 +5,14 @@
 #include <algorithm>
 #include <set>
 #include <thread>
+#include <tuple>
+
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
 
 #include "kai/k8s/json_body.h"
 #include "kai/k8s/keys.h"
+#include "kai/resource/quantity.h"
 
 namespace kai::binder {
 namespace {
@@ -24,6 +29,117 @@ std::string Selector(std::string_view key, std::string_view value) {
 std::string GpuOf(const PodView& p) {
   auto it = p.annotations.find(std::string(keys::kReservedGpuAnnotation));
   return it == p.annotations.end() ? "" : it->second;
+}
+
+// The reservation pod's metadata: its app and GPU group labels, and never disrupted.
+void WriteMetadata(JsonWriter& w, const ReservationOptions& o, const std::string& name,
+                   const std::string& group) {
+  Str(w, "metadata");
+  w.StartObject();
+  KeyStr(w, "name", name);
+  KeyStr(w, "namespace", o.ns);
+  Str(w, "labels");
+  w.StartObject();
+  KeyStr(w, keys::kAppLabel, o.app_label);
+  KeyStr(w, keys::kGpuGroupLabel, group);
+  w.EndObject();
+  Str(w, "annotations");
+  w.StartObject();
+  KeyStr(w, keys::kDoNotDisrupt, "true");
+  w.EndObject();
+  w.EndObject();
+}
+
+void WriteRawObject(JsonWriter& w, std::string_view key, const std::string& json) {
+  if (json.empty()) return;
+  Str(w, key);
+  w.RawValue(json.data(), json.size(), rapidjson::kObjectType);
+}
+
+// One GPU on both sides, and the shape's other quantities.
+void WriteResources(JsonWriter& w, const ReservationPodShape& shape) {
+  Str(w, "resources");
+  w.StartObject();
+  for (const auto& [side, list] :
+       {std::pair{"limits", &shape.limits}, std::pair{"requests", &shape.requests}}) {
+    Str(w, side);
+    w.StartObject();
+    KeyStr(w, keys::kGpuResource, "1");
+    for (const auto& [resource, quantity] : *list) KeyStr(w, resource, quantity);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
+// POD_NAME and POD_NAMESPACE from the downward API: the program patches its own pod.
+void WriteEnv(JsonWriter& w) {
+  Str(w, "env");
+  w.StartArray();
+  for (auto [env, field] :
+       {std::pair{"POD_NAME", "metadata.name"}, std::pair{"POD_NAMESPACE", "metadata.namespace"}}) {
+    w.StartObject();
+    KeyStr(w, "name", env);
+    Str(w, "valueFrom");
+    w.StartObject();
+    Str(w, "fieldRef");
+    w.StartObject();
+    KeyStr(w, "fieldPath", field);
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void WriteContainer(JsonWriter& w, const ReservationOptions& o) {
+  w.StartObject();
+  KeyStr(w, "name", "resource-reservation");
+  KeyStr(w, "image", o.fake_gpu_nodes ? "ubuntu" : o.image);
+  KeyStr(w, "imagePullPolicy", "IfNotPresent");
+  Str(w, "args");
+  w.StartArray();
+  if (o.fake_gpu_nodes) {
+    Str(w, "sleep");
+    Str(w, "infinity");
+  } else {
+    Str(w, "resource-reservation");
+  }
+  w.EndArray();
+  WriteResources(w, o.shape);
+  WriteEnv(w);
+  WriteRawObject(w, "securityContext", o.shape.container_security_context);
+  w.EndObject();
+}
+
+// The flag's JSON text as one document (iteratively parsed: no recursion on nesting).
+Result<rapidjson::Document> ParseFlagJson(std::string_view json, std::string_view flag) {
+  rapidjson::Document d;
+  d.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
+  if (d.HasParseError()) {
+    return Error{std::string(flag) + ": not one JSON document (" +
+                 rapidjson::GetParseError_En(d.GetParseError()) + " at offset " +
+                 std::to_string(d.GetErrorOffset()) + ")"};
+  }
+  if (!d.IsObject()) return Error{std::string(flag) + ": must be a JSON object"};
+  return d;
+}
+
+// One side of a ResourceRequirements: quantities by resource name, nvidia.com/gpu left out.
+Result<std::vector<std::pair<std::string, std::string>>> ParseResourceList(
+    const rapidjson::Value& list, const std::string& where) {
+  if (!list.IsObject()) return Error{where + ": must be an object of quantities"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& m : list.GetObject()) {
+    const std::string name(m.name.GetString(), m.name.GetStringLength());
+    if (!m.value.IsString()) return Error{where + "." + name + ": must be a quantity string"};
+    const std::string_view text(m.value.GetString(), m.value.GetStringLength());
+    auto q = ParseQuantity(text, 0);
+    if (!q.ok()) return Error{where + "." + name + ": " + q.error().message};
+    if (*q < 0)
+      return Error{where + "." + name + ": must not be negative, got " + std::string(text)};
+    if (name != keys::kGpuResource) out.emplace_back(name, std::string(text));
+  }
+  return out;
 }
 
 }  // namespace
@@ -57,6 +173,83 @@ std::string ReservationPodName(const std::string& node, const std::string& group
     out += kHex[md[i] & 15];
   }
   return out;
+}
+
+Status ParseReservationResources(std::string_view json, ReservationPodShape& shape) {
+  constexpr std::string_view kFlag = "--resource-reservation-pod-resources";
+  auto d = ParseFlagJson(json, kFlag);
+  if (!d.ok()) return d.error();
+  ReservationPodShape parsed = shape;
+  parsed.requests.clear();
+  parsed.limits.clear();
+  for (const auto& m : d->GetObject()) {
+    const std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (key != "requests" && key != "limits") {
+      return Error{std::string(kFlag) + ": unknown field \"" + std::string(key) +
+                   "\" (a ResourceRequirements has requests and limits)"};
+    }
+    auto list = ParseResourceList(m.value, std::string(kFlag) + ": " + std::string(key));
+    if (!list.ok()) return list.error();
+    (key == "requests" ? parsed.requests : parsed.limits) = std::move(*list);
+  }
+  shape = std::move(parsed);
+  return Ok();
+}
+
+Result<std::string> ParseSecurityContextFlag(std::string_view json, std::string_view flag) {
+  auto d = ParseFlagJson(json, flag);
+  if (!d.ok()) return d.error();
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  d->Accept(w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+Status ApplyReservationPodFlags(const ReservationPodFlags& flags, ReservationPodShape& shape) {
+  ReservationPodShape out = shape;
+  if (!flags.resources.empty()) {
+    if (auto s = ParseReservationResources(flags.resources, out); !s.ok()) return s;
+  }
+  for (auto [text, flag, target] :
+       {std::tuple{&flags.pod_security_context, "--resource-reservation-pod-security-context",
+                   &out.pod_security_context},
+        std::tuple{&flags.container_security_context,
+                   "--resource-reservation-container-security-context",
+                   &out.container_security_context}}) {
+    if (text->empty()) continue;
+    auto json = ParseSecurityContextFlag(*text, flag);
+    if (!json.ok()) return json.error();
+    *target = std::move(*json);
+  }
+  shape = std::move(out);
+  return Ok();
+}
+
+std::string ReservationPodBody(const ReservationOptions& o, const std::string& name,
+                               const std::string& node, const std::string& group,
+                               std::string_view tolerations_json) {
+  return k8s::Json([&](JsonWriter& w) {
+    w.StartObject();
+    KeyStr(w, "apiVersion", "v1");
+    KeyStr(w, "kind", "Pod");
+    WriteMetadata(w, o, name, group);
+    Str(w, "spec");
+    w.StartObject();
+    KeyStr(w, "nodeName", node);
+    if (!tolerations_json.empty()) {
+      Str(w, "tolerations");
+      w.RawValue(tolerations_json.data(), tolerations_json.size(), rapidjson::kArrayType);
+    }
+    if (!o.runtime_class.empty()) KeyStr(w, "runtimeClassName", o.runtime_class);
+    if (!o.service_account.empty()) KeyStr(w, "serviceAccountName", o.service_account);
+    WriteRawObject(w, "securityContext", o.shape.pod_security_context);
+    Str(w, "containers");
+    w.StartArray();
+    WriteContainer(w, o);
+    w.EndArray();
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 ReservationService::ReservationService(const k8s::ApiClient& client, ReservationOptions options,
@@ -297,76 +490,7 @@ Result<std::string> ReservationService::CreateReservationPod(const PodView& pod,
                  o_.scale_adjust_ns + "); no reservation pod is created meanwhile"};
   }
   const std::string name = ReservationPodName(node, group);
-  const std::string body = k8s::Json([&](JsonWriter& w) {
-    w.StartObject();
-    KeyStr(w, "apiVersion", "v1");
-    KeyStr(w, "kind", "Pod");
-    Str(w, "metadata");
-    w.StartObject();
-    KeyStr(w, "name", name);
-    KeyStr(w, "namespace", o_.ns);
-    Str(w, "labels");
-    w.StartObject();
-    KeyStr(w, keys::kAppLabel, o_.app_label);
-    KeyStr(w, keys::kGpuGroupLabel, group);
-    w.EndObject();
-    Str(w, "annotations");
-    w.StartObject();
-    KeyStr(w, keys::kDoNotDisrupt, "true");
-    w.EndObject();
-    w.EndObject();
-    Str(w, "spec");
-    w.StartObject();
-    KeyStr(w, "nodeName", node);
-    Str(w, "tolerations");
-    w.RawValue(pod.tolerations_json.data(), pod.tolerations_json.size(), rapidjson::kArrayType);
-    if (!o_.runtime_class.empty()) KeyStr(w, "runtimeClassName", o_.runtime_class);
-    if (!o_.service_account.empty()) KeyStr(w, "serviceAccountName", o_.service_account);
-    Str(w, "containers");
-    w.StartArray();
-    w.StartObject();
-    KeyStr(w, "name", "resource-reservation");
-    KeyStr(w, "image", o_.fake_gpu_nodes ? "ubuntu" : o_.image);
-    KeyStr(w, "imagePullPolicy", "IfNotPresent");
-    Str(w, "args");
-    w.StartArray();
-    if (o_.fake_gpu_nodes) {
-      Str(w, "sleep");
-      Str(w, "infinity");
-    } else {
-      Str(w, "resource-reservation");
-    }
-    w.EndArray();
-    Str(w, "resources");
-    w.StartObject();
-    for (std::string_view side : {"limits", "requests"}) {
-      Str(w, side);
-      w.StartObject();
-      KeyStr(w, keys::kGpuResource, "1");
-      w.EndObject();
-    }
-    w.EndObject();
-    Str(w, "env");
-    w.StartArray();
-    for (auto [env, field] : {std::pair{"POD_NAME", "metadata.name"},
-                              std::pair{"POD_NAMESPACE", "metadata.namespace"}}) {
-      w.StartObject();
-      KeyStr(w, "name", env);
-      Str(w, "valueFrom");
-      w.StartObject();
-      Str(w, "fieldRef");
-      w.StartObject();
-      KeyStr(w, "fieldPath", field);
-      w.EndObject();
-      w.EndObject();
-      w.EndObject();
-    }
-    w.EndArray();
-    w.EndObject();
-    w.EndArray();
-    w.EndObject();
-    w.EndObject();
-  });
+  const std::string body = ReservationPodBody(o_, name, node, group, pod.tolerations_json);
   const std::string path = k8s::CollectionPath(res::kPod, o_.ns);
   k8s::HttpResponse r = client_.Create(path, body);
   if (r.status == 409) return name;  // an earlier attempt created it

@@ -14,7 +14,9 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kai/binder/group_index.h"
@@ -22,6 +24,38 @@
 #include "kai/k8s/api_client.h"
 
 namespace kai::binder {
+
+// The reservation pod's resources besides its GPU and its security contexts (KAI's
+// --resource-reservation-pod-resources, -pod-security-context and -container-security-context).
+// The defaults are small and pass the `restricted` Pod Security level, so that the reservation
+// namespace can enforce it: `kai resource-reservation` reads NVML and patches its own pod through
+// the API, neither of which needs root (KAI sets no resources, and no seccomp profile, by default).
+struct ReservationPodShape {
+  // Quantities by resource name, in the order written; nvidia.com/gpu is never taken from here.
+  std::vector<std::pair<std::string, std::string>> requests{{"cpu", "10m"}, {"memory", "64Mi"}};
+  std::vector<std::pair<std::string, std::string>> limits{{"cpu", "100m"}, {"memory", "256Mi"}};
+  std::string pod_security_context =  // JSON objects, written into the pod as they are
+      R"({"runAsNonRoot":true,"runAsUser":65532,"runAsGroup":65532,)"
+      R"("seccompProfile":{"type":"RuntimeDefault"}})";
+  std::string container_security_context =
+      R"({"allowPrivilegeEscalation":false,"runAsNonRoot":true,"runAsUser":65532,)"
+      R"("capabilities":{"drop":["ALL"]},"seccompProfile":{"type":"RuntimeDefault"}})";
+};
+
+// --resource-reservation-pod-resources: a JSON ResourceRequirements ({"requests": {...},
+// "limits": {...}}, quantities as strings) replaces the default requests and limits; a side
+// left out keeps none. nvidia.com/gpu is dropped (the pod always asks for one GPU, as KAI's).
+// Errors name the flag and the field.
+Status ParseReservationResources(std::string_view json, ReservationPodShape& shape);
+// --resource-reservation-{pod,container}-security-context: one JSON object, returned in a
+// canonical form (the API server checks its fields when the pod is created).
+Result<std::string> ParseSecurityContextFlag(std::string_view json, std::string_view flag);
+
+// The three flags' texts ("" keeps the default) applied to `shape`; the first error is returned.
+struct ReservationPodFlags {
+  std::string resources, pod_security_context, container_security_context;
+};
+Status ApplyReservationPodFlags(const ReservationPodFlags& flags, ReservationPodShape& shape);
 
 struct ReservationOptions {
   std::string ns = "kai-resource-reservation";
@@ -32,6 +66,7 @@ struct ReservationOptions {
   std::string runtime_class;  // "" = none (KAI's default)
   std::chrono::milliseconds allocation_timeout{40000};
   bool fake_gpu_nodes = false;  // the pod sleeps instead (test clusters without GPUs)
+  ReservationPodShape shape;
   std::function<void(const std::string&)> log;
   std::function<std::chrono::steady_clock::time_point()> now = [] {
     return std::chrono::steady_clock::now();
@@ -79,6 +114,12 @@ class GroupLocks {
 
 // "gpu-reservation-" + the first 8 bytes of sha256("<node>/<group>") in hex (KAI's name).
 std::string ReservationPodName(const std::string& node, const std::string& group);
+
+// The reservation pod `name` holding GPU group `group` on `node` (tolerations: the fraction
+// pod's, a JSON array), as the JSON body of its create.
+std::string ReservationPodBody(const ReservationOptions& o, const std::string& name,
+                               const std::string& node, const std::string& group,
+                               std::string_view tolerations_json);
 
 class ReservationService {
  public:

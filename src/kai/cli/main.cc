@@ -340,8 +340,10 @@ CLI::App* AddSchedulerCommand(CLI::App& app, SchedulerArgs& a) {
   c->add_option("--status-write-deferral", a.status_deferral,
                 "how long status writes and events may wait behind a burst of binds "
                 "(default 10s; 0s: only while a cycle's writes run)");
-  c->add_flag("--update-pod-eviction-condition", o.update_pod_eviction_condition,
-              "set the DisruptionTarget condition before deleting an evicted pod");
+  c->add_flag("--update-pod-eviction-condition,!--no-update-pod-eviction-condition",
+              o.update_pod_eviction_condition,
+              "set the DisruptionTarget condition before deleting an evicted pod (default on; "
+              "--update-pod-eviction-condition=false turns it off)");
   c->add_flag("--leader-elect", o.leader_elect, "elect a leader on a Lease; only it writes");
   c->add_option("--leader-elect-namespace", o.leader_elect_namespace, "the Lease's namespace");
   c->add_option("--leader-elect-id", o.leader_elect_id, "the Lease's name");
@@ -435,6 +437,7 @@ struct BinderArgs {
   kai::binder::BinderOptions o;
   std::string reservation_timeout, resync_period, status_deferral, lease_duration, renew_deadline,
       retry_period;
+  kai::binder::ReservationPodFlags reservation_pod;
   int base_delay = 1, max_delay = 60;
 };
 
@@ -462,6 +465,17 @@ CLI::App* AddBinderCommand(CLI::App& app, BinderArgs& a) {
   c->add_option("--resource-reservation-app-label", r.app_label, "their app label value");
   c->add_option("--resource-reservation-allocation-timeout", a.reservation_timeout,
                 "how long a reservation pod may take to report its GPU (default 40s)");
+  c->add_option("--resource-reservation-pod-resources", a.reservation_pod.resources,
+                "their requests and limits besides the GPU, a JSON ResourceRequirements "
+                "(default {\"requests\":{\"cpu\":\"10m\",\"memory\":\"64Mi\"},"
+                "\"limits\":{\"cpu\":\"100m\",\"memory\":\"256Mi\"}})");
+  c->add_option(
+      "--resource-reservation-pod-security-context", a.reservation_pod.pod_security_context,
+      "their pod securityContext, JSON (default: non-root 65532, RuntimeDefault seccomp)");
+  c->add_option("--resource-reservation-container-security-context",
+                a.reservation_pod.container_security_context,
+                "their container securityContext, JSON (default: restricted: non-root, no "
+                "privilege escalation, every capability dropped, RuntimeDefault seccomp)");
   c->add_option("--scale-adjust-namespace", r.scale_adjust_ns, "namespace of scaling pods");
   c->add_option("--runtime-class-name", r.runtime_class, "runtime class of reservation pods");
   c->add_flag("--fake-gpu-nodes", r.fake_gpu_nodes, "reservation pods only sleep (test clusters)");
@@ -503,6 +517,10 @@ int RunBinderCommand(BinderArgs& a) {
   }
   if (a.max_delay < a.base_delay) {
     return Fail("--rate-limiter-max-delay: must not be below --rate-limiter-base-delay");
+  }
+  if (auto s = kai::binder::ApplyReservationPodFlags(a.reservation_pod, o.reservation.shape);
+      !s.ok()) {
+    return Fail(s.error().message);
   }
   o.rate_limit.base = std::chrono::seconds(a.base_delay);
   o.rate_limit.max = std::chrono::seconds(a.max_delay);
@@ -767,7 +785,9 @@ int RunAdmissionCommand(const AdmissionArgs& a) {
     if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
       return Fail("--ca-bundle " + a.ca_bundle + ": no PEM certificate in it");
     }
-    std::cout << kai::admission::WebhookConfigYaml(a.url, pem.str());
+    auto config = kai::admission::WebhookConfigYaml(a.url, pem.str(), a.o.admission.scheduler_name);
+    if (!config.ok()) return Fail(config.error().message);
+    std::cout << *config;
     return 0;
   }
   if (a.o.cert_file.empty() || a.o.key_file.empty()) {
@@ -833,6 +853,9 @@ CLI::App* AddRunCommand(CLI::App& app, RunArgs& a) {
                 "the GPU reservation pods' image");
   c->add_flag("--fake-gpu-nodes", o.binder.reservation.fake_gpu_nodes,
               "reservation pods only sleep (test clusters)");
+  c->add_flag("--update-pod-eviction-condition,!--no-update-pod-eviction-condition",
+              o.scheduler.update_pod_eviction_condition,
+              "DisruptionTarget on evicted pods before their delete (default on)");
   c->add_flag("--create-defaults", o.controllers.create_defaults,
               "the controllers create the default queue tree and SchedulingShard when absent");
   return c;

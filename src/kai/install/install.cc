@@ -23,6 +23,7 @@ int Rank(std::string_view kind) {
                                                 "ConfigMap",
                                                 "Service",
                                                 "Deployment",
+                                                "PodDisruptionBudget",
                                                 "PriorityClass",
                                                 "Queue",
                                                 "SchedulingShard",

@@ -20,6 +20,8 @@ namespace fs = std::filesystem;
 constexpr const char* kNamespace = "kai-scheduler";
 constexpr const char* kService = "kai-admission";
 constexpr const char* kSecret = "kai-admission-tls";
+// The scheduler name deploy/install's Deployments use (their --scheduler-name default).
+constexpr const char* kScheduler = "kai-scheduler";
 
 Result<std::string> ReadFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -92,8 +94,13 @@ int PrintInstall(const InstallCommandOptions& o, std::ostream& out, std::ostream
   io.defaults_only = o.defaults_only;
   io.extra_documents.push_back(
       install::TlsSecretYaml(kNamespace, kSecret, cert->cert_pem, cert->key_pem, cert->ca_pem));
-  io.extra_documents.push_back(
-      admission::WebhookServiceConfigYaml({kNamespace, kService, 443}, cert->ca_pem));
+  auto webhooks =
+      admission::WebhookServiceConfigYaml({kNamespace, kService, 443}, cert->ca_pem, kScheduler);
+  if (!webhooks.ok()) {
+    err << "kai: " << webhooks.error().message << "\n";
+    return 1;
+  }
+  io.extra_documents.push_back(std::move(*webhooks));
   auto stream = install::RenderInstall(install::EmbeddedDeployFiles(), io);
   if (!stream.ok()) {
     err << "kai: " << stream.error().message << "\n";

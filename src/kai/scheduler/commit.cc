@@ -256,6 +256,22 @@ void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
         {}, now);
 }
 
+// The DisruptionTarget condition (reason PreemptionByScheduler, the eviction's message: its
+// action and preemptor) before the delete, so that a Job's podFailurePolicy can tell the
+// scheduler's eviction from a failure. As KAI's evictor, a pod whose condition could not be
+// written is not deleted this cycle (the next one decides again); false then.
+bool Committer::MarkDisruptionTarget(const EvictDecision& e, const std::string& path,
+                                     UnixSeconds now, Run& run) {
+  const std::string status = path + "/status";
+  const k8s::HttpResponse r = client_.Patch(
+      status,
+      PodConditionPatch("DisruptionTarget", "True", "PreemptionByScheduler", e.message, now),
+      k8s::PatchType::kStrategicMerge);
+  if (r.ok()) return true;
+  if (r.status != 404) run.Fail(k8s::Describe({"PATCH", status}, r));  // 404: already gone
+  return false;
+}
+
 void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
   if (!e.pod_group.name.empty()) {
     std::map<std::string, std::string> ann{
@@ -269,12 +285,7 @@ void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
           now);
   }
   const std::string path = k8s::ObjectPath(res::kPod, e.pod.ns, e.pod.name);
-  if (options_.update_pod_eviction_condition) {
-    client_.Patch(
-        path + "/status",
-        PodConditionPatch("DisruptionTarget", "True", "PreemptionByScheduler", e.message, now),
-        k8s::PatchType::kStrategicMerge);
-  }
+  if (options_.update_pod_eviction_condition && !MarkDisruptionTarget(e, path, now, run)) return;
   // Preconditions on the uid: a pod of the same name created since is never deleted.
   const std::string body = Json([&](JsonWriter& w) {
     w.StartObject();

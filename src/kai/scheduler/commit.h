@@ -37,7 +37,8 @@ struct CommitOptions {
   int background_writers = 8;  // the background queue's concurrent writes
   // How long status writes and events may wait behind a burst of binds (commit.cc).
   std::chrono::milliseconds background_deferral{10000};
-  bool update_pod_eviction_condition = false;  // DisruptionTarget condition before a delete
+  // The DisruptionTarget condition before a delete (on by default; KAI's default is off).
+  bool update_pod_eviction_condition = true;
   std::function<void(const std::string&)> log;
 };
 
@@ -67,6 +68,8 @@ class Committer {
   struct Run;
   void Bind(const BindDecision& b, UnixSeconds now, Run& run);
   void Evict(const EvictDecision& e, UnixSeconds now, Run& run);
+  bool MarkDisruptionTarget(const EvictDecision& e, const std::string& path, UnixSeconds now,
+                            Run& run);
   void Background(std::string key, std::function<bool()> write, Run& run);
   bool MarkPending(const PendingPodDecision& p, UnixSeconds now);
   void QueuePodGroup(const PodGroupDecision& g, UnixSeconds now, Run& run);

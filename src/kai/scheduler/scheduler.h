@@ -32,7 +32,7 @@ struct SchedulerOptions {
   std::optional<UnixSeconds> now;  // a fixed clock (tests); else the wall clock each cycle
   int max_in_flight = 32;
   std::chrono::milliseconds status_write_deferral{10000};  // CommitOptions::background_deferral
-  bool update_pod_eviction_condition = false;
+  bool update_pod_eviction_condition = true;  // DisruptionTarget before a delete (KAI: off)
   std::chrono::milliseconds sync_timeout{60000};
   // How often an optional kind the cluster does not serve (DRA, NodeResourceTopology) is listed
   // again, so that installing it later needs no restart.

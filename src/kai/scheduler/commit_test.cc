@@ -1,0 +1,128 @@
+#include "kai/scheduler/commit.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <mutex>
+#include <thread>
+
+#include "kai/k8s/doc.h"
+
+namespace kai::scheduler {
+namespace {
+
+// A fake API server for one pod: answers the status patch with `patch_status` and the delete
+// with the pod, terminating; records every call in order.
+class FakeApi {
+ public:
+  explicit FakeApi(int patch_status) {
+    server_.Patch(".*", [this, patch_status](const httplib::Request& req, httplib::Response& res) {
+      Record("PATCH " + req.path, req.body);
+      res.status = patch_status;
+      res.set_content(R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team"}})",
+                      "application/json");
+    });
+    server_.Delete(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      Record("DELETE " + req.path, req.body);
+      res.set_content(R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team","uid":"u-1",)"
+                      R"("deletionTimestamp":"2026-01-01T00:00:00Z"}})",
+                      "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~FakeApi() {
+    server_.stop();
+    thread_.join();
+  }
+  k8s::ClusterConfig config() const {
+    k8s::ClusterConfig c;
+    c.server = "http://127.0.0.1:" + std::to_string(port_);
+    return c;
+  }
+  std::vector<std::pair<std::string, std::string>> calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  void Record(std::string call, std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.emplace_back(std::move(call), std::move(body));
+  }
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::pair<std::string, std::string>> calls_;
+};
+
+Decisions OneEviction() {
+  EvictDecision e;
+  e.pod = {"team", "victim", "u-1"};
+  e.message = "reclaim for team/trainer: the reclaimer's queue is below its fair share";
+  e.action = "reclaim";
+  e.preemptor = {"team", "trainer", ""};
+  Decisions d;
+  d.evictions.push_back(e);
+  return d;
+}
+
+CommitResult CommitWith(FakeApi& api, bool condition) {
+  k8s::RetryPolicy once;
+  once.max_attempts = 1;
+  k8s::ApiClient client(api.config(), once);
+  CommitOptions o;
+  if (!condition) o.update_pod_eviction_condition = false;
+  Committer c(client, nullptr, o);
+  return c.Commit(OneEviction(), 1767225600);
+}
+
+TEST(CommitEviction, TheDisruptionTargetConditionIsSetBeforeTheDeleteByDefault) {
+  FakeApi api(200);
+  const CommitResult r = CommitWith(api, true);
+  EXPECT_EQ(r.evictions, 1);
+  EXPECT_EQ(r.failed, 0);
+  const auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].first, "PATCH /api/v1/namespaces/team/pods/victim/status");
+  EXPECT_EQ(calls[1].first, "DELETE /api/v1/namespaces/team/pods/victim");
+  auto patch = doc::ParseJson(calls[0].second);
+  ASSERT_TRUE(patch.ok()) << calls[0].second;
+  const doc::Node cond = patch->Roots()[0]["status"]["conditions"][size_t{0}];
+  EXPECT_EQ(cond["type"].Scalar(), "DisruptionTarget");
+  EXPECT_EQ(cond["status"].Scalar(), "True");
+  EXPECT_EQ(cond["reason"].Scalar(), "PreemptionByScheduler");
+  EXPECT_EQ(cond["message"].Scalar(), OneEviction().evictions[0].message);
+  EXPECT_NE(calls[1].second.find(R"("uid":"u-1")"), std::string::npos) << calls[1].second;
+}
+
+TEST(CommitEviction, TurnedOffThePodIsOnlyDeleted) {
+  FakeApi api(200);
+  EXPECT_EQ(CommitWith(api, false).evictions, 1);
+  const auto calls = api.calls();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].first, "DELETE /api/v1/namespaces/team/pods/victim");
+}
+
+TEST(CommitEviction, APodWhoseConditionFailsIsNotDeletedThisCycle) {
+  FakeApi api(422);
+  const CommitResult r = CommitWith(api, true);
+  EXPECT_EQ(r.evictions, 0);
+  EXPECT_EQ(r.failed, 1);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("PATCH /api/v1/namespaces/team/pods/victim/status"), std::string::npos)
+      << r.errors[0];
+  ASSERT_EQ(api.calls().size(), 1u);
+}
+
+TEST(CommitEviction, APodAlreadyGoneIsNeitherAnErrorNorDeleted) {
+  FakeApi api(404);
+  const CommitResult r = CommitWith(api, true);
+  EXPECT_EQ(r.evictions, 0);
+  EXPECT_EQ(r.failed, 0);
+  EXPECT_EQ(api.calls().size(), 1u);
+}
+
+}  // namespace
+}  // namespace kai::scheduler
