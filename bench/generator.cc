@@ -173,6 +173,32 @@ ClusterShape KaiReclaimManySingleGPUShape(int nodes) {
   return s;
 }
 
+ClusterShape ExplainWorldShape(bool preemptible, double team_quota, bool with_limit_gang) {
+  ClusterShape s;
+  s.nodes = 1000;
+  s.gpus_per_node = 8;
+  s.queues = QueuesUnderDefault(4, 1750, 1750, 1);
+  s.queues.push_back(QueueSpec{"team", "default", team_quota, -1, 1});
+  const std::vector<std::string> shared = {"queue-0", "queue-1", "queue-2", "queue-3"};
+  JobGroup running{.prefix = "run-", .jobs = 7000, .queues = shared, .run = JobGroup::Run::kAll};
+  if (!preemptible) {
+    running.priority_class = "build";
+    running.priority = 100;
+  }
+  s.job_groups = {
+      running,
+      JobGroup{.prefix = "wait-", .jobs = 2988, .queues = shared},
+      JobGroup{
+          .name = "frag-gang", .jobs = 1, .pods_per_job = 4, .gpus_per_pod = 2, .queues = {"team"}},
+  };
+  if (with_limit_gang) {
+    s.queues.push_back(QueueSpec{"capped", "default", -1, 4, 1});
+    s.job_groups.push_back(
+        JobGroup{.name = "limit-gang", .jobs = 1, .pods_per_job = 8, .queues = {"capped"}});
+  }
+  return s;
+}
+
 ClusterShape KaiTopologyShape(const std::string& preferred_level) {
   ClusterShape s;
   s.topology_levels = {{"kai.scheduler/zone", "zone", 4},
