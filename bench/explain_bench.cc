@@ -48,7 +48,7 @@ void MaybeWriteYaml(const std::string& name, const ClusterState& state) {
 const ExplainFixture& GetExplainFixture() {
   static const ExplainFixture f = [] {
     ExplainFixture x;
-    const ClusterShape shape = ExplainWorldShape(false, -1, true);
+    const ClusterShape shape = ExplainWorldShape(7, false, -1, true);
     x.state = Generate(shape);
     x.now = shape.now;
     x.config = ConfigFromShard(std::nullopt).value();

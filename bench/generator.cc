@@ -173,21 +173,24 @@ ClusterShape KaiReclaimManySingleGPUShape(int nodes) {
   return s;
 }
 
-ClusterShape ExplainWorldShape(bool preemptible, double team_quota, bool with_limit_gang) {
+ClusterShape ExplainWorldShape(int per_node, bool preemptible, double team_quota,
+                               bool with_limit_gang) {
   ClusterShape s;
   s.nodes = 1000;
   s.gpus_per_node = 8;
-  s.queues = QueuesUnderDefault(4, 1750, 1750, 1);
+  const int running = per_node * s.nodes;
+  s.queues = QueuesUnderDefault(4, running / 4, running / 4, 1);
   s.queues.push_back(QueueSpec{"team", "default", team_quota, -1, 1});
   const std::vector<std::string> shared = {"queue-0", "queue-1", "queue-2", "queue-3"};
-  JobGroup running{.prefix = "run-", .jobs = 7000, .queues = shared, .run = JobGroup::Run::kAll};
+  JobGroup run{.prefix = "run-", .jobs = running, .queues = shared, .run = JobGroup::Run::kAll};
   if (!preemptible) {
-    running.priority_class = "build";
-    running.priority = 100;
+    run.priority_class = "build";
+    run.priority = 100;
   }
+  const int waiting = 10000 - running - 4 - (with_limit_gang ? 8 : 0);
   s.job_groups = {
-      running,
-      JobGroup{.prefix = "wait-", .jobs = 2988, .queues = shared},
+      run,
+      JobGroup{.prefix = "wait-", .jobs = waiting, .queues = shared},
       JobGroup{
           .name = "frag-gang", .jobs = 1, .pods_per_job = 4, .gpus_per_pod = 2, .queues = {"team"}},
   };

@@ -1,16 +1,15 @@
-// The disruptive search's work budget (issue 34 item 7) on the world of the 4-minute reclaim
-// search (bench/README.md, "Explain"): 1,000 nodes x 8 GPUs; 7,000 running one-GPU jobs, 7 on
-// every node, preemptible (priority class train), in queue-0..3 (each at its quota and limit of
-// 1,750 GPUs); 2,988 more one-GPU jobs of those queues pending; the gang `frag-gang` (4 pods x 2
-// GPUs) of queue `team` with 8 GPUs of quota. Every node has one GPU free, no node two, and no
-// victim's queue may give a GPU: reclaim for the gang simulates growing scenarios over the 7,000
-// candidates and none is valid.
+// The disruptive search's work budget (issue 34 item 7) on the shape of the 4-minute reclaim
+// search (bench/README.md, "Explain"; generator.h ExplainWorldShape): 1,000 nodes x 8 GPUs, all
+// taken by 8,000 running preemptible one-GPU jobs of queue-0..3 (each at its quota and limit of
+// 2,000 GPUs); 1,996 pending one-GPU jobs of those queues; the gang `frag-gang` (4 pods x 2 GPUs)
+// of queue `team` with 8 GPUs of quota. No victim's queue may give a GPU: reclaim for the gang
+// simulates growing scenarios over the 8,000 candidates and none is valid.
 //
 //   BM_ReclaimSearchBudget/W   one reclaim cycle with max-search-work-per-job W (and no action
-//                              bound); the default is kDefaultSearchWorkPerJob. Counters: the
-//                              gang's scenarios tried, work units spent, and gave_up (1 when the
-//                              budget stopped the search). W = 0 (no bound) is the "before": it
-//                              runs for minutes and is registered only with KAI_BENCH_UNBOUNDED=1.
+//                              bound). Counters: the gang's scenarios tried, pruned, work units
+//                              spent, and gave_up (1 when the budget stopped the search). W = 0
+//                              (no bound) is the "before": it runs for minutes and is registered
+//                              only with KAI_BENCH_UNBOUNDED=1.
 //
 // KAI_BENCH_YAML_DIR=dir writes the world (search-budget-1000.yaml) for `kai simulate -f`.
 #include <benchmark/benchmark.h>
@@ -37,7 +36,7 @@ struct Fixture {
 const Fixture& GetFixture() {
   static const Fixture f = [] {
     Fixture x;
-    const ClusterShape shape = ExplainWorldShape(true, 8, false);
+    const ClusterShape shape = ExplainWorldShape(8, true, 8, false);
     x.state = Generate(shape);
     x.now = shape.now;
     if (const char* dir = std::getenv("KAI_BENCH_YAML_DIR"); dir != nullptr && *dir != '\0') {

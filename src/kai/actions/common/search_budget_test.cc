@@ -44,15 +44,14 @@ std::string PodYaml(const std::string& name, const std::string& group, int gpus,
 }
 
 // The shape of the 4-minute search (bench/search_budget_bench.cc), small: `nodes` nodes of 8
-// GPUs, each running 7 preemptible one-GPU jobs of queue-0..3 (each queue at its quota and
-// limit), and `gangs` pending gangs of 4 pods x 2 GPUs in queue `team` (quota 8). No node has 2
-// free GPUs, and no victim's queue may give any: reclaim tries many growing scenarios and none
-// is valid.
+// GPUs, all taken by preemptible one-GPU jobs of queue-0..3 (each queue at its quota and limit),
+// and `gangs` pending gangs of 4 pods x 2 GPUs in queue `team` (quota 8). No victim's queue may
+// give a GPU: reclaim tries many growing scenarios and none is valid.
 std::string ReclaimWorld(int nodes, int gangs) {
   std::string y =
       "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: train}\n"
       "value: 50\n---\n";
-  const int per_queue = nodes * 7 / 4;
+  const int per_queue = nodes * 8 / 4;
   for (int q = 0; q < 4; ++q) y += QueueYaml("queue-" + std::to_string(q), per_queue, per_queue);
   y += QueueYaml("team", 8, -1);
   for (int n = 0; n < nodes; ++n) {
@@ -60,10 +59,10 @@ std::string ReclaimWorld(int nodes, int gangs) {
          "}\nstatus:\n  allocatable: {cpu: '64', memory: 512Gi, nvidia.com/gpu: '8', pods: "
          "'110'}\n---\n";
   }
-  for (int j = 0; j < nodes * 7; ++j) {
+  for (int j = 0; j < nodes * 8; ++j) {
     const std::string name = "run-" + std::to_string(j);
     y += PodGroupYaml(name, "queue-" + std::to_string(j % 4), 1, "2025-01-01T10:00:00Z");
-    y += PodYaml(name + "-0", name, 1, "node-" + std::to_string(j / 7));
+    y += PodYaml(name + "-0", name, 1, "node-" + std::to_string(j / 8));
   }
   for (int g = 0; g < gangs; ++g) {
     const std::string name = "gang-" + std::to_string(g);
@@ -129,7 +128,8 @@ TEST(SearchBudget, ExceedingTheWorkBudgetGivesUpDeterministically) {
   EXPECT_NE(Reason(*d).Message().find("reclaim gave up"), std::string::npos);
   EXPECT_EQ(first.counts.evictions, 0);
   for (int run = 0; run < 3; ++run) {
-    const DisruptionReason* again = ReclaimReason(ReclaimCycle(world, half), "gang-0-0");
+    const sim::CycleReport report = ReclaimCycle(world, half);
+    const DisruptionReason* again = ReclaimReason(report, "gang-0-0");
     ASSERT_NE(again, nullptr);
     EXPECT_EQ(again->scenarios_tried, d->scenarios_tried);
     EXPECT_EQ(again->scenarios_pruned, d->scenarios_pruned);
@@ -160,9 +160,10 @@ TEST(SearchBudget, ActionBudgetIsSharedByTheCycle) {
 // The default budget leaves a search that fits in it alone: the same outcome as unbounded.
 TEST(SearchBudget, SearchWithinTheDefaultBudgetIsUnchanged) {
   const std::string world = ReclaimWorld(12, 1);
-  const DisruptionReason* bounded =
-      ReclaimReason(ReclaimCycle(world, [](SchedulerConfig&) {}), "gang-0-0");
-  const DisruptionReason* unbounded = ReclaimReason(ReclaimCycle(world, Unbounded), "gang-0-0");
+  const sim::CycleReport with_default = ReclaimCycle(world, [](SchedulerConfig&) {});
+  const sim::CycleReport without = ReclaimCycle(world, Unbounded);
+  const DisruptionReason* bounded = ReclaimReason(with_default, "gang-0-0");
+  const DisruptionReason* unbounded = ReclaimReason(without, "gang-0-0");
   ASSERT_NE(bounded, nullptr);
   ASSERT_NE(unbounded, nullptr);
   EXPECT_LT(unbounded->search_work, kDefaultSearchWorkPerJob);
