@@ -33,29 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-ClusterShape ExplainShape() {
-  ClusterShape s;
-  s.nodes = 1000;
-  s.gpus_per_node = 8;
-  s.queues = QueuesUnderDefault(4, 1750, 1750, 1);
-  s.queues.push_back(QueueSpec{"team", "default", -1, -1, 1});
-  s.queues.push_back(QueueSpec{"capped", "default", -1, 4, 1});
-  const std::vector<std::string> shared = {"queue-0", "queue-1", "queue-2", "queue-3"};
-  s.job_groups = {
-      JobGroup{.prefix = "run-",
-               .jobs = 7000,
-               .queues = shared,
-               .priority_class = "build",
-               .priority = 100,
-               .run = JobGroup::Run::kAll},
-      JobGroup{.prefix = "wait-", .jobs = 2988, .queues = shared},
-      JobGroup{
-          .name = "frag-gang", .jobs = 1, .pods_per_job = 4, .gpus_per_pod = 2, .queues = {"team"}},
-      JobGroup{.name = "limit-gang", .jobs = 1, .pods_per_job = 8, .queues = {"capped"}},
-  };
-  return s;
-}
-
 struct ExplainFixture {
   ClusterState state;
   SchedulerConfig config;
@@ -71,7 +48,7 @@ void MaybeWriteYaml(const std::string& name, const ClusterState& state) {
 const ExplainFixture& GetExplainFixture() {
   static const ExplainFixture f = [] {
     ExplainFixture x;
-    const ClusterShape shape = ExplainShape();
+    const ClusterShape shape = ExplainWorldShape(7, false, -1, true);
     x.state = Generate(shape);
     x.now = shape.now;
     x.config = ConfigFromShard(std::nullopt).value();

@@ -173,6 +173,35 @@ ClusterShape KaiReclaimManySingleGPUShape(int nodes) {
   return s;
 }
 
+ClusterShape ExplainWorldShape(int per_node, bool preemptible, double team_quota,
+                               bool with_limit_gang) {
+  ClusterShape s;
+  s.nodes = 1000;
+  s.gpus_per_node = 8;
+  const int running = per_node * s.nodes;
+  s.queues = QueuesUnderDefault(4, running / 4, running / 4, 1);
+  s.queues.push_back(QueueSpec{"team", "default", team_quota, -1, 1});
+  const std::vector<std::string> shared = {"queue-0", "queue-1", "queue-2", "queue-3"};
+  JobGroup run{.prefix = "run-", .jobs = running, .queues = shared, .run = JobGroup::Run::kAll};
+  if (!preemptible) {
+    run.priority_class = "build";
+    run.priority = 100;
+  }
+  const int waiting = 10000 - running - 4 - (with_limit_gang ? 8 : 0);
+  s.job_groups = {
+      run,
+      JobGroup{.prefix = "wait-", .jobs = waiting, .queues = shared},
+      JobGroup{
+          .name = "frag-gang", .jobs = 1, .pods_per_job = 4, .gpus_per_pod = 2, .queues = {"team"}},
+  };
+  if (with_limit_gang) {
+    s.queues.push_back(QueueSpec{"capped", "default", -1, 4, 1});
+    s.job_groups.push_back(
+        JobGroup{.name = "limit-gang", .jobs = 1, .pods_per_job = 8, .queues = {"capped"}});
+  }
+  return s;
+}
+
 ClusterShape KaiTopologyShape(const std::string& preferred_level) {
   ClusterShape s;
   s.topology_levels = {{"kai.scheduler/zone", "zone", 4},

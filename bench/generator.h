@@ -137,6 +137,16 @@ ClusterShape KaiReclaimManySingleGPUShape(int nodes);
 // 2 GPUs (no CPU or memory request) with preferred level rack (`preferred_level`, "" for none).
 ClusterShape KaiTopologyShape(const std::string& preferred_level);
 
+// The 10,000-pod world of `kai explain` (bench/explain_bench.cc): 1,000 nodes x 8 GPUs;
+// `per_node` x 1,000 running one-GPU jobs `run-<i>`, `per_node` on each node, in queue-0..3
+// (GPU quota and limit: what each runs); pending one-GPU jobs `wait-<i>` of those queues up to
+// 10,000 pods in all; `frag-gang` (4 pods x 2 GPUs) in queue `team` (GPU quota `team_quota`, no
+// limit); `limit-gang` (8 pods x 1 GPU) in queue `capped` (GPU limit 4) when `with_limit_gang`.
+// The running jobs are of priority class build (100, non-preemptible) or, when `preemptible`,
+// train (50).
+ClusterShape ExplainWorldShape(int per_node, bool preemptible, double team_quota,
+                               bool with_limit_gang);
+
 // Builds the cluster. Every object has meta.kind, meta.uid (= name) and, when namespaced,
 // meta.ns "default".
 ClusterState Generate(const ClusterShape& shape);

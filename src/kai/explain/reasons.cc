@@ -66,7 +66,9 @@ std::string Reason::KindName() const {
     case ReasonKind::kPreemptionDelay:
       return "PreemptionDelayNotElapsed";
     case ReasonKind::kNoVictims:
-      return "NoVictims";
+      // A search a bound stopped proved nothing: its own name, for conditions and events.
+      return As<DisruptionReason>()->outcome == DisruptionOutcome::kGaveUp ? "SearchBudgetExhausted"
+                                                                           : "NoVictims";
     case ReasonKind::kTopology:
       return "Topology";
   }
@@ -174,8 +176,8 @@ std::string Render(const DisruptionReason& r) {
     case DisruptionOutcome::kNoCandidates:
       return r.action + ": no workload qualifies as a victim (" + r.rule + ")";
     case DisruptionOutcome::kGaveUp:
-      return r.action + " gave up: " + SearchSummary(r) + ", the limit (spec.args " + r.bound +
-             ") before any fit";
+      return r.action + " gave up: " + SearchSummary(r) + " (" + std::to_string(r.search_work) +
+             " work units), the limit (" + r.bound + ") reached before any fit";
     case DisruptionOutcome::kNoFit:
       return r.action + " impossible: " + SearchSummary(r) + ", none fit the job";
   }

@@ -127,7 +127,10 @@ struct DisruptionReason {
   int candidate_jobs = 0;           // kGaveUp, kNoFit
   int64_t candidate_milli_gpu = 0;  // GPUs the candidates hold (kGaveUp, kNoFit)
   int scenarios_tried = 0, scenarios_pruned = 0;
-  std::string bound;  // kGaveUp: the search limit reached (a spec.args key with its value)
+  int64_t search_work = 0;  // work units the search spent (kGaveUp, kNoFit)
+  // kGaveUp: the search limit reached, as the configuration field with its value
+  // ("spec.args.max-search-work-per-job=200000").
+  std::string bound;
 };
 
 // A topology constraint no domain could meet. `detail` alone: a configuration error (unknown

@@ -59,10 +59,13 @@ TEST(Reason, DisruptionOutcomesRenderFromTheirFields) {
                        .candidate_milli_gpu = 2500,
                        .scenarios_tried = 7,
                        .scenarios_pruned = 2,
-                       .bound = "maxScenariosPerJob=7"};
+                       .search_work = 120,
+                       .bound = "spec.args.max-search-work-per-job=100"};
   EXPECT_EQ(Reason(d).Message(),
             "reclaim gave up: 3 candidate victim jobs hold 2.5 GPUs; 7 scenarios simulated, 2 "
-            "pruned, the limit (spec.args maxScenariosPerJob=7) before any fit");
+            "pruned (120 work units), the limit (spec.args.max-search-work-per-job=100) reached "
+            "before any fit");
+  EXPECT_EQ(Reason(d).KindName(), "SearchBudgetExhausted");
   d.outcome = DisruptionOutcome::kNoFit;
   EXPECT_EQ(Reason(d).Message(),
             "reclaim impossible: 3 candidate victim jobs hold 2.5 GPUs; 7 scenarios simulated, 2 "

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <tuple>
 
 #include "kai/framework/plugin.h"
 #include "kai/util/time.h"
@@ -88,6 +89,14 @@ Status ApplyArgs(const ShardObject& shard, SchedulerConfig& c) {
     } else if (key == "max-scenarios-per-job") {
       err = ParseInt(value, c.max_scenarios_per_job);
       if (err.ok() && c.max_scenarios_per_job < 0) err = Error{"expected a count of 0 or more"};
+    } else if (key == "max-search-work-per-job") {
+      err = ParseInt(value, c.max_search_work_per_job);
+      if (err.ok() && c.max_search_work_per_job < 0) err = Error{"expected a count of 0 or more"};
+    } else if (key == "max-search-work-per-action") {
+      err = ParseInt(value, c.max_search_work_per_action);
+      if (err.ok() && c.max_search_work_per_action < 0) {
+        err = Error{"expected a count of 0 or more"};
+      }
     } else if (key == "restart-partly-moved-gangs") {
       err = ParseBool(value, c.restart_partly_moved_gangs);
     } else if (key == "max-search-time-per-job") {
@@ -111,6 +120,67 @@ Status ApplyArgs(const ShardObject& shard, SchedulerConfig& c) {
       return Error{ShardField(shard, "spec.args." + key) + ": " + err.error().message + " (got \"" +
                    value + "\")"};
     }
+  }
+  return Ok();
+}
+
+// A duration of spec.scenarioSearchBudgets in milliseconds; an Error naming the field when it is
+// not a Go duration of 0 or more.
+Result<int64_t> BudgetMillis(const ShardObject& shard, const std::string& field,
+                             const std::string& value) {
+  const auto ms = ParseGoDurationMillis(value);
+  if (!ms || *ms < 0) {
+    return Error{ShardField(shard, field) +
+                 ": expected a duration of 0 or more such as 30s (got \"" + value + "\")"};
+  }
+  return *ms;
+}
+
+Status BudgetMap(const ShardObject& shard, const std::string& field,
+                 const std::map<std::string, std::string>& in, const std::vector<std::string>& keys,
+                 std::map<std::string, int64_t>& out) {
+  for (const auto& [key, value] : in) {
+    const std::string path = field + "." + key;
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::string valid;
+      for (const std::string& k : keys) valid += (valid.empty() ? "" : ", ") + k;
+      return Error{ShardField(shard, path) + ": unknown key (valid: " + valid + ")"};
+    }
+    auto ms = BudgetMillis(shard, path, value);
+    if (!ms.ok()) return ms.error();
+    out[key] = *ms;
+  }
+  return Ok();
+}
+
+// spec.scenarioSearchBudgets, checked as KAI's operator does (known action keys, durations of 0
+// or more, the minimum below the maximum); kai has the two generators of KAI's portfolio only.
+Status ApplySearchBudgets(const ShardObject& shard, SchedulerConfig& c) {
+  if (!shard.search_budgets) return Ok();
+  const SearchBudgetsSetting& b = *shard.search_budgets;
+  const std::string field = "spec.scenarioSearchBudgets";
+  SearchTimeBudgets& t = c.search_time;
+  if (Status st = BudgetMap(shard, field + ".maxActionSearchDuration", b.max_action,
+                            {"default", "reclaim", "preempt", "consolidation"}, t.action_millis);
+      !st.ok()) {
+    return st;
+  }
+  if (Status st = BudgetMap(shard, field + ".maxGeneratorSearchDuration", b.max_generator,
+                            {"default", "NodeLocalGreedy", "MultiNodeGang"}, t.generator_millis);
+      !st.ok()) {
+    return st;
+  }
+  for (auto [value, out, name] :
+       {std::tuple{&b.max_job, &t.job_millis, "maxJobSearchDuration"},
+        std::tuple{&b.min_job, &t.min_job_millis, "minJobSearchDuration"}}) {
+    if (!*value) continue;
+    auto ms = BudgetMillis(shard, field + "." + name, **value);
+    if (!ms.ok()) return ms.error();
+    *out = *ms;
+  }
+  if (t.job_millis > 0 && t.min_job_millis >= t.job_millis) {
+    return Error{ShardField(shard, field + ".minJobSearchDuration") +
+                 ": must be less than maxJobSearchDuration"};
   }
   return Ok();
 }
@@ -151,6 +221,27 @@ Status ApplyActions(const std::optional<ShardObject>& shard, SchedulerConfig& c)
 
 }  // namespace
 
+namespace {
+
+SearchTimeBudgets::Limit Lookup(const std::map<std::string, int64_t>& limits,
+                                const std::string& key, const std::string& field) {
+  for (const std::string& k : {key, std::string("default")}) {
+    if (auto it = limits.find(k); it != limits.end()) return {it->second, field + "." + k};
+  }
+  return {};
+}
+
+}  // namespace
+
+SearchTimeBudgets::Limit SearchTimeBudgets::Action(const std::string& action) const {
+  return Lookup(action_millis, action, "spec.scenarioSearchBudgets.maxActionSearchDuration");
+}
+
+SearchTimeBudgets::Limit SearchTimeBudgets::Generator(const std::string& generator) const {
+  return Lookup(generator_millis, generator,
+                "spec.scenarioSearchBudgets.maxGeneratorSearchDuration");
+}
+
 const PluginConfig* SchedulerConfig::Plugin(std::string_view name) const {
   for (const auto& p : plugins) {
     if (p.name == name) return &p;
@@ -176,6 +267,7 @@ Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard)
   if (shard) {
     if (Status st = ApplyPluginSettings(*shard, entries); !st.ok()) return st.error();
     if (Status st = ApplyArgs(*shard, c); !st.ok()) return st.error();
+    if (Status st = ApplySearchBudgets(*shard, c); !st.ok()) return st.error();
   }
   // Registration order: priority descending, ties by name (KAI's plugin_action_merge).
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {

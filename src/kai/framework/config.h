@@ -18,6 +18,30 @@ struct PluginConfig {
   std::map<std::string, std::string> arguments;
 };
 
+// The time budgets of spec.scenarioSearchBudgets (KAI's alpha knobs), in milliseconds of the
+// session's monotonic clock; 0 or absent: none. Opt-in: they apply only when the shard sets
+// them (docs/deviations.md); the work budget applies always.
+struct SearchTimeBudgets {
+  std::map<std::string, int64_t> action_millis;     // by action name; "default" the fallback
+  std::map<std::string, int64_t> generator_millis;  // NodeLocalGreedy, MultiNodeGang, "default"
+  int64_t job_millis = 0;
+  int64_t min_job_millis = 0;  // a job's time before the action's budget may stop it
+  // The budget of the action or generator, its own key first, then "default"; with the
+  // SchedulingShard field it came from ("" and 0 when none applies).
+  struct Limit {
+    int64_t millis = 0;
+    std::string field;
+  };
+  Limit Action(const std::string& action) const;
+  Limit Generator(const std::string& generator) const;
+};
+
+// Work units the disruptive search of one job may spend by default (spec.args
+// max-search-work-per-job), and one action in one cycle (max-search-work-per-action); see
+// actions/common/solver.h for the unit and bench/README.md for how the default was derived.
+inline constexpr int64_t kDefaultSearchWorkPerJob = 200000;
+inline constexpr int64_t kDefaultSearchWorkPerAction = 10 * kDefaultSearchWorkPerJob;
+
 struct SchedulerConfig {
   std::vector<std::string> actions;   // in execution order
   std::vector<PluginConfig> plugins;  // enabled plugins, in registration order
@@ -40,6 +64,12 @@ struct SchedulerConfig {
   // the session's monotonic clock; 0 (the default) leaves the search bounded by count only, so
   // that decisions never depend on machine speed.
   int64_t max_search_millis_per_job = 0;
+  // kai's deterministic bound on the disruptive search (spec.args max-search-work-per-job and
+  // max-search-work-per-action), in work units; 0: none. Always on by default, so that one job
+  // cannot stall a cycle; decisions never depend on machine speed.
+  int64_t max_search_work_per_job = kDefaultSearchWorkPerJob;
+  int64_t max_search_work_per_action = kDefaultSearchWorkPerAction;
+  SearchTimeBudgets search_time;  // spec.scenarioSearchBudgets
   bool full_hierarchy_fairness = true;
   // Diagnostics of the disruptive actions' search (KAI_DEBUG in the kai command); not owned, and
   // null for no trace. Never changes a decision.

@@ -4,6 +4,8 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kai/framework/config.h"
 #include "kai/io/manifest_files.h"
@@ -149,6 +151,117 @@ TEST(ConfigTest, RestartPartlyMovedGangsDecidesConsolidation) {
   const sim::CycleReport restarted = run(true);
   EXPECT_EQ(restarted.counts.evictions, 3);
   EXPECT_EQ(restarted.counts.pipelines, 4);
+}
+
+TEST(ConfigTest, SearchWorkBudgetsAreReadWithDefaults) {
+  const SchedulerConfig d = ConfigFromShard(std::nullopt).value();
+  EXPECT_EQ(d.max_search_work_per_job, kDefaultSearchWorkPerJob);
+  EXPECT_EQ(d.max_search_work_per_action, kDefaultSearchWorkPerAction);
+  auto job = ConfigFromShard(ShardWithArg("max-search-work-per-job", "5000"));
+  ASSERT_TRUE(job.ok()) << job.error().message;
+  EXPECT_EQ(job->max_search_work_per_job, 5000);
+  auto off = ConfigFromShard(ShardWithArg("max-search-work-per-action", "0"));
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(off->max_search_work_per_action, 0);  // no bound
+  for (const char* key : {"max-search-work-per-job", "max-search-work-per-action"}) {
+    for (const char* bad : {"-1", "many", "1e6"}) {
+      auto e = ConfigFromShard(ShardWithArg(key, bad));
+      ASSERT_FALSE(e.ok()) << key << "=" << bad;
+      EXPECT_NE(e.error().message.find(std::string("spec.args.") + key), std::string::npos)
+          << e.error().message;
+    }
+  }
+}
+
+// A SchedulingShard manifest with `budgets` as its spec.scenarioSearchBudgets block.
+Result<SchedulerConfig> ShardWithBudgets(const std::string& budgets) {
+  ClusterState state;
+  const std::string yaml =
+      "apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata: {name: default}\n"
+      "spec:\n  scenarioSearchBudgets:\n" +
+      budgets;
+  const Status st = DecodeManifestText(yaml, "shard.yaml", state);
+  if (!st.ok()) return st.error();
+  return ConfigFromShard(state.shard);
+}
+
+TEST(ConfigTest, ScenarioSearchBudgetsAreDecoded) {
+  auto c = ShardWithBudgets(
+      "    maxActionSearchDuration: {default: 5m, reclaim: 1.5s}\n"
+      "    maxGeneratorSearchDuration: {NodeLocalGreedy: 30s, default: 2m}\n"
+      "    maxJobSearchDuration: 4m\n"
+      "    minJobSearchDuration: 250ms\n");
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const SearchTimeBudgets& t = c->search_time;
+  EXPECT_EQ(t.Action("reclaim").millis, 1500);
+  EXPECT_EQ(t.Action("reclaim").field,
+            "spec.scenarioSearchBudgets.maxActionSearchDuration.reclaim");
+  EXPECT_EQ(t.Action("preempt").millis, 5 * 60 * 1000);  // the default key
+  EXPECT_EQ(t.Action("preempt").field,
+            "spec.scenarioSearchBudgets.maxActionSearchDuration.default");
+  EXPECT_EQ(t.Generator("NodeLocalGreedy").millis, 30 * 1000);
+  EXPECT_EQ(t.Generator("MultiNodeGang").millis, 2 * 60 * 1000);
+  EXPECT_EQ(t.job_millis, 4 * 60 * 1000);
+  EXPECT_EQ(t.min_job_millis, 250);
+  // The work budget applies whatever the time budgets say.
+  EXPECT_EQ(c->max_search_work_per_job, kDefaultSearchWorkPerJob);
+  // Absent: no time budget at all.
+  const SearchTimeBudgets none = ConfigFromShard(std::nullopt)->search_time;
+  EXPECT_EQ(none.Action("reclaim").millis, 0);
+  EXPECT_EQ(none.Generator("MultiNodeGang").millis, 0);
+  EXPECT_EQ(none.job_millis, 0);
+}
+
+TEST(ConfigTest, BadScenarioSearchBudgetsNameTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"    maxJobSearchDuration: soon\n", "spec.scenarioSearchBudgets.maxJobSearchDuration"},
+      {"    minJobSearchDuration: -1s\n", "spec.scenarioSearchBudgets.minJobSearchDuration"},
+      {"    maxActionSearchDuration: {reclaim: '10'}\n",
+       "spec.scenarioSearchBudgets.maxActionSearchDuration.reclaim"},
+      {"    maxActionSearchDuration: {allocate: 1s}\n",
+       "spec.scenarioSearchBudgets.maxActionSearchDuration.allocate"},
+      {"    maxGeneratorSearchDuration: {Greedy: 1s}\n",
+       "spec.scenarioSearchBudgets.maxGeneratorSearchDuration.Greedy"},
+      {"    maxJobSearchDuration: 1s\n    minJobSearchDuration: 1s\n",
+       "spec.scenarioSearchBudgets.minJobSearchDuration"},
+      {"    maxActionSearchDuration: [1s]\n", "spec.scenarioSearchBudgets.maxActionSearchDuration"},
+  };
+  for (const auto& [budgets, field] : cases) {
+    auto c = ShardWithBudgets(budgets);
+    ASSERT_FALSE(c.ok()) << budgets;
+    EXPECT_NE(c.error().message.find(field), std::string::npos) << c.error().message;
+  }
+}
+
+// KAI's maxJobSearchDuration bounds the search in time (the clock jumps a second per reading);
+// the reason names the field with its value.
+TEST(ConfigTest, JobSearchDurationIsReportedAsGivingUp) {
+  const sim::CycleReport bounded =
+      ReclaimOnce([](SchedulerConfig& c) { c.search_time.job_millis = 500; });
+  EXPECT_EQ(bounded.counts.evictions, 0);
+  EXPECT_TRUE(GaveUp(bounded, "spec.scenarioSearchBudgets.maxJobSearchDuration=500ms"));
+  const sim::CycleReport action =
+      ReclaimOnce([](SchedulerConfig& c) { c.search_time.action_millis["reclaim"] = 500; });
+  EXPECT_EQ(action.counts.evictions, 0);
+  EXPECT_TRUE(GaveUp(action, "spec.scenarioSearchBudgets.maxActionSearchDuration.reclaim=500ms"));
+  // minJobSearchDuration gives the job its time even when the action's is spent.
+  const sim::CycleReport min_job = ReclaimOnce([](SchedulerConfig& c) {
+    c.search_time.action_millis["default"] = 1;
+    c.search_time.min_job_millis = 3600 * 1000;
+  });
+  EXPECT_GT(min_job.counts.evictions, 0);
+}
+
+// A generator's budget ends its pass, not the search: with the node-local pass cut at once, the
+// accumulated pass still finds the reclaim.
+TEST(ConfigTest, GeneratorBudgetEndsOnlyItsPass) {
+  const sim::CycleReport r = ReclaimOnce(
+      [](SchedulerConfig& c) { c.search_time.generator_millis["NodeLocalGreedy"] = 500; });
+  EXPECT_GT(r.counts.evictions, 0);
+  const sim::CycleReport both =
+      ReclaimOnce([](SchedulerConfig& c) { c.search_time.generator_millis["default"] = 500; });
+  EXPECT_EQ(both.counts.evictions, 0);
+  EXPECT_TRUE(GaveUp(both, "spec.scenarioSearchBudgets.maxGeneratorSearchDuration.default=500ms"));
 }
 
 }  // namespace

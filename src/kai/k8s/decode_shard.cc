@@ -1,6 +1,26 @@
 #include "kai/k8s/decode_fields.h"
 
 namespace kai::decoding {
+namespace {
+
+// spec.scenarioSearchBudgets as written; its durations are checked by ConfigFromShard.
+std::optional<SearchBudgetsSetting> SearchBudgets(const doc::Node& spec, ObjectContext& ctx) {
+  const doc::Node b = spec["scenarioSearchBudgets"];
+  const std::string path = "spec.scenarioSearchBudgets";
+  if (!b.IsDefined() || b.IsNull() || !IsMapOrAbsent(b, path, ctx)) return std::nullopt;
+  SearchBudgetsSetting out;
+  for (const auto& [k, v] :
+       StringMap(b["maxActionSearchDuration"], path + ".maxActionSearchDuration", ctx))
+    out.max_action[k] = v;
+  for (const auto& [k, v] :
+       StringMap(b["maxGeneratorSearchDuration"], path + ".maxGeneratorSearchDuration", ctx))
+    out.max_generator[k] = v;
+  out.max_job = Str(b, "maxJobSearchDuration", path, ctx);
+  out.min_job = Str(b, "minJobSearchDuration", path, ctx);
+  return out;
+}
+
+}  // namespace
 
 void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                  ClusterState& state) {
@@ -41,6 +61,7 @@ void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext&
     }
     s.partition_label_value = Str(spec, "partitionLabelValue", "spec", ctx).value_or("");
     for (const auto& [k, v] : StringMap(spec["args"], "spec.args", ctx)) s.args[k] = v;
+    s.search_budgets = SearchBudgets(spec, ctx);
   }
   state.shard = std::move(s);
 }

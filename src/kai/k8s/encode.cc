@@ -645,6 +645,21 @@ void BindRequest(Out& o, const BindRequestObject& b) {
   o.EndDoc();
 }
 
+void SearchBudgets(Out& o, const SearchBudgetsSetting& b) {
+  o.BeginMap("scenarioSearchBudgets");
+  auto durations = [&](const char* key, const std::map<std::string, std::string>& m) {
+    if (m.empty()) return;
+    o.BeginMap(key);
+    for (const auto& [k, v] : m) o.KV(k, v);
+    o.e << YAML::EndMap;
+  };
+  durations("maxActionSearchDuration", b.max_action);
+  durations("maxGeneratorSearchDuration", b.max_generator);
+  if (b.max_job) o.KV("maxJobSearchDuration", *b.max_job);
+  if (b.min_job) o.KV("minJobSearchDuration", *b.min_job);
+  o.e << YAML::EndMap;
+}
+
 void Shard(Out& o, const ShardObject& s) {
   o.Doc("kai.scheduler/v1", "SchedulingShard");
   Meta(o, s.meta);
@@ -686,6 +701,7 @@ void Shard(Out& o, const ShardObject& s) {
     for (const auto& [k, v] : s.args) o.KV(k, v);
     o.e << YAML::EndMap;
   }
+  if (s.search_budgets) SearchBudgets(o, *s.search_budgets);
   o.e << YAML::EndMap;
   o.EndDoc();
 }

@@ -95,5 +95,26 @@ TEST(EncodeTest, EveryScenarioRoundTrips) {
   EXPECT_GT(checked, 100);
 }
 
+// spec.scenarioSearchBudgets survives the round trip as written.
+TEST(EncodeTest, ShardSearchBudgetsRoundTrip) {
+  ClusterState a;
+  ASSERT_TRUE(DecodeManifestText("apiVersion: kai.scheduler/v1\nkind: SchedulingShard\n"
+                                 "metadata: {name: default}\nspec:\n  scenarioSearchBudgets:\n"
+                                 "    maxActionSearchDuration: {default: 5m, reclaim: 1s}\n"
+                                 "    maxGeneratorSearchDuration: {NodeLocalGreedy: 30s}\n"
+                                 "    maxJobSearchDuration: 4m\n    minJobSearchDuration: 0s\n",
+                                 "a", a)
+                  .ok());
+  ASSERT_TRUE(a.shard && a.shard->search_budgets);
+  EXPECT_EQ(a.shard->search_budgets->max_action.at("reclaim"), "1s");
+  EXPECT_EQ(a.shard->search_budgets->min_job, "0s");
+  ClusterState b;
+  ASSERT_TRUE(DecodeManifestText(EncodeManifests(a), "b", b).ok());
+  ClearSources(a);
+  ClearSources(b);
+  ASSERT_TRUE(b.shard);
+  EXPECT_TRUE(a.shard->search_budgets == b.shard->search_budgets);
+}
+
 }  // namespace
 }  // namespace kai

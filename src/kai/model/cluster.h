@@ -250,6 +250,15 @@ struct ActionSetting {
   friend bool operator==(const ActionSetting&, const ActionSetting&) = default;
 };
 
+// spec.scenarioSearchBudgets of a SchedulingShard (KAI's alpha time budgets of the victim-scenario
+// search), kept as written: the values are Go durations, checked by ConfigFromShard.
+struct SearchBudgetsSetting {
+  std::map<std::string, std::string> max_action;     // maxActionSearchDuration, by action name
+  std::map<std::string, std::string> max_generator;  // maxGeneratorSearchDuration, by generator
+  std::optional<std::string> max_job, min_job;       // max/minJobSearchDuration
+  friend bool operator==(const SearchBudgetsSetting&, const SearchBudgetsSetting&) = default;
+};
+
 struct ShardObject {
   ObjectMeta meta;
   std::vector<ActionSetting> actions;
@@ -257,6 +266,7 @@ struct ShardObject {
   std::string placement_gpu, placement_cpu;
   std::string partition_label_value;  // spec.partitionLabelValue ("" = the node-pool label absent)
   std::map<std::string, std::string> args;
+  std::optional<SearchBudgetsSetting> search_budgets;  // spec.scenarioSearchBudgets
   friend bool operator==(const ShardObject&, const ShardObject&) = default;
 };
 

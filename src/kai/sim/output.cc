@@ -113,6 +113,8 @@ void WriteFields(W& w, const DisruptionReason& r) {
   w.Int(r.scenarios_tried);
   w.Key("scenariosPruned");
   w.Int(r.scenarios_pruned);
+  w.Key("searchWork");
+  w.Int64(r.search_work);
   StringField(w, "bound", r.bound);
 }
 

@@ -75,14 +75,102 @@ DisruptionReason Unsolved(const Session& s, const DisruptiveSpec& spec,
       .candidate_milli_gpu = EvictableGpus(s, candidates),
       .scenarios_tried = result.scenarios_tried,
       .scenarios_pruned = result.scenarios_pruned,
+      .search_work = result.work,
       .bound = result.gave_up ? result.bound : ""};
 }
+
+using Bound = SolverConfig::Bound;
+
+Bound Named(int64_t limit, const std::string& field, const std::string& value) {
+  return {limit, field + "=" + value};
+}
+
+std::string Millis(int64_t ms) { return std::to_string(ms) + "ms"; }
+
+// The smaller of two bounds (-1: none).
+Bound Tighter(const Bound& a, const Bound& b) {
+  if (a.limit < 0) return b;
+  if (b.limit < 0) return a;
+  return b.limit < a.limit ? b : a;
+}
+
+// The search bounds of one action in one cycle: the work budget per job and per action (always
+// on unless configured off), and the opt-in time budgets (spec.args max-search-time-per-job,
+// spec.scenarioSearchBudgets). The clock is read only when a time budget is set.
+class SearchBudget {
+ public:
+  SearchBudget(const Session& s, const std::string& action)
+      : s_(s), time_(s.config().search_time), action_time_(time_.Action(action)) {
+    const SchedulerConfig& c = s.config();
+    if (c.max_search_work_per_job > 0) {
+      job_work_ = Named(c.max_search_work_per_job, "spec.args.max-search-work-per-job",
+                        std::to_string(c.max_search_work_per_job));
+    }
+    if (c.max_search_work_per_action > 0) {
+      action_work_ = Named(c.max_search_work_per_action, "spec.args.max-search-work-per-action",
+                           std::to_string(c.max_search_work_per_action));
+    }
+    if (c.max_search_millis_per_job > 0) {
+      args_time_ = Named(c.max_search_millis_per_job, "spec.args.max-search-time-per-job",
+                         Millis(c.max_search_millis_per_job));
+    }
+    if (action_time_.millis > 0) action_deadline_ = s.MonotonicMillis() + action_time_.millis;
+  }
+
+  // The bounds of the next job's search.
+  void Apply(SolverConfig& solver) const {
+    solver.max_work = job_work_;
+    if (action_work_.limit >= 0) {
+      const Bound left{std::max<int64_t>(0, action_work_.limit - spent_), action_work_.name};
+      solver.max_work = Tighter(job_work_, left);
+    }
+    solver.max_millis = Tighter(args_time_, KaiJobTime());
+    solver.node_local_millis = Generator("NodeLocalGreedy");
+    solver.accumulated_millis = Generator("MultiNodeGang");
+  }
+
+  void Spent(const SolveResult& result) { spent_ += result.work; }
+
+ private:
+  // KAI's job deadline: what is left of the action's budget, capped by maxJobSearchDuration, and
+  // at least minJobSearchDuration.
+  Bound KaiJobTime() const {
+    Bound job;
+    if (time_.job_millis > 0) {
+      job = Named(time_.job_millis, "spec.scenarioSearchBudgets.maxJobSearchDuration",
+                  Millis(time_.job_millis));
+    }
+    if (action_deadline_ >= 0) {
+      const int64_t left = std::max<int64_t>(0, action_deadline_ - s_.MonotonicMillis());
+      job = Tighter(job, Named(left, action_time_.field, Millis(action_time_.millis)));
+    }
+    if (job.limit >= 0 && time_.min_job_millis > job.limit) {
+      job = Named(time_.min_job_millis, "spec.scenarioSearchBudgets.minJobSearchDuration",
+                  Millis(time_.min_job_millis));
+    }
+    return job;
+  }
+
+  Bound Generator(const std::string& name) const {
+    const SearchTimeBudgets::Limit g = time_.Generator(name);
+    if (g.millis <= 0) return {};
+    return Named(g.millis, g.field, Millis(g.millis));
+  }
+
+  const Session& s_;
+  const SearchTimeBudgets& time_;
+  const SearchTimeBudgets::Limit action_time_;
+  Bound job_work_, action_work_, args_time_;
+  int64_t action_deadline_ = -1;
+  int64_t spent_ = 0;  // work units the action's searches spent so far
+};
 
 }  // namespace
 
 void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   JobQueue queue(s, spec.queue_options);
   VictimPool pool(s);
+  SearchBudget budget(s, spec.action);
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
@@ -113,12 +201,14 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     SolverConfig solver = spec.solver;
     solver.max_scenarios = s.config().max_scenarios_per_job;
     solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
-    solver.max_millis = s.config().max_search_millis_per_job;
+    budget.Apply(solver);
     SolveResult result = SolveJob(s, stmt, job, candidates, solver);
+    budget.Spent(result);
     if (trace) {
       trace->Line("  solved=" + std::to_string(result.solved ? 1 : 0) +
-                  " tried=" + std::to_string(result.scenarios_tried) +
-                  " pruned=" + std::to_string(result.scenarios_pruned));
+                  " tried=" + std::to_string(result.scenarios_tried) + " pruned=" +
+                  std::to_string(result.scenarios_pruned) + " work=" + std::to_string(result.work) +
+                  (result.gave_up ? " bound=" + result.bound : ""));
     }
     if (!result.solved) {
       Explain(s, job, Unsolved(s, spec, candidates, result));

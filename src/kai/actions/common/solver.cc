@@ -228,7 +228,7 @@ class Search {
       const int64_t g = s_.snap().pods[t].request.milli_gpu;
       if (g > 0 && (min_task_gpu_ == 0 || g < min_task_gpu_)) min_task_gpu_ = g;
     }
-    if (cfg_.max_millis > 0) deadline_ = s_.MonotonicMillis() + cfg_.max_millis;
+    if (cfg_.max_millis.limit >= 0) deadline_ = s_.MonotonicMillis() + cfg_.max_millis.limit;
     base_.assign(s_.snap().nodes.size(), 0);
     base_slots_ = 0;
     for (size_t n = 0; n < base_.size(); ++n) {
@@ -246,9 +246,9 @@ class Search {
     std::function<bool(JobId)> wanted;
     if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
     victims_ = ListVictims(s_, candidates, wanted);
-    if (RunGenerator(candidates, /*node_local=*/true)) return result_;
+    if (RunGenerator(candidates, /*node_local=*/true) || stopped_) return Finish();
     RunGenerator(candidates, /*node_local=*/false);
-    return result_;
+    return Finish();
   }
 
  private:
@@ -257,6 +257,7 @@ class Search {
   // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
   // nodes.
   bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
+    StartPass(node_local ? cfg_.node_local_millis : cfg_.accumulated_millis);
     VictimQueue victims(s_, victims_);
     // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
@@ -274,7 +275,7 @@ class Search {
     for (PodId t : tasks_) gpu_tasks += s_.snap().pods[t].request.milli_gpu > 0;
     EvictionUnit next;  // the unit being taken (its pod list's storage reused)
     while (!victims.Empty()) {
-      if (OutOfBudget()) return false;
+      if (OutOfBudget() || PassOver()) return false;
       victims.Next(next);
       if (next.dropped) continue;
       if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
@@ -313,15 +314,16 @@ class Search {
         acc_slots += (base_[pod.node] + acc_extra[pod.node]) / min_task_gpu_ - before;
       }
       if (free_gpus_ + acc_gpus < whole_gpus_ || (min_task_gpu_ > 0 && acc_slots < gpu_tasks)) {
-        ++result_.scenarios_pruned;
+        Pruned();
         continue;
       }
       if (node_local) {
         for (NodeId node : unit_nodes_) {
+          if (stopped_) return false;
           const std::vector<PodId>& local =
               UnitsOfJobs(units, accumulated_, victims, jobs_by_node[node]);
           if (!EnoughSlots(local)) {
-            ++result_.scenarios_pruned;
+            Pruned();
             continue;
           }
           if (TryScenario(local)) return true;
@@ -333,17 +335,59 @@ class Search {
     return false;
   }
 
-  // Whether a bound (scenario count, then time) ends the search; records which one.
+  // Whether a bound (scenario count, work, then time) ends the search; records which one.
   bool OutOfBudget() {
+    if (stopped_) return true;
     if (result_.scenarios_tried >= cfg_.max_scenarios) {
-      result_.bound = "max-scenarios-per-job";
-    } else if (deadline_ >= 0 && s_.MonotonicMillis() >= deadline_) {
-      result_.bound = "max-search-time-per-job";
-    } else {
-      return false;
+      return Stop("spec.args.max-scenarios-per-job=" + std::to_string(cfg_.max_scenarios));
     }
-    result_.gave_up = true;
+    if (OutOfWork()) return true;
+    if (deadline_ >= 0 && s_.MonotonicMillis() >= deadline_) return Stop(cfg_.max_millis.name);
+    return false;
+  }
+
+  bool OutOfWork() {
+    if (stopped_) return true;
+    return cfg_.max_work.limit >= 0 && work_ >= cfg_.max_work.limit && Stop(cfg_.max_work.name);
+  }
+
+  bool Stop(const std::string& bound) {
+    stopped_ = true;
+    GiveUp(bound);
     return true;
+  }
+
+  // The first bound that cut the search short is the one reported.
+  void GiveUp(const std::string& bound) {
+    if (result_.gave_up) return;
+    result_.gave_up = true;
+    result_.bound = bound;
+  }
+
+  void StartPass(const SolverConfig::Bound& limit) {
+    pass_limit_ = &limit;
+    pass_deadline_ = limit.limit >= 0 ? s_.MonotonicMillis() + limit.limit : -1;
+  }
+
+  // The generator pass's own time is up: it ends (the search goes on with the next pass).
+  bool PassOver() {
+    if (pass_deadline_ < 0 || s_.MonotonicMillis() < pass_deadline_) return false;
+    GiveUp(pass_limit_->name);
+    return true;
+  }
+
+  void Pruned() {
+    ++result_.scenarios_pruned;
+    ++work_;
+  }
+
+  SolveResult Finish() {
+    result_.work = work_;
+    if (result_.solved) {  // a bound met along the way did not stop this search
+      result_.gave_up = false;
+      result_.bound.clear();
+    }
+    return std::move(result_);
   }
 
   // A NUMA zone that is full now may be freed by the victims; a pod no zone holds even empty may
@@ -495,15 +539,17 @@ class Search {
 
   // `grows`: the accumulated scenario (accumulated_), which only grows by appending victims.
   bool TryScenario(const std::vector<PodId>& victims, bool grows = false) {
-    if (victims.empty()) return false;
+    if (victims.empty() || stopped_) return false;
     if (grows) ReadGrowing(victims);
     const uint64_t fingerprint = grows ? victims.size() + growing_.mixed : Fingerprint(victims);
     if (!FirstTry(victims, fingerprint, grows)) return false;
     if (!Possible(victims, grows)) {
-      ++result_.scenarios_pruned;
+      Pruned();
       return false;
     }
+    if (OutOfWork()) return false;
     ++result_.scenarios_tried;
+    work_ += 1 + static_cast<int64_t>(victims.size());
     const size_t cp = stmt_.Checkpoint();
     before_.clear();
     for (PodId v : victims) {
@@ -666,6 +712,7 @@ class Search {
         continue;
       }
       const size_t cp = stmt_.Checkpoint();
+      work_ += static_cast<int64_t>(tasks.size());
       if (!PlaceJob(s_, stmt_, j, tasks, /*pipeline_only=*/true).ok) {
         stmt_.Rollback(cp);
         if (plain && !AnyNodeHasRoom(s_, tasks.front(), s_.AllNodes())) {
@@ -746,7 +793,11 @@ class Search {
   int64_t free_gpus_ = 0;
   int64_t whole_gpus_ = 0;  // whole GPUs the tasks need (shared ones may use shared groups)
   int64_t min_task_gpu_ = 0;
-  int64_t deadline_ = -1;  // session-clock milliseconds at which the search stops; -1: none
+  int64_t deadline_ = -1;       // session-clock milliseconds at which the search stops; -1: none
+  int64_t pass_deadline_ = -1;  // the same for the generator pass running
+  const SolverConfig::Bound* pass_limit_ = nullptr;
+  int64_t work_ = 0;      // work units spent (SolverConfig::max_work)
+  bool stopped_ = false;  // a bound ended the whole search
   std::vector<int64_t> base_;
   int64_t base_slots_ = 0;
   Resources min_evicted_;

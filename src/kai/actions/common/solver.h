@@ -34,7 +34,20 @@ struct SolverConfig {
   // A victim gang that loses placed pods restarts whole (its pods placed back on their own node
   // too) instead of running split (KAI's behaviour; spec.args restart-partly-moved-gangs).
   bool restart_split_gangs = false;
-  int64_t max_millis = 0;  // bound on search time per job (session clock); 0: none
+  // Each bound comes with the name the job's reason gives it when it stops the search.
+  struct Bound {
+    int64_t limit = -1;  // -1: none (0 stops at once)
+    std::string name;    // the configuration field with its value, e.g. "spec.args.x=5"
+  };
+  // The work budget, in work units (deterministic, machine-independent): every scenario the
+  // search considers costs 1, a simulated one also 1 per victim it evicts and 1 per pod whose
+  // placement it tries (the preemptor's and the victims' jobs re-placed). The search stops before
+  // simulating a scenario once the budget is spent.
+  Bound max_work;
+  Bound max_millis;  // search time per job (session clock), checked once per victim unit
+  // Time per generator pass (KAI's NodeLocalGreedy, then MultiNodeGang): the pass ends, the next
+  // one starts.
+  Bound node_local_millis, accumulated_millis;
 };
 
 // One eviction unit of a victim job (VictimJobPods::TakeUnit): a surplus pod or SubGroup, else
@@ -131,8 +144,9 @@ struct SolveResult {
   std::vector<PodId> restarted;
   int scenarios_tried = 0;
   int scenarios_pruned = 0;
+  int64_t work = 0;      // work units spent (SolverConfig::max_work)
   bool gave_up = false;  // a bound stopped the search before it was exhausted
-  std::string bound;     // which one, as its spec.args key (when gave_up)
+  std::string bound;     // which one, as its SolverConfig::Bound name (when gave_up)
 };
 
 // Solves for the next tasks of `job`; on success the statement holds the solution (uncommitted).
