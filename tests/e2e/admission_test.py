@@ -56,10 +56,7 @@ def make_certs(d: pathlib.Path, name: str, serial: int) -> None:
             str(d / "san.cnf"), "-out", str(d / f"{name}.crt"))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = kube_server.free_port
 
 
 def served_subject() -> str:

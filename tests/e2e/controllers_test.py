@@ -44,10 +44,7 @@ TMP: tempfile.TemporaryDirectory | None = None
 KUBECONFIG = ""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = kube_server.free_port
 
 
 def setUpModule():

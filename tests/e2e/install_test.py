@@ -44,9 +44,7 @@ APPLY: subprocess.CompletedProcess | None = None
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("", 0))
-        return s.getsockname()[1]
+    return kube_server.free_port("")  # the webhook Endpoints name a non-loopback address
 
 
 def host_ip() -> str:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import os
 import pathlib
+import random
 import shlex
+import socket
 import subprocess
 import threading
 import time
@@ -39,6 +41,41 @@ def require_controller_manager() -> None:
     if not CONTROLLER_MANAGER.is_file():
         raise unittest.SkipTest(SKIP_MESSAGE + " (kube-apiserver not built with "
                                 "--with-controller-manager: kube-controller-manager is missing)")
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_port_block(n: int = 1, host: str = "127.0.0.1") -> int:
+    """The first of n consecutive ports that are free now, chosen below the kernel's ephemeral
+    range: a port the kernel hands out (bind to 0) can be taken by any outgoing connection -- kai's
+    own to the API server among them -- between this check and the server's bind."""
+    low, _ = _ephemeral_range()
+    rng = random.Random()
+    for _ in range(200):
+        first = rng.randrange(10000, max(10001, low - n))
+        socks = []
+        try:
+            for p in range(first, first + n):
+                s = socket.socket()
+                socks.append(s)
+                s.bind((host, p))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError(f"no block of {n} free ports below {low}")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    return free_port_block(1, host)
 
 
 def wait_until(what: str, fn, timeout: float = 30.0, errors: tuple = (OSError,),

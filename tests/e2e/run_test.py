@@ -42,27 +42,7 @@ JOBS = {"train-a": ("team-a", "train", "4"), "infer-a": ("team-a", "inference", 
         "build-b": ("team-b", "build", "2"), "train-b": ("team-b", "train", "4")}
 
 
-def free_port_block(n: int) -> int:
-    """The first of n consecutive free ports (kai run gives each component the next one)."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = s.getsockname()[1]
-        if first + n > 65535:
-            continue
-        try:
-            socks = []
-            for p in range(first, first + n):
-                s = socket.socket()
-                socks.append(s)
-                s.bind(("127.0.0.1", p))
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no block of free ports")
+free_port_block = kube_server.free_port_block
 
 
 def wait_for(what: str, fn, timeout: float = 60.0):

@@ -149,10 +149,7 @@ def condition(p: dict, kind: str) -> dict | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = kube_server.free_port
 
 
 def rfc3339(t: str) -> int:

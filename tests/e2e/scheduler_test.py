@@ -442,10 +442,7 @@ class Proc:
             return ""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+free_port = kube_server.free_port
 
 
 def http_get(port: int, path: str, timeout: float = 5) -> tuple[int, str]:
