@@ -1,5 +1,7 @@
 #include "kai/informer/reflector.h"
 
+#include "kai/k8s/watch_event.h"
+
 #include <algorithm>
 
 namespace kai::informer {
@@ -155,28 +157,32 @@ bool Reflector::List() {
   return true;
 }
 
-// One watch event; false ends the watch (an ERROR event, or an unreadable line).
+// One watch event; false ends the watch (an ERROR event, or a line that is not a well-formed
+// event: the watch restarts from the last resourceVersion kept).
 bool Reflector::HandleEvent(std::string_view line, bool& gone) {
-  auto parsed = doc::ParseJson(line);
-  if (!parsed.ok()) {
-    Log("watch: unreadable event: " + parsed.error().message);
+  auto ev = k8s::ParseWatchEvent(line);
+  if (!ev.ok()) {
+    Log("watch " + std::string(type_.kind) + ": unreadable event: " + ev.error().message);
     return false;
   }
-  const doc::Node ev = parsed->Roots().at(0);
-  const std::string_view type = ev["type"].Scalar();
-  const doc::Node obj = ev["object"];
-  if (type == "ERROR") {
-    gone = obj["code"].Scalar() == "410";
-    if (!gone) Log("watch error: " + std::string(obj["message"].Scalar()));
-    return false;
+  const doc::Node obj = ev->object();
+  switch (ev->type()) {
+    case k8s::WatchEventType::kError:
+      gone = obj["code"].Scalar() == "410";
+      if (!gone) Log("watch error: " + std::string(obj["message"].Scalar()));
+      return false;
+    case k8s::WatchEventType::kDeleted:
+      sink_.remove(obj);
+      break;
+    case k8s::WatchEventType::kAdded:
+    case k8s::WatchEventType::kModified:
+      sink_.upsert(obj);
+      break;
+    case k8s::WatchEventType::kBookmark:
+      break;
   }
-  if (type == "DELETED") {
-    sink_.remove(obj);
-  } else if (type != "BOOKMARK") {
-    sink_.upsert(obj);
-  }
-  if (type != "BOOKMARK") Count(&ReflectorStats::events);
-  rv_ = std::string(obj["metadata"]["resourceVersion"].Scalar());
+  if (ev->type() != k8s::WatchEventType::kBookmark) Count(&ReflectorStats::events);
+  rv_ = std::string(ev->resource_version());
   return true;
 }
 

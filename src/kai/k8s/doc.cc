@@ -8,6 +8,7 @@
 #include <yaml-cpp/parser.h>
 
 #include <map>
+#include <optional>
 #include <span>
 #include <sstream>
 
@@ -117,10 +118,15 @@ std::vector<Node::Entry> Node::Entries() const {
 
 namespace {
 
+std::string DepthError(uint32_t max_depth) {
+  return "nested deeper than the limit of " + std::to_string(max_depth) + " levels";
+}
+
 // Shared by both parsers: a stack of open containers, each collecting its children's indices.
+// Open refuses to go past the depth limit (the parser then stops with DepthError).
 class TreeBuilder {
  public:
-  explicit TreeBuilder(Document& doc) : doc_(doc) {}
+  TreeBuilder(Document& doc, uint32_t max_depth) : doc_(doc), max_depth_(max_depth) {}
   void Add(uint32_t node) {
     if (open_.empty()) {
       doc_.AddRoot(node);
@@ -138,7 +144,8 @@ class TreeBuilder {
     Add(n);
     return n;
   }
-  uint32_t Open(Type type) {
+  std::optional<uint32_t> Open(Type type) {
+    if (open_.size() >= max_depth_) return std::nullopt;
     const uint32_t n = doc_.BeginContainer(type);
     open_.push_back(Open_{n, {}});
     return n;
@@ -157,59 +164,102 @@ class TreeBuilder {
     std::vector<uint32_t> children;
   };
   Document& doc_;
+  uint32_t max_depth_;
   std::vector<Open_> open_;
 };
 
+// Thrown from inside the YAML event handler (its callbacks return nothing) when a limit is passed.
+struct YamlLimit {
+  std::string message;
+  YAML::Mark mark;
+};
+
+// Besides building the tree, counts what aliases would expand to: each node's weight is itself
+// plus its children's (an alias weighs what its anchored node does), and the weights of all
+// aliases together may not pass Limits::max_alias_nodes.
 class YamlHandler : public YAML::EventHandler {
  public:
-  explicit YamlHandler(Document& doc) : tree_(doc) {}
+  YamlHandler(Document& doc, const Limits& limits)
+      : tree_(doc, limits.max_depth), limits_(limits) {}
   int document_start = -1;
 
   void OnDocumentStart(const YAML::Mark& mark) override { document_start = mark.pos; }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { Remember(anchor, tree_.Null()); }
-  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override {
+    Remember(anchor, tree_.Null(), 1);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
     auto it = anchors_.find(anchor);
     if (it == anchors_.end()) {
       tree_.Null();
-    } else {
-      tree_.Add(it->second);  // the tree is read-only, so an alias shares the anchored node
+      Weigh(1);
+      return;
     }
+    const uint64_t weight = it->second.weight;
+    alias_nodes_ += weight;
+    if (alias_nodes_ > limits_.max_alias_nodes) {
+      throw YamlLimit{"aliases expand to more than the limit of " +
+                          std::to_string(limits_.max_alias_nodes) + " nodes",
+                      mark};
+    }
+    tree_.Add(it->second.node);  // the tree is read-only, so an alias shares the anchored node
+    Weigh(weight);
   }
   void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
                 const std::string& value) override {
-    Remember(anchor, tree_.Scalar(value));
+    Remember(anchor, tree_.Scalar(value), 1);
   }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
-    pending_anchors_.push_back({anchor, tree_.Open(Type::kSequence)});
+    OpenContainer(Type::kSequence, anchor, mark);
   }
   void OnSequenceEnd() override { CloseContainer(); }
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
-    pending_anchors_.push_back({anchor, tree_.Open(Type::kMap)});
+    OpenContainer(Type::kMap, anchor, mark);
   }
   void OnMapEnd() override { CloseContainer(); }
 
  private:
-  void Remember(YAML::anchor_t anchor, uint32_t node) {
-    if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
+  struct Anchored {
+    uint32_t node;
+    uint64_t weight;
+  };
+  struct Pending {
+    YAML::anchor_t anchor;
+    uint32_t node;
+    uint64_t weight;  // 1 + the children's weights so far
+  };
+  void Weigh(uint64_t weight) {
+    if (!pending_.empty()) pending_.back().weight += weight;
+  }
+  void Remember(YAML::anchor_t anchor, uint32_t node, uint64_t weight) {
+    if (anchor != YAML::NullAnchor) anchors_[anchor] = Anchored{node, weight};
+    Weigh(weight);
+  }
+  void OpenContainer(Type type, YAML::anchor_t anchor, const YAML::Mark& mark) {
+    const std::optional<uint32_t> node = tree_.Open(type);
+    if (!node) throw YamlLimit{DepthError(limits_.max_depth), mark};
+    pending_.push_back(Pending{anchor, *node, 1});
   }
   void CloseContainer() {
-    auto [anchor, node] = pending_anchors_.back();
-    pending_anchors_.pop_back();
+    const Pending top = pending_.back();
+    pending_.pop_back();
     tree_.Close();
-    Remember(anchor, node);
+    Remember(top.anchor, top.node, top.weight);
   }
   TreeBuilder tree_;
-  std::map<YAML::anchor_t, uint32_t> anchors_;
-  std::vector<std::pair<YAML::anchor_t, uint32_t>> pending_anchors_;
+  const Limits& limits_;
+  uint64_t alias_nodes_ = 0;
+  std::map<YAML::anchor_t, Anchored> anchors_;
+  std::vector<Pending> pending_;
 };
 
 // RapidJSON SAX handler; numbers arrive as their text (kParseNumbersAsStringsFlag).
 class JsonHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonHandler> {
  public:
-  explicit JsonHandler(Document& doc) : tree_(doc) {}
+  JsonHandler(Document& doc, uint32_t max_depth) : tree_(doc, max_depth) {}
+  bool too_deep = false;  // the parser stopped at the depth limit
   bool Null() {
     tree_.Null();
     return true;
@@ -230,18 +280,12 @@ class JsonHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonH
     tree_.Scalar(std::string_view(s, n));
     return true;
   }
-  bool StartObject() {
-    tree_.Open(Type::kMap);
-    return true;
-  }
+  bool StartObject() { return Open(Type::kMap); }
   bool EndObject(rapidjson::SizeType) {
     tree_.Close();
     return true;
   }
-  bool StartArray() {
-    tree_.Open(Type::kSequence);
-    return true;
-  }
+  bool StartArray() { return Open(Type::kSequence); }
   bool EndArray(rapidjson::SizeType) {
     tree_.Close();
     return true;
@@ -250,17 +294,28 @@ class JsonHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonH
   bool Default() { return false; }
 
  private:
+  bool Open(Type type) {
+    too_deep = !tree_.Open(type).has_value();
+    return !too_deep;
+  }
   TreeBuilder tree_;
 };
 
+std::optional<std::string> TooLarge(std::string_view text, const Limits& limits) {
+  if (text.size() <= limits.max_bytes) return std::nullopt;
+  return "a document of " + std::to_string(text.size()) + " bytes is larger than the limit of " +
+         std::to_string(limits.max_bytes) + " bytes";
+}
+
 }  // namespace
 
-Result<Document> ParseYaml(std::string_view text) {
+Result<Document> ParseYaml(std::string_view text, const Limits& limits) {
+  if (auto err = TooLarge(text, limits)) return Error{"invalid YAML: " + *err};
   Document doc;
   try {
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);
-    YamlHandler handler(doc);
+    YamlHandler handler(doc, limits);
     // yaml-cpp 0.7 can loop forever on some malformed streams (a document that is just ","),
     // returning empty documents without consuming input: stop when the stream stops moving.
     int last = -2;
@@ -276,20 +331,26 @@ Result<Document> ParseYaml(std::string_view text) {
   } catch (const YAML::Exception& e) {
     return Error{"invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
                  std::to_string(e.mark.column + 1) + ": " + e.msg};
+  } catch (const YamlLimit& e) {
+    return Error{"invalid YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                 std::to_string(e.mark.column + 1) + ": " + e.message};
   }
   return doc;
 }
 
-Result<Document> ParseJson(std::string_view text) {
+Result<Document> ParseJson(std::string_view text, const Limits& limits) {
+  if (auto err = TooLarge(text, limits)) return Error{"invalid JSON: " + *err};
   Document doc;
-  JsonHandler handler(doc);
+  JsonHandler handler(doc, limits.max_depth);
   rapidjson::Reader reader;
   rapidjson::MemoryStream in(text.data(), text.size());
-  const rapidjson::ParseResult ok =
-      reader.Parse<rapidjson::kParseNumbersAsStringsFlag>(in, handler);
+  constexpr unsigned kFlags =
+      rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseIterativeFlag;
+  const rapidjson::ParseResult ok = reader.Parse<kFlags>(in, handler);
   if (!ok) {
-    return Error{std::string("invalid JSON at offset ") + std::to_string(ok.Offset()) + ": " +
-                 rapidjson::GetParseError_En(ok.Code())};
+    const std::string what =
+        handler.too_deep ? DepthError(limits.max_depth) : rapidjson::GetParseError_En(ok.Code());
+    return Error{"invalid JSON at offset " + std::to_string(ok.Offset()) + ": " + what};
   }
   return doc;
 }

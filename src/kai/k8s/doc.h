@@ -81,10 +81,24 @@ class Document {
   std::unique_ptr<Data> d_;
 };
 
-// A multi-document YAML stream. The error names the line and column.
-Result<Document> ParseYaml(std::string_view text);
-// One JSON value (an object, a list response, a watch event). The error names the offset.
-Result<Document> ParseJson(std::string_view text);
+// What a parser accepts: past any of these it stops with an error naming the limit, so that no
+// input -- a webhook body, an API answer, a watch line, a file -- can exhaust the stack (both
+// parsers are iterative or depth-guarded) or the memory. Kubernetes objects nest a few dozen
+// levels at most; the API server refuses bodies above 3 MiB, but a list of 100,000 pods is ~1 GiB.
+struct Limits {
+  size_t max_bytes = size_t{1} << 30;  // the text itself (node offsets are 32-bit)
+  uint32_t max_depth = 256;            // nested maps and sequences
+  // YAML only: nodes a reader would visit through aliases ("billion laughs": a few lines whose
+  // aliases of aliases expand to 10^9 nodes). Aliases share their node, so the document stays
+  // small, but every walk over it (decoding, copying) would pay the expansion.
+  uint64_t max_alias_nodes = 1'000'000;
+};
+
+// A multi-document YAML stream. The error names the line and column, or the limit.
+Result<Document> ParseYaml(std::string_view text, const Limits& limits = {});
+// One JSON value (an object, a list response, a watch event). The error names the offset, or
+// the limit. The parser is iterative: depth costs heap (bounded by max_depth), never stack.
+Result<Document> ParseJson(std::string_view text, const Limits& limits = {});
 
 // A document of its own holding a deep copy of `node` as its one root, so the copy outlives the
 // document `node` views (a watch cache keeps objects past the event that brought them). The map

@@ -145,3 +145,81 @@ TEST(DocTest, CopyOfLeavesOutTheEntryAtAPath) {
 
 }  // namespace
 }  // namespace kai::doc
+
+namespace kai::doc {
+namespace {
+
+// The hostile inputs of issue 34: each is refused with an error naming its limit, on the stack
+// of a test thread (no recursion on input depth), in time linear in the input.
+TEST(DocLimitsTest, DeepJsonIsAnErrorNamingTheDepthLimit) {
+  for (const std::string& deep : {std::string(400'000, '['), [] {
+                                    std::string s;
+                                    for (int i = 0; i < 100'000; ++i) s += "{\"a\":";
+                                    return s;
+                                  }()}) {
+    auto d = ParseJson(deep);
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.error().message.find("limit of 256 levels"), std::string::npos)
+        << d.error().message;
+  }
+}
+
+TEST(DocLimitsTest, JsonAtTheDepthLimitParsesAndOneMoreDoesNot) {
+  const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  EXPECT_TRUE(ParseJson(nested(256)).ok());
+  EXPECT_FALSE(ParseJson(nested(257)).ok());
+  EXPECT_TRUE(ParseJson(nested(10), Limits{.max_depth = 10}).ok());
+  EXPECT_FALSE(ParseJson(nested(11), Limits{.max_depth = 10}).ok());
+}
+
+TEST(DocLimitsTest, TooLargeDocumentsAreRefusedBeforeParsing) {
+  const std::string big = "{\"a\":\"" + std::string(2000, 'x') + "\"}";
+  auto j = ParseJson(big, Limits{.max_bytes = 1000});
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message.find("larger than the limit of 1000 bytes"), std::string::npos)
+      << j.error().message;
+  auto y = ParseYaml("a: " + std::string(2000, 'x'), Limits{.max_bytes = 1000});
+  ASSERT_FALSE(y.ok());
+  EXPECT_NE(y.error().message.find("limit of 1000 bytes"), std::string::npos);
+}
+
+TEST(DocLimitsTest, DeepYamlIsAnErrorNamingTheDepthLimit) {
+  auto flow = ParseYaml(std::string(5000, '[') + std::string(5000, ']'));
+  ASSERT_FALSE(flow.ok());
+  auto block = std::string();
+  for (int i = 0; i < 300; ++i) block += std::string(i * 2, ' ') + "a:\n";
+  auto b = ParseYaml(block);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.error().message.find("limit of 256 levels"), std::string::npos) << b.error().message;
+  EXPECT_TRUE(ParseYaml(block, Limits{.max_depth = 400}).ok());
+}
+
+TEST(DocLimitsTest, BillionLaughsIsRefusedAtTheAliasLimit) {
+  std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    const std::string p = "*a" + std::to_string(i - 1);
+    yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + p;
+    for (int k = 1; k < 10; ++k) yaml += ", " + p;
+    yaml += "]\n";
+  }
+  auto d = ParseYaml(yaml);  // 10^9 scalars once expanded
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.error().message.find("aliases expand to more than the limit of 1000000 nodes"),
+            std::string::npos)
+      << d.error().message;
+}
+
+TEST(DocLimitsTest, OrdinaryAliasesStayWithinTheLimit) {
+  // Anchors and merge-style reuse as real manifests use them: well under the limit.
+  auto d = ParseYaml(
+      "base: &base {cpu: 1, memory: 1Gi}\n"
+      "pods:\n- {name: a, requests: *base}\n- {name: b, requests: *base}\n");
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  EXPECT_EQ(d->Roots()[0]["pods"][1]["requests"]["cpu"].Scalar(), "1");
+  auto counted = ParseYaml("a: &a [1, 2, 3]\nb: [*a, *a]\n", Limits{.max_alias_nodes = 8});
+  EXPECT_TRUE(counted.ok());  // each alias weighs 4 (the list and its 3 scalars): 8 in all
+  EXPECT_FALSE(ParseYaml("a: &a [1, 2, 3]\nb: [*a, *a, *a]\n", Limits{.max_alias_nodes = 8}).ok());
+}
+
+}  // namespace
+}  // namespace kai::doc

@@ -17,12 +17,20 @@ void GlobalInit() {
 
 struct Transfer {
   HttpResponse* response;
+  HttpLimits limits;
   const LineSink* sink = nullptr;
   const std::atomic<bool>* stop = nullptr;
   CURL* handle = nullptr;
   std::string partial;  // a streamed line not yet complete
   bool sink_stopped = false;
+  std::string over_limit;  // why the transfer was cut short, when a limit stopped it
 };
+
+size_t OverLimit(Transfer* t, const char* what, size_t limit) {
+  t->over_limit = std::string(what) + " is larger than the limit of " + std::to_string(limit) +
+                  " bytes; the transfer was stopped";
+  return 0;  // aborts the transfer
+}
 
 size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -51,6 +59,9 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t len = size * n;
   if (!t->sink || !StreamingOk(t)) {
+    if (t->response->body.size() + len > t->limits.max_answer_bytes) {
+      return OverLimit(t, "the answer", t->limits.max_answer_bytes);
+    }
     t->response->body.append(data, len);
     return len;
   }
@@ -66,6 +77,9 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     }
   }
   t->partial.erase(0, start);
+  if (t->partial.size() > t->limits.max_line_bytes) {
+    return OverLimit(t, "a line of the stream", t->limits.max_line_bytes);
+  }
   return len;
 }
 
@@ -142,8 +156,9 @@ struct CurlHandlePool {
   }
 };
 
-HttpClient::HttpClient(ClusterConfig config)
+HttpClient::HttpClient(ClusterConfig config, HttpLimits limits)
     : config_(std::move(config)),
+      limits_(limits),
       tokens_(std::make_unique<TokenSource>(config_)),
       pool_(std::make_unique<CurlHandlePool>()) {
   GlobalInit();
@@ -229,7 +244,9 @@ HttpResponse Perform(const ClusterConfig& c, CurlHandlePool& pool, const TokenSo
   curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 10L);
   const CURLcode rc = t.stop ? PerformStoppable(h, *t.stop) : curl_easy_perform(h);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
-  if (rc != CURLE_OK && !t.sink_stopped && !(t.stop && t.stop->load())) {
+  if (!t.over_limit.empty()) {
+    resp.transport_error = t.over_limit;
+  } else if (rc != CURLE_OK && !t.sink_stopped && !(t.stop && t.stop->load())) {
     resp.transport_error = curl_easy_strerror(rc);
   }
   curl_slist_free_all(headers);
@@ -245,7 +262,7 @@ HttpResponse Perform(const ClusterConfig& c, CurlHandlePool& pool, const TokenSo
 
 HttpResponse HttpClient::Do(const HttpRequest& request) const {
   HttpResponse resp;
-  Transfer t{&resp};
+  Transfer t{&resp, limits_};
   return Perform(config_, *pool_, *tokens_, request, t, std::chrono::milliseconds(0));
 }
 
@@ -253,7 +270,7 @@ HttpResponse HttpClient::Stream(const HttpRequest& request, const LineSink& sink
                                 const std::atomic<bool>& stop,
                                 std::chrono::milliseconds idle_timeout) const {
   HttpResponse resp;
-  Transfer t{&resp, &sink, &stop};
+  Transfer t{&resp, limits_, &sink, &stop};
   return Perform(config_, *pool_, *tokens_, request, t, idle_timeout);
 }
 

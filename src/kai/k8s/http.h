@@ -29,6 +29,15 @@ struct HttpResponse {
   bool ok() const { return status >= 200 && status < 300 && transport_error.empty(); }
 };
 
+// What the client reads of one answer at most; past either limit the transfer stops and the
+// response's transport_error names the limit. A whole answer: a LIST of 100,000 pods is about
+// 1 GiB (doc::Limits refuses more). One line of a streamed answer: one watch event, whose object
+// etcd caps at 1.5 MiB by default.
+struct HttpLimits {
+  size_t max_answer_bytes = size_t{1} << 30;
+  size_t max_line_bytes = size_t{64} << 20;
+};
+
 // Called with each complete line of a streamed body; return false to stop the stream.
 using LineSink = std::function<bool(std::string_view line)>;
 
@@ -36,7 +45,7 @@ struct CurlHandlePool;  // http.cc
 
 class HttpClient {
  public:
-  explicit HttpClient(ClusterConfig config);
+  explicit HttpClient(ClusterConfig config, HttpLimits limits = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -54,6 +63,7 @@ class HttpClient {
 
  private:
   ClusterConfig config_;
+  HttpLimits limits_;
   std::unique_ptr<TokenSource> tokens_;
   std::unique_ptr<CurlHandlePool> pool_;  // idle handles, each keeping its connection alive
 };

@@ -122,7 +122,13 @@ EnvLookup ProcessEnv() {
 Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
   auto text = ReadFile(path);
   if (!text) return Error{path + ": cannot read kubeconfig"};
-  auto parsed = doc::ParseYaml(*text);
+  return ParseKubeconfig(*text, path, context);
+}
+
+Result<ClusterConfig> ParseKubeconfig(std::string_view text, const std::string& path,
+                                      const std::string& context) {
+  // A kubeconfig is a few KiB; 16 MiB leaves room for many inline certificates.
+  auto parsed = doc::ParseYaml(text, doc::Limits{.max_bytes = size_t{16} << 20});
   if (!parsed.ok()) return Error{path + ": " + parsed.error().message};
   const auto roots = parsed->Roots();
   if (roots.empty() || !roots[0].IsMap()) return Error{path + ": not a kubeconfig (a mapping)"};

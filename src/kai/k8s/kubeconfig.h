@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kai/util/result.h"
 
@@ -34,6 +35,9 @@ EnvLookup ProcessEnv();
 
 // Reads a kubeconfig file; `context` "" = its current-context. Errors name the file and field.
 Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context);
+// The same from the file's text (`path` names it in errors and anchors relative file names).
+Result<ClusterConfig> ParseKubeconfig(std::string_view text, const std::string& path,
+                                      const std::string& context);
 
 // The in-cluster service account (KUBERNETES_SERVICE_HOST/PORT, the token and CA under `sa_dir`,
 // normally /var/run/secrets/kubernetes.io/serviceaccount).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kai/k8s/doc.h"
 #include "kai/resource/quantity.h"
 
 namespace kai::usage {
@@ -103,6 +104,11 @@ Interval ReadInterval(const YAML::Node& n, const std::string& where) {
 }  // namespace
 
 Result<UsageStore> ParseUsage(const std::string& text, const std::string& source) {
+  // yaml-cpp's node API has no limits of its own: doc::ParseYaml checks depth, size and alias
+  // expansion first (the file is small; parsing it twice costs nothing that matters).
+  if (auto checked = doc::ParseYaml(text); !checked.ok()) {
+    return Error{source + ": " + checked.error().message};
+  }
   try {
     const YAML::Node doc = YAML::Load(text);
     UsageStore store;
