@@ -186,7 +186,7 @@ class Install(unittest.TestCase):
             for ns in ("kai-scheduler", "kai-resource-reservation", "kai-scale-adjust")}
         self.assertEqual(levels, {"kai-scheduler": "restricted",
                                   "kai-resource-reservation": "restricted",
-                                  "kai-scale-adjust": "baseline"})
+                                  "kai-scale-adjust": "restricted"})
         # Every installed Deployment's pods pass the level their namespace enforces (a dry run
         # of each pod template through the server's PodSecurity admission).
         for dep in CLIENT.get(f"/apis/apps/v1/namespaces/{NS}/deployments")["items"]:

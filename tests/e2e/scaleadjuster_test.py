@@ -268,6 +268,11 @@ class Scaling(Case):
         self.assertEqual((cond["status"], cond["reason"]), ("False", "Unschedulable"))
 
 
+# What the `restricted` Pod Security level of kai-scale-adjust asks of a pod created there.
+RESTRICTED_POD = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+RESTRICTED_CONTAINER = {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+
+
 class Restart(Case):
     def leftover(self, for_ns: str, for_name: str) -> dict:
         return CLIENT.post(f"/api/v1/namespaces/{SCALE_NS}/pods", {
@@ -275,8 +280,11 @@ class Restart(Case):
             "metadata": {"name": f"{for_ns}-{for_name}", "namespace": SCALE_NS,
                          "labels": {"app": "scaling-pod", "shared-gpu-pod-name": for_name,
                                     "shared-gpu-pod-namespace": for_ns}},
-            "spec": {"containers": [{"name": "scaling-pod", "image": "x", "resources": {
-                "requests": {"nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}]}})
+            "spec": {"securityContext": RESTRICTED_POD,
+                     "containers": [{"name": "scaling-pod", "image": "x",
+                                     "securityContext": RESTRICTED_CONTAINER, "resources": {
+                                         "requests": {"nvidia.com/gpu": "1"},
+                                         "limits": {"nvidia.com/gpu": "1"}}}]}})
 
     def test_leftover_scaling_pods_are_adopted_or_deleted(self):
         ns = self.ns

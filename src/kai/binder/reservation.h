@@ -22,6 +22,7 @@
 #include "kai/binder/group_index.h"
 #include "kai/binder/objects.h"
 #include "kai/k8s/api_client.h"
+#include "kai/k8s/pod_security.h"
 
 namespace kai::binder {
 
@@ -34,12 +35,8 @@ struct ReservationPodShape {
   // Quantities by resource name, in the order written; nvidia.com/gpu is never taken from here.
   std::vector<std::pair<std::string, std::string>> requests{{"cpu", "10m"}, {"memory", "64Mi"}};
   std::vector<std::pair<std::string, std::string>> limits{{"cpu", "100m"}, {"memory", "256Mi"}};
-  std::string pod_security_context =  // JSON objects, written into the pod as they are
-      R"({"runAsNonRoot":true,"runAsUser":65532,"runAsGroup":65532,)"
-      R"("seccompProfile":{"type":"RuntimeDefault"}})";
-  std::string container_security_context =
-      R"({"allowPrivilegeEscalation":false,"runAsNonRoot":true,"runAsUser":65532,)"
-      R"("capabilities":{"drop":["ALL"]},"seccompProfile":{"type":"RuntimeDefault"}})";
+  std::string pod_security_context{k8s::kRestrictedPodSecurityContext};  // JSON, as written
+  std::string container_security_context{k8s::kRestrictedContainerSecurityContext};
 };
 
 // --resource-reservation-pod-resources: a JSON ResourceRequirements ({"requests": {...},

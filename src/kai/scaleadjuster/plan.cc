@@ -6,6 +6,7 @@
 
 #include "kai/k8s/json_body.h"
 #include "kai/k8s/keys.h"
+#include "kai/k8s/pod_security.h"
 #include "kai/resource/quantity.h"
 #include "kai/scaleadjuster/calculator.h"
 
@@ -68,6 +69,9 @@ void WriteContainer(k8s::JsonWriter& w, const AdjusterConfig& c, const PodFacts&
   k8s::Str(w, "limits");
   WriteRequests(w, pod, devices, false);
   w.EndObject();
+  k8s::Str(w, "securityContext");
+  w.RawValue(k8s::kRestrictedContainerSecurityContext.data(),
+             k8s::kRestrictedContainerSecurityContext.size(), rapidjson::kObjectType);
   w.EndObject();
 }
 
@@ -85,6 +89,10 @@ void WriteSpec(k8s::JsonWriter& w, const AdjusterConfig& c, const PodFacts& pod,
   WriteRaw(w, "nodeSelector", pod.node_selector_json, rapidjson::kObjectType);
   k8s::KeyStr(w, "restartPolicy", "OnFailure");
   k8s::KeyStr(w, "serviceAccountName", c.service_account);
+  // Restricted, as the reservation pods, so that kai-scale-adjust enforces that level.
+  k8s::Str(w, "securityContext");
+  w.RawValue(k8s::kRestrictedPodSecurityContext.data(), k8s::kRestrictedPodSecurityContext.size(),
+             rapidjson::kObjectType);
   k8s::Str(w, "containers");
   w.StartArray();
   WriteContainer(w, c, pod, devices);

@@ -51,6 +51,19 @@ TEST(ScalingPodJson, NamedAndLabelledAfterItsPodInTheScalingNamespace) {
   EXPECT_FALSE(spec["nodeSelector"].IsDefined());
 }
 
+// What the `restricted` Pod Security level checks, so that kai-scale-adjust can enforce it.
+TEST(ScalingPodJson, PassesTheRestrictedPodSecurityLevel) {
+  Parsed p = ScalingPodOf(std::string(kHead) + "spec:\n  containers: [{name: c, image: i}]\n");
+  const doc::Node pod_sc = p.pod["spec"]["securityContext"];
+  EXPECT_EQ(pod_sc["runAsNonRoot"].Scalar(), "true");
+  EXPECT_EQ(pod_sc["seccompProfile"]["type"].Scalar(), "RuntimeDefault");
+  const doc::Node sc = p.pod["spec"]["containers"][0]["securityContext"];
+  EXPECT_EQ(sc["allowPrivilegeEscalation"].Scalar(), "false");
+  EXPECT_EQ(sc["capabilities"]["drop"][0].Scalar(), "ALL");
+  EXPECT_EQ(sc["capabilities"]["drop"].size(), 1u);
+  EXPECT_FALSE(sc["privileged"].IsDefined());
+}
+
 TEST(ScalingPodJson, AsksWholeGpusAndTheContainersCpuAndMemory) {
   Parsed p = ScalingPodOf(std::string(kHead) + R"(spec:
   containers:
