@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "kai/cli/flags.h"
 #include "kai/explain/counterfactual.h"
 #include "kai/explain/eviction.h"
 #include "kai/framework/config.h"
@@ -29,7 +30,7 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainArgs& a) {
       ->required()
       ->check(CLI::IsMember({"pod", "podgroup"}));
   c->add_option("target", a.target, "NAMESPACE/NAME")->required();
-  c->add_option("-f,--filename", a.files, "manifest file or directory (repeatable)");
+  AddFilesOption(c, a.files);
   c->add_option("--kubeconfig", a.kubeconfig, "read a live cluster instead of files");
   c->add_option("--context", a.context, "kubeconfig context (default: its current-context)");
   c->add_option("--shard", a.shard, "SchedulingShard whose node pool and config to read");

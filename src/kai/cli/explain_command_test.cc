@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <CLI/CLI.hpp>
+
 #include <sstream>
 #include <string>
 
@@ -57,6 +59,23 @@ TEST(ExplainCommand, BadTargetIsAClearError) {
   err.str("");
   EXPECT_EQ(RunExplain(a, out, err), 2);
   EXPECT_NE(err.str().find("podgroup ml/ghost: no such PodGroup"), std::string::npos) << err.str();
+}
+
+}  // namespace
+}  // namespace kai::cli
+
+namespace kai::cli {
+namespace {
+
+// -f takes one value per use, as kubectl's: the positionals after it stay the command's.
+TEST(ExplainCommand, FileFlagTakesOneValuePerUse) {
+  CLI::App app;
+  ExplainArgs a;
+  AddExplainCommand(app, a);
+  app.parse("explain -f a.yaml podgroup ml/train -f dir/", false);
+  EXPECT_EQ(a.files, (std::vector<std::string>{"a.yaml", "dir/"}));
+  EXPECT_EQ(a.kind, "podgroup");
+  EXPECT_EQ(a.target, "ml/train");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "kai/admission/review.h"
 #include "kai/binder/controller.h"
 #include "kai/cli/explain_command.h"
+#include "kai/cli/flags.h"
 #include "kai/cli/whatif_command.h"
 #include "kai/controllersd/controllers.h"
 #include "kai/explain/queues.h"
@@ -902,8 +903,7 @@ int main(int argc, char** argv) {
   SimulateArgs sim;
   CLI::App* simulate =
       app.add_subcommand("simulate", "run scheduling cycles on manifests in an embedded cluster");
-  simulate->add_option("-f,--filename", sim.files, "manifest file or directory (repeatable)")
-      ->required();
+  kai::cli::AddFilesOption(simulate, sim.files)->required();
   simulate->add_option("--now", sim.now, "the simulated clock, RFC 3339 (default: wall clock)");
   simulate->add_option("--actions", sim.actions,
                        "comma-separated actions to run (default: the shard's, else KAI's five)");
@@ -919,7 +919,7 @@ int main(int argc, char** argv) {
                      "(also KAI_VERIFY_SNAPSHOT_CACHE=1)");
   QueuesArgs qa;
   CLI::App* queues = app.add_subcommand("queues", "print the queue tree and explain fair shares");
-  queues->add_option("-f,--filename", qa.files, "manifest file or directory (repeatable)");
+  kai::cli::AddFilesOption(queues, qa.files);
   queues->add_option("--kubeconfig", qa.kubeconfig, "read a live cluster instead of files");
   queues->add_option("--context", qa.context, "kubeconfig context (default: its current-context)");
   queues->add_option("--shard", qa.shard, "SchedulingShard whose node pool and config to read");

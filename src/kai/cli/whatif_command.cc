@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "kai/cli/flags.h"
 #include "kai/framework/config.h"
 #include "kai/io/manifest_files.h"
 #include "kai/k8s/decode.h"
@@ -208,8 +209,7 @@ std::optional<std::string> WriteReport(const std::string& dir,
 CLI::App* AddWhatIfCommand(CLI::App& app, WhatIfArgs& a) {
   CLI::App* c = app.add_subcommand(
       "whatif", "simulate a trace of jobs over time on a cluster and on variants of it");
-  c->add_option("-f,--filename", a.files, "cluster manifests, file or directory (repeatable)")
-      ->required();
+  AddFilesOption(c, a.files, "cluster manifests, file or directory")->required();
   c->add_option("--workload", a.workload, "the jobs: a CSV trace or a generator spec (YAML)")
       ->required();
   c->add_option("--until", a.until, "simulated time to run (90s, 12h, 7d)");
