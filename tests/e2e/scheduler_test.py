@@ -21,6 +21,9 @@ is left) and checks what they wrote:
   exactly one BindRequest per pod, no node over its GPUs, no duplicate write.
 - Endpoints: /healthz, /readyz, /metrics, /debug/snapshot (its own address; read back by `kai simulate`: the same
   pod statuses as a --dry-run of the scheduler); every event names an existing object.
+- ShardSettings: a shard naming a plugin and a scheduler argument kai does not know (KAI's chart
+  example) still schedules; each name is logged once, counted in /metrics and named in the
+  shard's SettingsApplied condition, which turns True once the names are removed.
 - BadConfiguration: a missing kubeconfig file or SchedulingShard: exit 2 naming it.
 - OptionalWatches: the DRA kinds (resource.k8s.io/v1, which 1.28 does not serve) and the
   NodeResourceTopology CRD (not installed at start) are reported as not served, once each, and
@@ -612,6 +615,7 @@ class Rbac(SchedulerTestCase):
                  ("topology.node.k8s.io", "noderesourcetopologies")}
         want = {(g, r, v) for g, r in watch for v in ("list", "watch")} | {
             ("kai.scheduler", "schedulingshards", "get"),
+            ("kai.scheduler", "schedulingshards/status", "patch"),
             ("scheduling.run.ai", "bindrequests", "create"),
             ("scheduling.run.ai", "bindrequests", "get"),
             ("scheduling.run.ai", "bindrequests", "delete"),
@@ -1188,6 +1192,61 @@ class OptionalWatches(SchedulerTestCase):
         self.assertEqual(p.stop(), 0)
         self.assert_snapshot_cache_held(p)
         self.assertNotRegex(p.log(), FORBIDDEN)
+
+
+# --------------------------------------------------------------------------------------------
+# 5b. Shard settings kai does not apply
+# --------------------------------------------------------------------------------------------
+
+
+def shard_condition(name: str, ctype: str = "SettingsApplied") -> dict | None:
+    obj = CLIENT.get(sl.R["SchedulingShard"].item(name))
+    return next((c for c in (obj.get("status") or {}).get("conditions") or []
+                 if c.get("type") == ctype), None)
+
+
+class ShardSettings(SchedulerTestCase):
+    NS = "e2e-shard-settings"
+
+    def test_unknown_names_are_reported_and_scheduling_goes_on(self):
+        # KAI's chart example: a plugin and a scheduler flag kai does not know.
+        ns = self.NS
+        custom = shard("custom", "")
+        custom["spec"].update({"args": {"v": "0"},
+                               "plugins": {"mycustomplugin": {"enabled": True}},
+                               "kValue": 1.5, "queueDepthPerAction": {"allocate": 10}})
+        load([custom, queue("custom-q"), node("custom-n1", 2),
+              *single_pod_jobs(ns, "custom-q", ["first"], 1)])
+        mport = free_port()
+        p = self.start("custom", "--shard", "custom", "--schedule-period", "200ms",
+                       "--metrics-bind-address", f"127.0.0.1:{mport}", timeout=90)
+        wait_for("first's BindRequest", lambda: "first" in bind_requests(ns), 30, procs=[p])
+        cond = wait_for("the SettingsApplied condition", lambda: shard_condition("custom"), 30,
+                        procs=[p])
+        self.assertEqual((cond["status"], cond["reason"]), ("False", "not_applied"), cond)
+        for field in ("spec.plugins.mycustomplugin", "spec.args.v"):
+            self.assertIn(field, cond["message"])
+        self.assertNotIn("kValue", cond["message"])
+        time.sleep(1.0)  # more cycles: each item is still logged once
+        log = p.log()
+        self.assertEqual(log.count('unknown plugin "mycustomplugin"'), 1, log[-3000:])
+        self.assertEqual(log.count("spec.args.v: unknown scheduler argument"), 1, log[-3000:])
+        text = http_get(mport, "/metrics")[1]
+        self.assertEqual(metric(text, "kai_shard_settings_not_applied"), 2, text[-3000:])
+        self.assertRegex(text, r'(?m)^kai_shard_setting_not_applied\{field="spec.args.v"\} 1$')
+
+        # The names removed: the condition turns True, the metric 0; scheduling carried on.
+        CLIENT.merge_patch(sl.R["SchedulingShard"].item("custom"),
+                           {"spec": {"args": None, "plugins": None}})
+        wait_for("SettingsApplied True", lambda: (shard_condition("custom") or {}).get("status")
+                 == "True", 30, procs=[p])
+        self.assertEqual(metric(http_get(mport, "/metrics")[1], "kai_shard_settings_not_applied"),
+                         0)
+        load(single_pod_jobs(ns, "custom-q", ["second"], 1))
+        wait_for("second's BindRequest", lambda: "second" in bind_requests(ns), 30, procs=[p])
+        self.assertIn("every SchedulingShard setting applied", p.log())
+        self.assertIsNone(p.poll(), p.log()[-3000:])
+        self.assertEqual(p.stop(), 0)
 
 
 # --------------------------------------------------------------------------------------------

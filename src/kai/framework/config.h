@@ -52,7 +52,10 @@ struct SchedulerConfig {
   int64_t default_staleness_grace_seconds = 60;
   // spec.args.schedule-period: the live scheduler's cycle period (kai scheduler; none here).
   std::optional<int64_t> schedule_period_millis;
-  int64_t queue_depth_per_action = -1;  // -1: unlimited
+  // spec.queueDepthPerAction: the pending jobs each action takes per leaf queue (KAI's session
+  // GetJobsDepth), by action name; an action absent here takes every job. kai's older spec.args
+  // queue-depth-per-action sets allocate's.
+  std::map<std::string, int64_t> queue_depth_per_action;
   // kai's bound on the scenarios a disruptive action simulates for one job (spec.args
   // max-scenarios-per-job); reaching it is reported as the search giving up.
   int64_t max_scenarios_per_job = 100000;
@@ -76,10 +79,41 @@ struct SchedulerConfig {
   TraceSink* trace = nullptr;
 
   const PluginConfig* Plugin(std::string_view name) const;
+  // The depth of `action` (spec.queueDepthPerAction); -1: unlimited.
+  int64_t QueueDepth(std::string_view action) const;
 };
 
-// Builds the configuration from an optional shard. Unknown actions, plugins, plugin arguments,
-// shard args and bad values are errors naming the field.
+// One setting of a SchedulingShard that kai did not apply: it keeps KAI's default instead.
+struct NotApplied {
+  enum class Why {
+    kUnknownName,  // a plugin, plugin argument, spec.args key or action kai does not know
+    kBadValue,     // a known setting with a malformed value (a negative depth, a non-duration)
+  };
+  Why why = Why::kUnknownName;
+  std::string shard;            // "<source>: <SchedulingShard ref>"
+  std::string field;            // the field path, such as spec.plugins.mycustomplugin
+  std::string detail;           // why, such as: unknown plugin "mycustomplugin"
+  std::string Message() const;  // "<shard>: <field>: <detail>"
+  friend bool operator==(const NotApplied&, const NotApplied&) = default;
+};
+
+struct ShardConfig {
+  SchedulerConfig config;
+  std::vector<NotApplied> not_applied;  // in the order of the shard's fields
+};
+
+// The configuration of an optional shard for a scheduler that keeps running: never fails. What
+// kai cannot apply (unknown names, malformed values) keeps KAI's default and is listed.
+ShardConfig ApplyShard(const std::optional<ShardObject>& shard);
+
+// The same for one-shot runs (kai simulate, explain, whatif): a malformed value is an error
+// naming the field; unknown names stay listed in not_applied (for warnings).
+Result<ShardConfig> CheckShard(const std::optional<ShardObject>& shard);
+
+// The messages of the names of a shard kai does not know (warnings of the one-shot runs).
+std::vector<std::string> ShardWarnings(const std::optional<ShardObject>& shard);
+
+// CheckShard's configuration, unknown names left out.
 Result<SchedulerConfig> ConfigFromShard(const std::optional<ShardObject>& shard);
 
 // Replaces the action list (kai simulate --actions); unknown names are errors.

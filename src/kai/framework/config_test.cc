@@ -266,3 +266,163 @@ TEST(ConfigTest, GeneratorBudgetEndsOnlyItsPass) {
 
 }  // namespace
 }  // namespace kai
+
+namespace kai {
+namespace {
+
+// A SchedulingShard manifest with `spec` as its spec block, decoded.
+std::optional<ShardObject> DecodedShard(const std::string& spec) {
+  ClusterState state;
+  const std::string yaml =
+      "apiVersion: kai.scheduler/v1\nkind: SchedulingShard\nmetadata: {name: default}\nspec:\n" +
+      spec;
+  const Status st = DecodeManifestText(yaml, "shard.yaml", state);
+  EXPECT_TRUE(st.ok()) << st.error().message;
+  return state.shard;
+}
+
+std::vector<std::string> Fields(const std::vector<NotApplied>& items) {
+  std::vector<std::string> out;
+  for (const NotApplied& n : items) out.push_back(n.field);
+  return out;
+}
+
+std::string ArgumentOf(const SchedulerConfig& c, const std::string& plugin,
+                       const std::string& key) {
+  const PluginConfig* p = c.Plugin(plugin);
+  if (!p || !p->arguments.count(key)) return "";
+  return p->arguments.at(key);
+}
+
+// KAI's chart example: a plugin and a scheduler argument kai does not know. Both are reported,
+// everything else applies, and the configuration is KAI's default otherwise.
+TEST(ShardConfigTest, UnknownNamesAreReportedNotFatal) {
+  const auto shard = DecodedShard(
+      "  args: {v: \"0\", max-scenarios-per-job: \"7\"}\n"
+      "  plugins:\n"
+      "    mycustomplugin: {priority: 50}\n"
+      "    proportion: {arguments: {kValue: \"2\", colour: blue}}\n"
+      "  actions: {warp: {enabled: true}, reclaim: {enabled: false}}\n");
+  const ShardConfig sc = ApplyShard(shard);
+  EXPECT_EQ(Fields(sc.not_applied),
+            (std::vector<std::string>{"spec.plugins.mycustomplugin",
+                                      "spec.plugins.proportion.arguments.colour", "spec.args.v",
+                                      "spec.actions.warp"}));
+  for (const NotApplied& n : sc.not_applied) {
+    EXPECT_EQ(n.why, NotApplied::Why::kUnknownName) << n.Message();
+    EXPECT_EQ(n.shard, "shard.yaml: SchedulingShard default");
+  }
+  EXPECT_EQ(sc.not_applied[0].Message(),
+            "shard.yaml: SchedulingShard default: spec.plugins.mycustomplugin: unknown plugin "
+            "\"mycustomplugin\"");
+  EXPECT_EQ(sc.config.max_scenarios_per_job, 7);
+  EXPECT_EQ(ArgumentOf(sc.config, "proportion", "kValue"), "2");
+  EXPECT_EQ(sc.config.Plugin("mycustomplugin"), nullptr);
+  EXPECT_EQ(sc.config.actions, (std::vector<std::string>{"allocate", "consolidation", "preempt",
+                                                         "stalegangeviction"}));
+  // The one-shot runs: the same configuration, the names as warnings.
+  auto checked = ConfigFromShard(shard);
+  ASSERT_TRUE(checked.ok()) << checked.error().message;
+  EXPECT_EQ(checked->actions, sc.config.actions);
+  const std::vector<std::string> warnings = ShardWarnings(shard);
+  ASSERT_EQ(warnings.size(), 4u);
+  EXPECT_EQ(warnings[2],
+            "shard.yaml: SchedulingShard default: spec.args.v: unknown scheduler "
+            "argument; not applied");
+}
+
+// A malformed known value: an error for the one-shot runs; the running scheduler keeps the default
+// and reports it.
+TEST(ShardConfigTest, MalformedValuesKeepTheDefaultInTheRunningScheduler) {
+  const auto shard = DecodedShard(
+      "  placementStrategy: {gpu: scatter}\n"
+      "  args: {max-scenarios-per-job: \"12x\", schedule-period: soon}\n"
+      "  queueDepthPerAction: {allocate: \"-3\"}\n"
+      "  minRuntime: {preemptMinRuntime: later}\n"
+      "  kValue: lots\n"
+      "  plugins: {minruntime: {arguments: {reclaimResolveMethod: nearest}}}\n");
+  const ShardConfig sc = ApplyShard(shard);
+  EXPECT_EQ(Fields(sc.not_applied),
+            (std::vector<std::string>{
+                "spec.placementStrategy.gpu", "spec.kValue", "spec.minRuntime.preemptMinRuntime",
+                "spec.plugins.minruntime.arguments", "spec.args.max-scenarios-per-job",
+                "spec.args.schedule-period", "spec.queueDepthPerAction.allocate"}));
+  for (const NotApplied& n : sc.not_applied)
+    EXPECT_EQ(n.why, NotApplied::Why::kBadValue) << n.Message();
+  EXPECT_EQ(sc.config.placement_gpu, "binpack");
+  EXPECT_EQ(sc.config.max_scenarios_per_job, 100000);
+  EXPECT_FALSE(sc.config.schedule_period_millis);
+  EXPECT_EQ(sc.config.QueueDepth("allocate"), -1);
+  EXPECT_EQ(ArgumentOf(sc.config, "proportion", "kValue"), "");
+  EXPECT_EQ(ArgumentOf(sc.config, "minruntime", "reclaimResolveMethod"), "");
+  auto checked = ConfigFromShard(shard);
+  ASSERT_FALSE(checked.ok());
+  EXPECT_EQ(checked.error().message,
+            "shard.yaml: SchedulingShard default: spec.placementStrategy.gpu: must be binpack or "
+            "spread, got \"scatter\"");
+}
+
+// KAI's operator renders spec.kValue and spec.minRuntime as default arguments of proportion and
+// minruntime; the shard's own arguments of those plugins replace them.
+TEST(ShardConfigTest, KValueAndMinRuntimeBecomePluginArguments) {
+  auto c = ConfigFromShard(DecodedShard(
+      "  kValue: 1.5\n  minRuntime: {preemptMinRuntime: 5m, reclaimMinRuntime: 15m}\n"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(ArgumentOf(*c, "proportion", "kValue"), "1.5");
+  EXPECT_EQ(ArgumentOf(*c, "minruntime", "defaultPreemptMinRuntime"), "5m");
+  EXPECT_EQ(ArgumentOf(*c, "minruntime", "defaultReclaimMinRuntime"), "15m");
+  // As KAI's strconv.FormatFloat(v, 'f', -1, 64).
+  EXPECT_EQ(ArgumentOf(*ConfigFromShard(DecodedShard("  kValue: 2\n")), "proportion", "kValue"),
+            "2");
+  EXPECT_EQ(ArgumentOf(*ConfigFromShard(DecodedShard("  kValue: 1e-1\n")), "proportion", "kValue"),
+            "0.1");
+  auto replaced =
+      ConfigFromShard(DecodedShard("  kValue: 1.5\n  minRuntime: {preemptMinRuntime: 5m}\n"
+                                   "  plugins:\n    proportion: {arguments: {kValue: \"0.5\"}}\n"
+                                   "    minruntime: {arguments: {reclaimResolveMethod: queue}}\n"));
+  ASSERT_TRUE(replaced.ok()) << replaced.error().message;
+  EXPECT_EQ(ArgumentOf(*replaced, "proportion", "kValue"), "0.5");
+  EXPECT_EQ(ArgumentOf(*replaced, "minruntime", "defaultPreemptMinRuntime"), "");
+  EXPECT_EQ(ArgumentOf(*replaced, "minruntime", "reclaimResolveMethod"), "queue");
+  // Enabling or reprioritising a plugin keeps them.
+  auto kept =
+      ConfigFromShard(DecodedShard("  kValue: 3\n  plugins:\n    proportion: {priority: 1850}\n"));
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(ArgumentOf(*kept, "proportion", "kValue"), "3");
+}
+
+TEST(ShardConfigTest, QueueDepthPerAction) {
+  auto c = ConfigFromShard(DecodedShard("  queueDepthPerAction: {allocate: 100, reclaim: 20}\n"));
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->QueueDepth("allocate"), 100);
+  EXPECT_EQ(c->QueueDepth("reclaim"), 20);
+  EXPECT_EQ(c->QueueDepth("preempt"), -1);
+  // kai's older argument sets allocate's depth; the per-action map wins over it.
+  auto old = ConfigFromShard(ShardWithArg("queue-depth-per-action", "4"));
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->QueueDepth("allocate"), 4);
+  EXPECT_EQ(old->QueueDepth("reclaim"), -1);
+  auto both = DecodedShard(
+      "  args: {queue-depth-per-action: \"4\"}\n  queueDepthPerAction: {allocate: 9, dance: 1}\n");
+  const ShardConfig sc = ApplyShard(both);
+  EXPECT_EQ(sc.config.QueueDepth("allocate"), 9);
+  EXPECT_EQ(Fields(sc.not_applied), std::vector<std::string>{"spec.queueDepthPerAction.dance"});
+  EXPECT_EQ(sc.not_applied[0].why, NotApplied::Why::kUnknownName);
+  EXPECT_EQ(ConfigFromShard(std::nullopt)->QueueDepth("allocate"), -1);
+}
+
+// The depth of an action bounds the jobs it takes per leaf queue: with reclaim's at 0, the job
+// that reclaims in this scenario is not tried.
+TEST(ShardConfigTest, QueueDepthBoundsTheDisruptiveActions) {
+  EXPECT_GT(ReclaimOnce([](SchedulerConfig&) {}).counts.evictions, 0);
+  const sim::CycleReport bounded =
+      ReclaimOnce([](SchedulerConfig& c) { c.queue_depth_per_action["reclaim"] = 0; });
+  EXPECT_EQ(bounded.counts.evictions, 0);
+  EXPECT_GT(ReclaimOnce([](SchedulerConfig& c) {
+              c.queue_depth_per_action["reclaim"] = 1;
+            }).counts.evictions,
+            0);
+}
+
+}  // namespace
+}  // namespace kai

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kai/framework/config.h"
 #include "kai/k8s/decode.h"
 
 namespace kai {
@@ -65,7 +66,11 @@ Result<ClusterState> LoadManifests(const std::vector<std::string>& paths) {
       errors.push_back(std::move(e));
     }
   }
-  return CheckDecoded(std::move(state), Problems(errors));
+  auto checked = CheckDecoded(std::move(state), Problems(errors));
+  if (checked.ok()) {
+    for (std::string& w : ShardWarnings(checked->shard)) checked->warnings.push_back(std::move(w));
+  }
+  return checked;
 }
 
 }  // namespace kai

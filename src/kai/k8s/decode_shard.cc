@@ -62,6 +62,15 @@ void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext&
     s.partition_label_value = Str(spec, "partitionLabelValue", "spec", ctx).value_or("");
     for (const auto& [k, v] : StringMap(spec["args"], "spec.args", ctx)) s.args[k] = v;
     s.search_budgets = SearchBudgets(spec, ctx);
+    for (const auto& [k, v] :
+         StringMap(spec["queueDepthPerAction"], "spec.queueDepthPerAction", ctx))
+      s.queue_depth_per_action[k] = v;
+    const doc::Node min_runtime = spec["minRuntime"];
+    if (IsMapOrAbsent(min_runtime, "spec.minRuntime", ctx)) {
+      s.preempt_min_runtime = Str(min_runtime, "preemptMinRuntime", "spec.minRuntime", ctx);
+      s.reclaim_min_runtime = Str(min_runtime, "reclaimMinRuntime", "spec.minRuntime", ctx);
+    }
+    s.k_value = Str(spec, "kValue", "spec", ctx);
   }
   state.shard = std::move(s);
 }

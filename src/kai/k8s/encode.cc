@@ -702,6 +702,18 @@ void Shard(Out& o, const ShardObject& s) {
     o.e << YAML::EndMap;
   }
   if (s.search_budgets) SearchBudgets(o, *s.search_budgets);
+  if (!s.queue_depth_per_action.empty()) {
+    o.BeginMap("queueDepthPerAction");
+    for (const auto& [k, v] : s.queue_depth_per_action) o.KV(k, v);
+    o.e << YAML::EndMap;
+  }
+  if (s.preempt_min_runtime || s.reclaim_min_runtime) {
+    o.BeginMap("minRuntime");
+    if (s.preempt_min_runtime) o.KV("preemptMinRuntime", *s.preempt_min_runtime);
+    if (s.reclaim_min_runtime) o.KV("reclaimMinRuntime", *s.reclaim_min_runtime);
+    o.e << YAML::EndMap;
+  }
+  if (s.k_value) o.KV("kValue", *s.k_value);
   o.e << YAML::EndMap;
   o.EndDoc();
 }

@@ -267,6 +267,11 @@ struct ShardObject {
   std::string partition_label_value;  // spec.partitionLabelValue ("" = the node-pool label absent)
   std::map<std::string, std::string> args;
   std::optional<SearchBudgetsSetting> search_budgets;  // spec.scenarioSearchBudgets
+  // spec.queueDepthPerAction, spec.minRuntime.{preempt,reclaim}MinRuntime and spec.kValue, kept
+  // as written: ConfigFromShard checks them.
+  std::map<std::string, std::string> queue_depth_per_action;
+  std::optional<std::string> preempt_min_runtime, reclaim_min_runtime;
+  std::optional<std::string> k_value;
   friend bool operator==(const ShardObject&, const ShardObject&) = default;
 };
 

@@ -4,9 +4,9 @@
 #include <httplib.h>
 
 #include <mutex>
-#include <thread>
 
 #include "kai/k8s/doc.h"
+#include "kai/testing/local_server.h"
 
 namespace kai::scheduler {
 namespace {
@@ -15,31 +15,24 @@ namespace {
 // with the pod, terminating; records every call in order.
 class FakeApi {
  public:
-  explicit FakeApi(int patch_status) {
-    server_.Patch(".*", [this, patch_status](const httplib::Request& req, httplib::Response& res) {
-      Record("PATCH " + req.path, req.body);
-      res.status = patch_status;
-      res.set_content(R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team"}})",
-                      "application/json");
-    });
-    server_.Delete(".*", [this](const httplib::Request& req, httplib::Response& res) {
-      Record("DELETE " + req.path, req.body);
-      res.set_content(R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team","uid":"u-1",)"
-                      R"("deletionTimestamp":"2026-01-01T00:00:00Z"}})",
-                      "application/json");
-    });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~FakeApi() {
-    server_.stop();
-    thread_.join();
-  }
-  k8s::ClusterConfig config() const {
-    k8s::ClusterConfig c;
-    c.server = "http://127.0.0.1:" + std::to_string(port_);
-    return c;
-  }
+  explicit FakeApi(int patch_status)
+      : server_([this, patch_status](httplib::Server& server) {
+          server.Patch(
+              ".*", [this, patch_status](const httplib::Request& req, httplib::Response& res) {
+                Record("PATCH " + req.path, req.body);
+                res.status = patch_status;
+                res.set_content(R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team"}})",
+                                "application/json");
+              });
+          server.Delete(".*", [this](const httplib::Request& req, httplib::Response& res) {
+            Record("DELETE " + req.path, req.body);
+            res.set_content(
+                R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team","uid":"u-1",)"
+                R"("deletionTimestamp":"2026-01-01T00:00:00Z"}})",
+                "application/json");
+          });
+        }) {}
+  k8s::ClusterConfig config() const { return server_.config(); }
   std::vector<std::pair<std::string, std::string>> calls() {
     std::lock_guard<std::mutex> lock(mu_);
     return calls_;
@@ -50,11 +43,9 @@ class FakeApi {
     std::lock_guard<std::mutex> lock(mu_);
     calls_.emplace_back(std::move(call), std::move(body));
   }
-  httplib::Server server_;
-  int port_ = 0;
-  std::thread thread_;
   std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> calls_;
+  testing::LocalServer server_;  // last: it stops before the members its handlers use go
 };
 
 Decisions OneEviction() {

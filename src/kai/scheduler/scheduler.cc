@@ -14,6 +14,7 @@
 #include "kai/scheduler/decisions.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/scheduler/shard_status.h"
 #include "kai/scheduler/usage_recorder.h"
 #include "kai/sim/output.h"
 #include "kai/sim/simulator.h"
@@ -278,15 +279,10 @@ class Loop {
       }
       if (!o_.shard.empty() && !world_.shard)
         return Fail(2, "--shard: SchedulingShard \"" + o_.shard + "\" not found");
-      auto config = ConfigFromShard(world_.shard);
-      if (!config.ok()) {
-        if (o_.once || o_.dry_run) return Fail(2, config.error().message);
-        Log(config.error().message);  // a bad shard edit: keep running, say why nothing runs
-        Sleep(std::chrono::milliseconds(1000));
-        continue;
-      }
-      config->trace = o_.trace;
       const UnixSeconds now = o_.now.value_or(WallClockSeconds());
+      auto config = CycleConfig(now);
+      if (!config.ok()) return Fail(2, config.error().message);
+      config->trace = o_.trace;
       auto outcome = OneCycle(*config, now, cycle);
       if (!outcome.ok()) {
         if (o_.once || o_.dry_run) return Fail(2, outcome.error().message);
@@ -299,6 +295,21 @@ class Loop {
       Sleep(Period(*config) - (std::chrono::steady_clock::now() - started));
     }
     return 0;
+  }
+
+  // The shard's configuration. A long-running scheduler applies what it can and reports the rest
+  // (logged once per change, /metrics, the shard's SettingsApplied condition), so that a shard
+  // edit never stops scheduling; --once and --dry-run stop on a malformed value, as kai simulate.
+  Result<SchedulerConfig> CycleConfig(UnixSeconds now) {
+    Result<ShardConfig> sc =
+        o_.once || o_.dry_run ? CheckShard(world_.shard) : ApplyShard(world_.shard);
+    if (!sc.ok()) return sc.error();
+    shard_report_.Observe(sc->not_applied);
+    std::vector<std::string> fields;
+    for (const NotApplied& n : sc->not_applied) fields.push_back(n.field);
+    metrics_.ObserveShardSettings(fields);
+    if (!o_.dry_run && Leading()) shard_report_.Write(client_, o_.shard, now);
+    return std::move(sc->config);
   }
 
   Result<bool> OneCycle(const SchedulerConfig& config, UnixSeconds now, int cycle) {
@@ -397,6 +408,7 @@ class Loop {
   std::unique_ptr<Servers> servers_;
   std::unique_ptr<UsageRecorder> usage_;
   SchedulerMetrics metrics_;
+  ShardSettingsReport shard_report_{[this](const std::string& l) { Log(l); }};
   std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
   ClusterState world_;
   ClusterChanges changes_;

@@ -57,6 +57,11 @@ void SchedulerMetrics::KeepPodGroups(const std::vector<PodGroupObject>& pod_grou
   std::erase_if(evicted_pods_, [&](const auto& kv) { return !live.count(kv.first[2]); });
 }
 
+void SchedulerMetrics::ObserveShardSettings(const std::vector<std::string>& not_applied_fields) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shard_not_applied_ = not_applied_fields;
+}
+
 namespace {
 
 std::string Escape(const std::string& v) {
@@ -102,6 +107,12 @@ std::string SchedulerMetrics::Render() const {
       << Escape(k[1]) << "\",uid=\"" << Escape(k[2]) << "\",nodepool=\"" << Escape(k[3])
       << "\",action=\"" << Escape(k[4]) << "\"} " << n << "\n";
   }
+  Header(o, "shard_settings_not_applied", "gauge",
+         "Settings of the SchedulingShard kai did not apply (kai).");
+  o << "kai_shard_settings_not_applied " << shard_not_applied_.size() << "\n";
+  Header(o, "shard_setting_not_applied", "gauge", "Each such setting, by field (kai).");
+  for (const std::string& field : shard_not_applied_)
+    o << "kai_shard_setting_not_applied{field=\"" << Escape(field) << "\"} 1\n";
   const std::pair<const char*, double QueueLine::*> queue_metrics[] = {
       {"queue_fair_share_gpu", &QueueLine::fair_gpu},
       {"queue_fair_share_cpu_cores", &QueueLine::fair_cpu},

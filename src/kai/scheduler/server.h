@@ -26,6 +26,8 @@ class SchedulerMetrics {
   void ObserveQueues(const Snapshot& snap);
   // Drops evicted-pods series of PodGroups that no longer exist (bounded memory).
   void KeepPodGroups(const std::vector<PodGroupObject>& pod_groups);
+  // The fields of the SchedulingShard kai did not apply (framework/config.h ApplyShard).
+  void ObserveShardSettings(const std::vector<std::string>& not_applied_fields);
   std::string Render() const;
 
  private:
@@ -33,6 +35,7 @@ class SchedulerMetrics {
   double e2e_ms_ = 0;
   int64_t cycles_ = 0, binds_ = 0, evictions_ = 0, write_failures_ = 0;
   std::map<std::string, double> action_ms_;
+  std::vector<std::string> shard_not_applied_;
   // podgroup, namespace, uid, nodepool, action -> count
   std::map<std::array<std::string, 5>, int64_t> evicted_pods_;
   struct QueueLine {

@@ -40,11 +40,11 @@ class AllocateAction : public Action {
     // them last cycle go first, so that no job the queue order prefers retakes that room and
     // gets evicted again (a reclaim/allocate livelock KAI has).
     // Allocate moves only the pods of the job it popped: the others keep their order keys.
-    JobQueue nominated(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action,
+    JobQueue nominated(s, JobQueueOptions{.max_depth = s.config().QueueDepth("allocate"),
                                           .only_nominated = true,
                                           .jobs_fixed_while_queued = true});
     Drain(s, nominated);
-    JobQueue queue(s, JobQueueOptions{.max_depth = s.config().queue_depth_per_action,
+    JobQueue queue(s, JobQueueOptions{.max_depth = s.config().QueueDepth("allocate"),
                                       .jobs_fixed_while_queued = true});
     for (const auto& [job, reason] : queue.Skipped()) s.SetJobReasons(job, {reason});
     Drain(s, queue);

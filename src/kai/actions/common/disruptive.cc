@@ -168,7 +168,9 @@ class SearchBudget {
 }  // namespace
 
 void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
-  JobQueue queue(s, spec.queue_options);
+  JobQueueOptions options = spec.queue_options;
+  options.max_depth = s.config().QueueDepth(spec.action);  // spec.queueDepthPerAction
+  JobQueue queue(s, options);
   VictimPool pool(s);
   SearchBudget budget(s, spec.action);
   while (!queue.Empty()) {
