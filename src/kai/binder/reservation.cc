@@ -129,7 +129,9 @@ Result<std::vector<std::pair<std::string, std::string>>> ParseResourceList(
     const rapidjson::Value& list, const std::string& where) {
   if (!list.IsObject()) return Error{where + ": must be an object of quantities"};
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& m : list.GetObject()) {
+  // Iterators compared with <: clang rejects RapidJSON 1.1's == and != as ambiguous in C++20.
+  for (auto it = list.MemberBegin(); it < list.MemberEnd(); ++it) {
+    const auto& m = *it;
     const std::string name(m.name.GetString(), m.name.GetStringLength());
     if (!m.value.IsString()) return Error{where + "." + name + ": must be a quantity string"};
     const std::string_view text(m.value.GetString(), m.value.GetStringLength());
@@ -182,7 +184,8 @@ Status ParseReservationResources(std::string_view json, ReservationPodShape& sha
   ReservationPodShape parsed = shape;
   parsed.requests.clear();
   parsed.limits.clear();
-  for (const auto& m : d->GetObject()) {
+  for (auto it = d->MemberBegin(); it < d->MemberEnd(); ++it) {
+    const auto& m = *it;
     const std::string_view key(m.name.GetString(), m.name.GetStringLength());
     if (key != "requests" && key != "limits") {
       return Error{std::string(kFlag) + ": unknown field \"" + std::string(key) +
