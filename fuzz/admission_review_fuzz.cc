@@ -23,7 +23,7 @@ class FixedLookup : public kai::admission::ClusterLookup {
   Result<std::optional<kai::QueueObject>> FindQueue(std::string_view name) const override {
     if (name != "q") return std::optional<kai::QueueObject>{};
     kai::QueueObject q;
-    q.name = "q";
+    q.meta.name = "q";
     return std::optional<kai::QueueObject>{q};
   }
   Result<std::vector<std::string>> ChildQueues(std::string_view name) const override {
