@@ -15,7 +15,7 @@ import re
 import sys
 
 # The front ends: they do I/O and sit on top of the pure core (libkai).
-FRONT_ENDS = {"cli", "scheduler", "informer", "io", "binder", "reservation", "serve", "webhook",
+FRONT_ENDS = {"cmd", "scheduler", "informer", "io", "binder", "reservation", "serve", "webhook",
               "podgrouperd", "controllersd", "scaleadjusterd", "run"}
 # The core's own layers, bottom up; each rule below forbids an include upwards.
 LOWEST = {"util", "resource", "model"}

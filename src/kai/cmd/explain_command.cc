@@ -1,4 +1,4 @@
-#include "kai/cli/explain_command.h"
+#include "kai/cmd/explain_command.h"
 
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/writer.h>
@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <iomanip>
+#include <iostream>
 #include <optional>
 #include <sstream>
 
-#include "kai/cli/flags.h"
+#include "kai/cmd/command.h"
+#include "kai/cmd/flags.h"
 #include "kai/explain/counterfactual.h"
 #include "kai/explain/eviction.h"
 #include "kai/framework/config.h"
@@ -19,7 +21,7 @@
 #include "kai/scheduler/scheduler.h"
 #include "kai/util/time.h"
 
-namespace kai::cli {
+namespace kai::cmd {
 
 CLI::App* AddExplainCommand(CLI::App& app, ExplainArgs& a) {
   CLI::App* c = app.add_subcommand(
@@ -349,4 +351,19 @@ int RunExplain(const ExplainArgs& a, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-}  // namespace kai::cli
+namespace {
+
+class ExplainCommand final : public Command {
+ public:
+  CLI::App* Add(CLI::App& app) override { return AddExplainCommand(app, a_); }
+  int Run() override { return RunExplain(a_, std::cout, std::cerr); }
+
+ private:
+  ExplainArgs a_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeExplainCommand() { return std::make_unique<ExplainCommand>(); }
+
+}  // namespace kai::cmd

@@ -9,7 +9,7 @@ namespace CLI {
 class App;
 }
 
-namespace kai::cli {
+namespace kai::cmd {
 
 struct ExplainArgs {
   std::string kind;    // pod or podgroup
@@ -26,4 +26,4 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainArgs& a);
 // 0, or 2 with a `kai: ...` line on `err` for bad input.
 int RunExplain(const ExplainArgs& a, std::ostream& out, std::ostream& err);
 
-}  // namespace kai::cli
+}  // namespace kai::cmd

@@ -1,5 +1,5 @@
 // `kai explain` on the examples: the table and the JSON document.
-#include "kai/cli/explain_command.h"
+#include "kai/cmd/explain_command.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-namespace kai::cli {
+namespace kai::cmd {
 namespace {
 
 ExplainArgs Args(const std::string& example, const std::string& target) {
@@ -62,9 +62,9 @@ TEST(ExplainCommand, BadTargetIsAClearError) {
 }
 
 }  // namespace
-}  // namespace kai::cli
+}  // namespace kai::cmd
 
-namespace kai::cli {
+namespace kai::cmd {
 namespace {
 
 // -f takes one value per use, as kubectl's: the positionals after it stay the command's.
@@ -79,4 +79,4 @@ TEST(ExplainCommand, FileFlagTakesOneValuePerUse) {
 }
 
 }  // namespace
-}  // namespace kai::cli
+}  // namespace kai::cmd

@@ -1,4 +1,4 @@
-#include "kai/cli/whatif_command.h"
+#include "kai/cmd/whatif_command.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "kai/cli/flags.h"
+#include "kai/cmd/command.h"
+#include "kai/cmd/flags.h"
 #include "kai/framework/config.h"
 #include "kai/io/manifest_files.h"
 #include "kai/k8s/decode.h"
@@ -21,7 +22,7 @@
 #include "kai/whatif/output.h"
 #include "kai/whatif/variant.h"
 
-namespace kai::cli {
+namespace kai::cmd {
 namespace {
 
 constexpr int kExitBadInput = 2;
@@ -249,4 +250,19 @@ int RunWhatIfCommand(const WhatIfArgs& a) {
   return 0;
 }
 
-}  // namespace kai::cli
+namespace {
+
+class WhatIfCommand final : public Command {
+ public:
+  CLI::App* Add(CLI::App& app) override { return AddWhatIfCommand(app, a_); }
+  int Run() override { return RunWhatIfCommand(a_); }
+
+ private:
+  WhatIfArgs a_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeWhatIfCommand() { return std::make_unique<WhatIfCommand>(); }
+
+}  // namespace kai::cmd

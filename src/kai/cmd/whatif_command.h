@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace kai::cli {
+namespace kai::cmd {
 
 struct WhatIfArgs {
   std::vector<std::string> files;
@@ -27,4 +27,4 @@ struct WhatIfArgs {
 CLI::App* AddWhatIfCommand(CLI::App& app, WhatIfArgs& a);
 int RunWhatIfCommand(const WhatIfArgs& a);
 
-}  // namespace kai::cli
+}  // namespace kai::cmd

@@ -1,0 +1,85 @@
+// `kai admission`: the admission webhooks (GPU-sharing pods, Queues, PodGroups), or with
+// --print-webhook-config the configurations that point the API server at them.
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "kai/admission/review.h"
+#include "kai/cmd/command.h"
+#include "kai/cmd/common.h"
+#include "kai/cmd/flags.h"
+#include "kai/webhook/server.h"
+
+namespace kai::cmd {
+namespace {
+
+class AdmissionCommand final : public Command {
+ public:
+  AdmissionCommand() { o_.admission.gpu_sharing_enabled = true; }  // as KAI's operator deploys it
+
+  CLI::App* Add(CLI::App& app) override {
+    CLI::App* c = app.add_subcommand(
+        "admission", "the admission webhooks: GPU-sharing pods, Queues and PodGroups (KAI's)");
+    c->add_option("--bind-address", o_.address,
+                  "HOST:PORT to serve HTTPS on (default 0.0.0.0:9443)");
+    c->add_option("--tls-cert-file", o_.cert_file,
+                  "PEM certificate chain (read again on a change)");
+    c->add_option("--tls-key-file", o_.key_file, "PEM private key of the certificate");
+    AddClientFlags(c, o_.kubeconfig, o_.context);
+    c->add_option("--scheduler-name", o_.admission.scheduler_name,
+                  "pods of this scheduler are admitted (default kai-scheduler)");
+    c->add_flag("--gpu-sharing-enabled,!--no-gpu-sharing-enabled", o_.admission.gpu_sharing_enabled,
+                "accept GPU fractions and gpu-memory (default on)");
+    c->add_flag("--block-nvidia-visible-devices", o_.admission.block_nvidia_visible_devices,
+                "containers that request no GPU get NVIDIA_VISIBLE_DEVICES=void");
+    c->add_option(
+        "--gpu-fraction-runtime-class-name", o_.admission.gpu_fraction_runtime_class_name,
+        "runtime class for GPU-sharing pods that name none (default nvidia; \"\" = none)");
+    c->add_flag("--queue-quota-warnings", o_.admission.queue_quota_warnings,
+                "warn when a queue's quota exceeds its parent's");
+    c->add_flag("--print-webhook-config", print_config_,
+                "print the webhook configurations for --url and --ca-bundle, then exit");
+    c->add_option("--ca-bundle", ca_bundle_, "PEM file of the CA that signed the certificate");
+    c->add_option("--url", url_, "https://HOST:PORT the API server reaches the webhooks at");
+    return c;
+  }
+
+  int Run() override {
+    if (print_config_) return PrintWebhookConfig();
+    if (o_.cert_file.empty() || o_.key_file.empty()) {
+      return Fail("admission: --tls-cert-file and --tls-key-file are required");
+    }
+    StopOnSignals(&webhook::RequestAdmissionStop);
+    return webhook::RunAdmission(o_, std::cerr);
+  }
+
+ private:
+  int PrintWebhookConfig() const {
+    if (ca_bundle_.empty() || url_.empty()) {
+      return Fail("--print-webhook-config: needs --ca-bundle FILE and --url https://HOST:PORT");
+    }
+    if (url_.rfind("https://", 0) != 0) return Fail("--url: must start with https://");
+    std::ifstream in(ca_bundle_, std::ios::binary);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    if (!in || pem.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return Fail("--ca-bundle " + ca_bundle_ + ": no PEM certificate in it");
+    }
+    auto config = admission::WebhookConfigYaml(url_, pem.str(), o_.admission.scheduler_name);
+    if (!config.ok()) return Fail(config.error().message);
+    std::cout << *config;
+    return 0;
+  }
+
+  webhook::ServerOptions o_;
+  bool print_config_ = false;
+  std::string ca_bundle_, url_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeAdmissionCommand() { return std::make_unique<AdmissionCommand>(); }
+
+}  // namespace kai::cmd

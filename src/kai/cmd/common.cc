@@ -1,0 +1,83 @@
+#include "kai/cmd/common.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <sstream>
+
+#include "kai/io/usage_file.h"
+#include "kai/sim/simulator.h"
+#include "kai/util/trace.h"
+
+namespace kai::cmd {
+namespace {
+
+// KAI_DEBUG=1 traces the disruptive actions' search on stderr (libkai writes through the sink).
+class StderrTrace final : public TraceSink {
+ public:
+  void Line(std::string_view line) override { std::cerr << line << "\n"; }
+};
+
+std::atomic<void (*)()> g_stop{nullptr};
+
+void OnStopSignal(int) {
+  if (auto stop = g_stop.load()) stop();
+}
+
+}  // namespace
+
+int Fail(const std::string& message) {
+  std::cerr << "kai: " << message << "\n";
+  return kExitBadInput;
+}
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool ParseNow(const std::string& text, UnixSeconds& now) {
+  if (text.empty()) {
+    now = static_cast<UnixSeconds>(std::time(nullptr));
+    return true;
+  }
+  auto t = ParseRfc3339(text);
+  if (t) now = *t;
+  return t.has_value();
+}
+
+std::string NowError(const std::string& text) {
+  return "--now: expected an RFC 3339 time such as 2025-01-01T12:00:00Z, got \"" + text + "\"";
+}
+
+std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::string& usage_file,
+                                             sim::SimulateOptions& options,
+                                             std::optional<usage::UsageStore>& usage) {
+  if (!ParseNow(now, options.now)) return NowError(now);
+  if (usage_file.empty()) return std::nullopt;
+  auto u = usage::LoadUsageFile(usage_file);
+  if (!u.ok()) return u.error().message;
+  usage = std::move(u.value());
+  options.usage = &*usage;
+  return std::nullopt;
+}
+
+TraceSink* DebugTrace() {
+  static StderrTrace sink;
+  return std::getenv("KAI_DEBUG") != nullptr ? &sink : nullptr;
+}
+
+void StopOnSignals(void (*stop)()) {
+  g_stop.store(stop);
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+}
+
+}  // namespace kai::cmd

@@ -1,0 +1,56 @@
+// `kai podgrouper`: gives the kai scheduler's pods their PodGroups from their workloads.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "kai/cmd/command.h"
+#include "kai/cmd/common.h"
+#include "kai/cmd/flags.h"
+#include "kai/podgrouperd/controller.h"
+
+namespace kai::cmd {
+namespace {
+
+class PodGrouperCommand final : public Command {
+ public:
+  CLI::App* Add(CLI::App& app) override {
+    auto& g = o_.grouper;
+    CLI::App* c = app.add_subcommand(
+        "podgrouper", "give the kai scheduler's pods their PodGroups from their workloads (KAI's)");
+    AddClientFlags(c, o_.kubeconfig, o_.context);
+    c->add_option("--scheduler-name", g.scheduler_name, "pods of this scheduler are grouped");
+    c->add_option("--queue-label-key", g.queue_label_key, "the label naming a workload's queue");
+    c->add_option("--nodepool-label-key", g.node_pool_label_key, "the node-pool label");
+    c->add_flag("--search-legacy-pg,!--no-search-legacy-pg", g.search_for_legacy_pod_groups,
+                "keep PodGroups named the legacy way (default on)");
+    c->add_flag("--knative-gang-schedule,!--no-knative-gang-schedule", g.knative_gang_schedule,
+                "one PodGroup per Knative revision (default on)");
+    c->add_option("--default-priorities-configmap-name", g.default_priorities_configmap_name,
+                  "ConfigMap of per-kind default priority classes");
+    c->add_option("--default-priorities-configmap-namespace",
+                  g.default_priorities_configmap_namespace, "its namespace");
+    c->add_option("--max-concurrent", o_.max_concurrent, "pods grouped at once (default 4)")
+        ->check(CLI::PositiveNumber);
+    AddServerFlags(c, o_.metrics_address, o_.health_address);
+    auto& l = o_.leader;
+    leader_.Add(c, {&o_.leader_elect, &l.ns, &l.name, &l.identity, &l.lease_duration,
+                    &l.renew_deadline, &l.retry_period});
+    return c;
+  }
+
+  int Run() override {
+    if (auto e = leader_.Apply()) return Fail(*e);
+    StopOnSignals(&podgrouperd::RequestPodGrouperStop);
+    return podgrouperd::RunPodGrouper(o_, std::cerr);
+  }
+
+ private:
+  podgrouperd::PodGrouperOptions o_;
+  LeaderFlags leader_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakePodGrouperCommand() { return std::make_unique<PodGrouperCommand>(); }
+
+}  // namespace kai::cmd

@@ -1,0 +1,111 @@
+// `kai scheduler`: schedules a live cluster (KAI's scheduler).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "kai/cmd/command.h"
+#include "kai/cmd/common.h"
+#include "kai/cmd/flags.h"
+#include "kai/scheduler/scheduler.h"
+
+namespace kai::cmd {
+namespace {
+
+class SchedulerCommand final : public Command {
+ public:
+  CLI::App* Add(CLI::App& app) override {
+    CLI::App* c =
+        app.add_subcommand("scheduler", "schedule a Kubernetes cluster (KAI's scheduler)");
+    AddClientFlags(c, o_.kubeconfig, o_.context);
+    c->add_option("--scheduler-name", o_.scheduler_name, "schedule pods with this schedulerName");
+    c->add_option("--shard", o_.shard, "SchedulingShard to read config and node pool from");
+    c->add_option("--node-pool-label-key", o_.node_pool_key, "the node-pool label");
+    c->add_option("--schedule-period", period_, "cycle period, e.g. 1s (the shard's wins)");
+    c->add_flag("--once", o_.once, "sync, run one cycle, write its decisions, print it and exit");
+    c->add_flag("--dry-run", o_.dry_run, "sync, run one cycle, print it; write nothing");
+    c->add_option("-o,--output", o_.output, "table, yaml or json (--once, --dry-run)")
+        ->check(CLI::IsMember({"table", "yaml", "json"}));
+    c->add_option("--now", now_, "a fixed clock for every cycle, RFC 3339 (tests)");
+    c->add_option("--max-in-flight", o_.max_in_flight, "concurrent API writes (default 32)");
+    c->add_option("--status-write-deferral", status_deferral_,
+                  "how long status writes and events may wait behind a burst of binds "
+                  "(default 10s; 0s: only while a cycle's writes run)");
+    c->add_flag("--update-pod-eviction-condition,!--no-update-pod-eviction-condition",
+                o_.update_pod_eviction_condition,
+                "set the DisruptionTarget condition before deleting an evicted pod (default on; "
+                "--update-pod-eviction-condition=false turns it off)");
+    leader_.Add(c, {&o_.leader_elect, &o_.leader_elect_namespace, &o_.leader_elect_id, &o_.identity,
+                    &o_.lease_duration, &o_.renew_deadline, &o_.retry_period});
+    AddServerFlags(c, o_.metrics_address, o_.health_address);
+    c->add_option(
+        "--snapshot-bind-address", o_.snapshot_address,
+        "HOST:PORT for /debug/snapshot (default 127.0.0.1:8083, loopback only; \"\": off)");
+    c->add_option("--plugin-server-port", plugin_server_port_,
+                  "KAI's name: serve /debug/snapshot on 127.0.0.1:PORT")
+        ->check(CLI::Range(1, 65535));
+    c->add_option("--usage-dir", o_.usage_dir,
+                  "record each queue's usage here for time-based fair share (usageDBConfig)");
+    c->add_option("--usage-prometheus-url", o_.usage_prometheus_url,
+                  "read the usage history from this Prometheus instead (as KAI)");
+    c->add_option("--usage-save-interval", usage_save_interval_,
+                  "how often the usage history is saved (default 60s, and on shutdown)");
+    c->add_option("--unserved-recheck-period", unserved_recheck_,
+                  "how often an optional API the cluster does not serve (DRA, "
+                  "NodeResourceTopology) is looked for again (default 60s)");
+    c->add_option("--max-cycles", o_.max_cycles, "stop after this many cycles (0: run on)");
+    c->add_flag("--verify-snapshot-cache", o_.verify_snapshot_cache,
+                "check every cycle that the incremental snapshot equals a full build");
+    return c;
+  }
+
+  int Run() override {
+    if (auto e = Apply()) return Fail(*e);
+    o_.trace = DebugTrace();
+    StopOnSignals(&scheduler::RequestStop);
+    return scheduler::RunScheduler(o_, std::cout, std::cerr);
+  }
+
+ private:
+  // The flags that need more than a copy, into o_.
+  std::optional<std::string> Apply() {
+    if (plugin_server_port_ != 0)
+      o_.snapshot_address = "127.0.0.1:" + std::to_string(plugin_server_port_);
+    if (!period_.empty()) {
+      std::chrono::milliseconds p{0};
+      if (auto e = ParseDurationFlag("--schedule-period", period_, p)) return e;
+      o_.period = p;
+    }
+    if (auto e = leader_.Apply()) return e;
+    if (status_deferral_ == "0" || status_deferral_ == "0s") {
+      o_.status_write_deferral = std::chrono::milliseconds(0);
+    } else if (auto e = ParseDurationFlag("--status-write-deferral", status_deferral_,
+                                          o_.status_write_deferral)) {
+      return e;
+    }
+    if (auto e = ParseDurationFlag("--usage-save-interval", usage_save_interval_,
+                                   o_.usage_save_interval)) {
+      return e;
+    }
+    if (auto e = ParseDurationFlag("--unserved-recheck-period", unserved_recheck_,
+                                   o_.unserved_recheck)) {
+      return e;
+    }
+    if (!now_.empty()) {
+      UnixSeconds now = 0;
+      if (!ParseNow(now_, now)) return "--now: expected an RFC 3339 time, got " + now_;
+      o_.now = now;
+    }
+    return std::nullopt;
+  }
+
+  scheduler::SchedulerOptions o_;
+  std::string period_, now_, status_deferral_, usage_save_interval_, unserved_recheck_;
+  int plugin_server_port_ = 0;
+  LeaderFlags leader_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> MakeSchedulerCommand() { return std::make_unique<SchedulerCommand>(); }
+
+}  // namespace kai::cmd
