@@ -17,6 +17,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -245,6 +246,17 @@ class Workloads(unittest.TestCase):
         self.assertIsNone(GROUPER.poll(), "the pod grouper exited")
         got = CLIENT.get("/api/v1/namespaces/pg/pods/widget-pod")
         self.assertNotIn("pod-group-name", got["metadata"].get("annotations") or {})
+        # KAI's PodGrouperWarning on the pod, once: the retries fail the same way.
+        def warnings():
+            events = CLIENT.get("/api/v1/namespaces/pg/events")["items"]
+            return [e for e in events if e["involvedObject"]["name"] == "widget-pod"
+                    and e["reason"] == "PodGrouperWarning"]
+        found = wait_for("a PodGrouperWarning event", lambda: warnings() or None)
+        self.assertEqual(found[0]["type"], "Warning")
+        self.assertEqual(found[0]["involvedObject"]["uid"], got["metadata"]["uid"])
+        self.assertIn("Widget", found[0]["message"])
+        time.sleep(3)  # retries at 1 s, 2 s: the same failure, no new event
+        self.assertEqual(len(warnings()), 1, [e["message"] for e in warnings()])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include "kai/framework/statement.h"
 #include "kai/k8s/decode.h"
 #include "kai/scheduler/decisions.h"
+#include "kai/testing/manifest.h"
 
 namespace kai {
 namespace {
@@ -71,12 +72,7 @@ spec:
     resources: {limits: {example.com/nic: '2'}}
 )";
 
-ClusterState Load() {
-  ClusterState state;
-  const Status decoded = DecodeManifestText(kCluster, "t.yaml", state);
-  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().message);
-  return state;
-}
+ClusterState Load() { return testutil::LoadManifest(kCluster); }
 
 class DraExtendedTest : public ::testing::Test {
  protected:

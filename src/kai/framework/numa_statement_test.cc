@@ -6,6 +6,7 @@
 #include "kai/framework/statement.h"
 #include "kai/k8s/decode.h"
 #include "kai/scheduler/decisions.h"
+#include "kai/testing/manifest.h"
 
 namespace kai {
 namespace {
@@ -74,12 +75,7 @@ spec:
   containers: [{name: c, resources: {limits: {cpu: '3', memory: 1Gi}}}]
 )";
 
-ClusterState Load() {
-  ClusterState state;
-  const Status decoded = DecodeManifestText(kCluster, "t.yaml", state);
-  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().message);
-  return state;
-}
+ClusterState Load() { return testutil::LoadManifest(kCluster); }
 
 class NumaStatementTest : public ::testing::Test {
  protected:

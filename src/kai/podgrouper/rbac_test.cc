@@ -41,6 +41,7 @@ TEST(PodGrouperRbac, TheClusterRoleIsExactlyWhatThePodGrouperCalls) {
                          {"", "pods", "watch"},
                          {"", "pods", "patch"},
                          {"", "configmaps", "get"},
+                         {"", "events", "create"},  // PodGrouperWarning
                          {"scheduling.k8s.io", "priorityclasses", "get"},
                          {"scheduling.run.ai", "podgroups", "get"},
                          {"scheduling.run.ai", "podgroups", "list"},

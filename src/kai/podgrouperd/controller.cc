@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <ctime>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -150,6 +152,7 @@ class Controller {
     std::lock_guard<std::mutex> lock(mu_);
     if (!p || p->meta.deletion) {
       grouped_.erase(key);
+      warned_.erase(key);
       return;
     }
     if (grouped_.count(key) && p->meta.annotations.count(std::string(keys::kPodGroupAnnotation))) {
@@ -180,17 +183,47 @@ class Controller {
     podgrouper::Fetched pod = reader_.Get(pod_key);
     if (pod.status == podgrouper::FetchStatus::kNotFound) return Outcome::kDone;
     if (pod.status != podgrouper::FetchStatus::kFound) return Failed(key, pod.message);
-    auto decision = podgrouper::GroupPod(pod.object, reader_, o_.grouper);
-    if (!decision.ok()) return Failed(key, decision.error().message);
+    std::string why;
+    const Outcome outcome = Group(pod.object, key, why);
+    Warn(pod.object, key, why);
+    return outcome;
+  }
+
+  // Gives the pod its PodGroup; `why` says what failed (a retry follows).
+  Outcome Group(const podgrouper::Object& pod, const std::string& key, std::string& why) {
+    auto decision = podgrouper::GroupPod(pod, reader_, o_.grouper);
+    if (!decision.ok()) return Failed(key, why = decision.error().message);
     if (decision->skip) return Outcome::kDone;
-    if (Apply(decision->metadata) == Outcome::kRetry) return Outcome::kRetry;
-    if (auto a = podgrouper::PodAssignmentFor(pod.object, decision->metadata)) {
-      if (!AssignPod(pod.object, *a)) return Outcome::kRetry;
+    if (Apply(decision->metadata, why) == Outcome::kRetry) return Outcome::kRetry;
+    if (auto a = podgrouper::PodAssignmentFor(pod, decision->metadata)) {
+      if (!AssignPod(pod, *a, why)) return Outcome::kRetry;
     }
     ++counters_.grouped;
     std::lock_guard<std::mutex> lock(mu_);
     grouped_.insert(key);
     return Outcome::kDone;
+  }
+
+  // KAI's PodGrouperWarning: a Warning event on the pod naming what failed, written when the
+  // failure is new for the pod (retries with the same error add none); a success forgets it.
+  void Warn(const podgrouper::Object& pod, const std::string& key, const std::string& why) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (why.empty()) {
+        warned_.erase(key);
+        return;
+      }
+      auto [it, fresh] = warned_.try_emplace(key, why);
+      if (!fresh && it->second == why) return;
+      it->second = why;
+    }
+    const k8s::EventSpec spec{
+        "v1", "Pod", pod.ns,       pod.name, pod.uid, "Warning", "PodGrouperWarning",
+        why,  {},    "pod-grouper"};
+    const std::string path = k8s::CollectionPath(res::kEvent, pod.ns);
+    const k8s::HttpResponse r = client_.Create(
+        path, k8s::EventBody(spec, static_cast<UnixSeconds>(std::time(nullptr)), ++event_seq_));
+    if (!r.ok()) Log(k8s::Describe({"POST", path}, r));
   }
 
   Outcome Failed(const std::string& key, const std::string& why) {
@@ -201,16 +234,16 @@ class Controller {
 
   // Creates or updates the PodGroup; the existing one is read from etcd (its resourceVersion
   // guards the update).
-  Outcome Apply(const podgrouper::PodGroupMetadata& md) {
+  Outcome Apply(const podgrouper::PodGroupMetadata& md, std::string& why) {
     const std::string path = k8s::ObjectPath(res::kPodGroup, md.ns, md.name);
     k8s::HttpResponse r = client_.Get(path);
     std::optional<podgrouper::PodGroupManifest> existing;
     if (r.ok()) {
       auto pg = ReadPodGroup(r.body);
-      if (!pg.ok()) return Failed(md.ns + "/" + md.name, pg.error().message);
+      if (!pg.ok()) return Failed(md.ns + "/" + md.name, why = pg.error().message);
       existing = std::move(pg.value());
     } else if (r.status != 404) {
-      return Failed(md.ns + "/" + md.name, k8s::Describe({"GET", path}, r));
+      return Failed(md.ns + "/" + md.name, why = k8s::Describe({"GET", path}, r));
     }
     const ApplyPlan plan = podgrouper::PlanApply(existing, md, o_.grouper);
     if (plan.action == ApplyPlan::Action::kNone) return Outcome::kDone;
@@ -225,7 +258,7 @@ class Controller {
       return Outcome::kDone;
     }
     // 409: created meanwhile, or changed since it was read: read it again.
-    return Failed(md.ns + "/" + md.name, k8s::Describe({"WRITE", path}, w));
+    return Failed(md.ns + "/" + md.name, why = k8s::Describe({"WRITE", path}, w));
   }
 
   static Result<podgrouper::PodGroupManifest> ReadPodGroup(const std::string& body) {
@@ -234,7 +267,8 @@ class Controller {
     return podgrouper::DecodePodGroupManifest(*obj);
   }
 
-  bool AssignPod(const podgrouper::Object& pod, const podgrouper::PodAssignment& a) {
+  bool AssignPod(const podgrouper::Object& pod, const podgrouper::PodAssignment& a,
+                 std::string& why) {
     k8s::MetaPatch patch;
     patch.annotations.push_back({std::string(keys::kPodGroupAnnotation), a.pod_group});
     if (!a.sub_group.empty())
@@ -243,7 +277,8 @@ class Controller {
     k8s::HttpResponse r =
         client_.Patch(path, k8s::MetadataMergePatch(patch), k8s::PatchType::kMerge);
     if (r.ok() || r.status == 404) return true;
-    Log(k8s::Describe({"PATCH", path}, r));
+    why = k8s::Describe({"PATCH", path}, r);
+    Log(why);
     return false;
   }
 
@@ -255,6 +290,8 @@ class Controller {
   std::mutex log_mu_, mu_;
   binder::WorkQueue queue_;
   std::unordered_set<std::string> grouped_;  // pods grouped and annotated (live pods only)
+  std::unordered_map<std::string, std::string> warned_;  // pod -> its last PodGrouperWarning
+  std::atomic<uint64_t> event_seq_{0};
   std::unique_ptr<informer::Informer> informer_;
   ClusterState world_;  // what Apply fills (the pods, kept for the watch's bookkeeping)
   std::vector<std::thread> workers_;

@@ -154,6 +154,7 @@ void Committer::Abandon() {
   std::lock_guard<std::mutex> lock(mu_);
   pod_messages_.clear();
   group_messages_.clear();
+  event_messages_.clear();
 }
 
 // After a cycle that bound or evicted, the background writes wait for the next cycle too: in a
@@ -199,7 +200,7 @@ bool Committer::Changed(std::map<std::string, std::string>& memory, const std::s
 
 size_t Committer::Remembered() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return pod_messages_.size() + group_messages_.size();
+  return pod_messages_.size() + group_messages_.size() + event_messages_.size();
 }
 
 void Committer::Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
@@ -577,6 +578,29 @@ void Committer::DeleteStale(const ObjectRef& b, Run& run) {
   if (informer_) informer_->AssumeDeleted(res::kBindRequest, informer::KeyOf(b.ns, b.name));
 }
 
+void Committer::StatusEvents(const Decisions& d, UnixSeconds now) {
+  std::set<std::string> mentioned;
+  auto once = [&](const ObjectRef& obj, std::string_view api_version, std::string_view kind,
+                  std::string_view reason, const std::string& message) {
+    std::string key = std::string(reason) + "/" + obj.uid;
+    if (Changed(event_messages_, key, message)) {
+      Event(obj, api_version, kind, "Normal", reason, message, {}, now);
+    }
+    mentioned.insert(std::move(key));
+  };
+  for (const auto& p : d.pipelined) {
+    once(p.pod, "v1", "Pod", "Pipelined",
+         "Pod " + p.pod.ns + "/" + p.pod.name + " was pipelined to node " + p.node);
+  }
+  for (const auto& g : d.pod_groups) {
+    const std::string_view api = res::kPodGroup.api_version;
+    if (g.stale) once(g.pod_group, api, "PodGroup", "StaleJob", *g.stale);
+    if (g.not_ready) once(g.pod_group, api, "PodGroup", "NotReady", *g.not_ready);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(event_messages_, [&](const auto& kv) { return !mentioned.count(kv.first); });
+}
+
 CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
   Run run;
   std::vector<std::function<void()>> work;
@@ -601,6 +625,7 @@ CommitResult Committer::Commit(const Decisions& d, UnixSeconds now) {
         PodKey(p.pod), [this, p, now] { return MarkPending(p, now); }, run);
   }
   for (const auto& g : d.pod_groups) QueuePodGroup(g, now, run);
+  StatusEvents(d, now);
   ResumeBackground(run.result);
   // Forget pods and PodGroups this cycle did not mention (bound, gone, or no longer pending).
   std::set<std::string> pods, groups;

@@ -81,6 +81,9 @@ class Committer {
   void AssumeAnswer(const k8s::ResourceType& type, const k8s::HttpResponse& r);
   void Nominate(const NominateDecision& n, Run& run);
   void DeleteStale(const ObjectRef& b, Run& run);
+  // KAI's Pipelined, NotReady and StaleJob events, each written when its message changes; the
+  // memory of objects the cycle no longer mentions is forgotten.
+  void StatusEvents(const Decisions& d, UnixSeconds now);
   void Event(const ObjectRef& obj, std::string_view api_version, std::string_view kind,
              std::string_view type, std::string_view reason, const std::string& message,
              const std::map<std::string, std::string>& annotations, UnixSeconds now);
@@ -93,6 +96,8 @@ class Committer {
   mutable std::mutex mu_;
   std::map<std::string, std::string> pod_messages_;    // pod uid -> last Unschedulable message
   std::map<std::string, std::string> group_messages_;  // PodGroup uid -> last condition message
+  // "<reason>/<uid>" -> the last message of a Pipelined, NotReady or StaleJob event.
+  std::map<std::string, std::string> event_messages_;
   std::atomic<uint64_t> event_seq_{0};
   std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // Commit's thread only
   bool deferral_spent_ = false;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "kai/k8s/doc.h"
@@ -24,6 +25,11 @@ class FakeApi {
                 res.set_content(R"({"kind":"Pod","metadata":{"name":"victim","namespace":"team"}})",
                                 "application/json");
               });
+          server.Post(".*", [this](const httplib::Request& req, httplib::Response& res) {
+            Record("POST " + req.path, req.body);
+            res.status = 201;
+            res.set_content("{}", "application/json");
+          });
           server.Delete(".*", [this](const httplib::Request& req, httplib::Response& res) {
             Record("DELETE " + req.path, req.body);
             res.set_content(
@@ -113,6 +119,53 @@ TEST(CommitEviction, APodAlreadyGoneIsNeitherAnErrorNorDeleted) {
   EXPECT_EQ(r.evictions, 0);
   EXPECT_EQ(r.failed, 0);
   EXPECT_EQ(api.calls().size(), 1u);
+}
+
+// The events a cycle posted, in order: "reason: message".
+std::vector<std::string> Events(FakeApi& api) {
+  std::vector<std::string> out;
+  for (const auto& [call, body] : api.calls()) {
+    if (call != "POST /api/v1/namespaces/team/events") continue;
+    auto e = doc::ParseJson(body);
+    EXPECT_TRUE(e.ok()) << body;
+    if (!e.ok()) continue;
+    const doc::Node root = e->Roots()[0];
+    out.push_back(std::string(root["reason"].Scalar()) + ": " +
+                  std::string(root["message"].Scalar()));
+  }
+  std::sort(out.begin(), out.end());  // background writers post in any order
+  return out;
+}
+
+TEST(CommitStatusEvents, PipelinedNotReadyAndStaleJobAreWrittenWhenTheirMessageChanges) {
+  FakeApi api(200);
+  k8s::ApiClient client(api.config());
+  Committer c(client, nullptr, CommitOptions{});
+  Decisions d;
+  d.pipelined.push_back({{"team", "p", "u-p"}, "n1"});
+  PodGroupDecision g;
+  g.pod_group = {"team", "g", "u-g"};
+  g.not_ready =
+      "Job is not ready for scheduling. Waiting for 3 pods, currently 2 exist, 0 are gated";
+  g.stale = "Job is stale. 1 pods are active, minMember is 2";
+  d.pod_groups.push_back(g);
+  const UnixSeconds now = 1767225600;
+  c.Commit(d, now);
+  ASSERT_TRUE(c.FlushBackground(std::chrono::seconds(10)));
+  const std::vector<std::string> first = {"NotReady: " + *g.not_ready,
+                                          "Pipelined: Pod team/p was pipelined to node n1",
+                                          "StaleJob: " + *g.stale};
+  EXPECT_EQ(Events(api), first);
+  c.Commit(d, now + 1);  // the same messages: nothing new
+  ASSERT_TRUE(c.FlushBackground(std::chrono::seconds(10)));
+  EXPECT_EQ(Events(api).size(), 3u);
+  d.pipelined[0].node = "n2";
+  c.Commit(d, now + 2);
+  ASSERT_TRUE(c.FlushBackground(std::chrono::seconds(10)));
+  ASSERT_EQ(Events(api).size(), 4u);
+  EXPECT_EQ(Events(api)[2], "Pipelined: Pod team/p was pipelined to node n2");
+  c.Commit(Decisions{}, now + 3);  // no longer mentioned: forgotten
+  EXPECT_EQ(c.Remembered(), 0u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "kai/framework/subgroups.h"
 #include "kai/k8s/keys.h"
 #include "kai/util/time.h"
 
@@ -90,7 +91,68 @@ size_t WorldIndex(const SnapJob& job, const ClusterState& world) {
   return static_cast<size_t>(job.obj - v.data());
 }
 
-void AddPodGroupDecisions(const Session& s, const ClusterState& world, Decisions& out) {
+int CountIn(const Snapshot& snap, std::span<const PodId> pods, bool (*counts)(PodStatus)) {
+  int n = 0;
+  for (PodId p : pods) n += counts(snap.pods[p].status) ? 1 : 0;
+  return n;
+}
+
+bool IsGated(PodStatus s) { return s == PodStatus::kGated; }
+bool IsWaiting(PodStatus s) { return s == PodStatus::kPending || s == PodStatus::kGated; }
+
+// KAI's NotReady message: each PodSet with fewer pods (alive, not gated) than its minimum.
+std::string NotReadyMessage(const Snapshot& snap, const SnapJob& job) {
+  std::string msg = "Job is not ready for scheduling.";
+  for (size_t i = 0; i < job.sub_groups.size(); ++i) {
+    const SnapSubGroup& sg = job.sub_groups[i];
+    if (!sg.pod_set) continue;
+    const auto pods = job.PodsOf(static_cast<SubGroupIndex>(i));
+    const int alive = CountIn(snap, pods, IsAlive), gated = CountIn(snap, pods, IsGated);
+    if (alive - gated >= sg.min_member) continue;
+    const std::string counts =
+        ", currently " + std::to_string(alive) + " exist, " + std::to_string(gated) + " are gated";
+    msg += job.HasSubGroups() ? " Waiting for " + std::to_string(sg.min_member) +
+                                    " pods for SubGroup " + std::string(sg.name) + counts + "."
+                              : " Waiting for " + std::to_string(sg.min_member) + " pods" + counts;
+  }
+  return msg;
+}
+
+// KAI's StaleJob message: the active pods against the minimum, and each short SubGroup.
+std::string StaleMessage(const Snapshot& snap, const SnapJob& job) {
+  int active = 0, min_member = 0;
+  std::string short_sets;
+  for (size_t i = 0; i < job.sub_groups.size(); ++i) {
+    const SnapSubGroup& sg = job.sub_groups[i];
+    if (!sg.pod_set) continue;
+    const int n = CountIn(snap, job.PodsOf(static_cast<SubGroupIndex>(i)), IsActiveUsed);
+    active += n;
+    min_member += sg.min_member;
+    if (job.HasSubGroups() && n < sg.min_member) {
+      short_sets += ", subGroup " + std::string(sg.name) + " minMember is " +
+                    std::to_string(sg.min_member) + " and " + std::to_string(n) +
+                    " pods are active";
+    }
+  }
+  return "Job is stale. " + std::to_string(active) + " pods are active, minMember is " +
+         std::to_string(min_member) + short_sets;
+}
+
+// The job has pending or gated pods but too few of them exist to schedule it (KAI
+// IsReadyForScheduling): it waits, with a NotReady event instead of Unschedulable ones.
+bool WaitsForPods(const Snapshot& snap, const SnapJob& job) {
+  return CountIn(snap, job.pods, IsWaiting) > 0 && !IsReadyForScheduling(snap, job);
+}
+
+// WaitsForPods of every job, once per cycle.
+std::vector<bool> JobsWaitingForPods(const Snapshot& snap) {
+  std::vector<bool> out(snap.jobs.size());
+  for (size_t j = 0; j < snap.jobs.size(); ++j) out[j] = WaitsForPods(snap, snap.jobs[j]);
+  return out;
+}
+
+void AddPodGroupDecisions(const Session& s, const ClusterState& world,
+                          const std::vector<bool>& waiting, Decisions& out) {
   const Snapshot& snap = s.snap();
   for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
     const SnapJob& job = snap.jobs[j];
@@ -101,7 +163,10 @@ void AddPodGroupDecisions(const Session& s, const ClusterState& world, Decisions
     d.stale_since = job.stale_since;
     TimerAnnotation(keys::kLastStartTimestamp, job.obj->last_start, job.last_start, d);
     TimerAnnotation(keys::kStaleTimestamp, job.obj->stale_since, job.stale_since, d);
-    if (s.PendingPods(j) > 0) {
+    if (job.stale_since) d.stale = StaleMessage(snap, job);
+    if (waiting[j]) {
+      d.not_ready = NotReadyMessage(snap, job);
+    } else if (s.PendingPods(j) > 0) {
       const std::string msg = JoinReasons(s.JobReasons(j));
       if (!msg.empty()) {
         d.unschedulable = msg;
@@ -110,7 +175,7 @@ void AddPodGroupDecisions(const Session& s, const ClusterState& world, Decisions
     } else {
       d.clear_conditions = job.obj->has_scheduling_conditions;
     }
-    if (!d.annotations.empty() || d.unschedulable || d.clear_conditions) {
+    if (!d.annotations.empty() || d.unschedulable || d.clear_conditions || d.not_ready || d.stale) {
       out.pod_groups.push_back(std::move(d));
     }
   }
@@ -144,6 +209,7 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
   const Snapshot& snap = s.snap();
   std::map<JobId, int> gang;        // pods evicted per job
   std::vector<JobId> evicted_jobs;  // by eviction
+  const std::vector<bool> waiting = JobsWaitingForPods(snap);
   for (PodId p = 0; p < static_cast<PodId>(snap.pods.size()); ++p) {
     const SnapPod& pod = snap.pods[p];
     const PodStatus before = initial[p];
@@ -175,9 +241,10 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
       out.evictions.push_back(std::move(e));
     } else if (pod.status == PodStatus::kPipelined && pod.obj->node_name.empty()) {
       out.nominations.push_back({RefOf(pod), std::string(snap.nodes[pod.node].name)});
+      out.pipelined.push_back({RefOf(pod), std::string(snap.nodes[pod.node].name)});
     } else if (pod.status == PodStatus::kPending && pod.kai_scheduled) {
       if (!pod.obj->nominated_node.empty()) out.nominations.push_back({RefOf(pod), ""});
-      if (pod.job == kNone) continue;
+      if (pod.job == kNone || waiting[pod.job]) continue;
       PendingPodDecision d;
       d.pod = RefOf(pod);
       d.pod_group = RefOf(snap.jobs[pod.job]);
@@ -189,7 +256,7 @@ Decisions ExtractDecisions(const Session& s, const std::vector<PodStatus>& initi
     auto it = gang.find(evicted_jobs[i]);
     if (it != gang.end()) out.evictions[i].gang_size = it->second;
   }
-  AddPodGroupDecisions(s, world, out);
+  AddPodGroupDecisions(s, world, waiting, out);
   AddStaleBindRequests(snap, world, out);
   return out;
 }

@@ -58,6 +58,17 @@ struct PodGroupDecision {
   std::optional<std::string> unschedulable;
   std::vector<Reason> reasons;  // the typed reasons behind `unschedulable` (the condition's list)
   bool clear_conditions = false;
+  // KAI's NotReady event: the PodGroup waits for pods (too few exist, or they are gated); its
+  // pods get no Unschedulable event and the PodGroup no condition then, as in KAI.
+  std::optional<std::string> not_ready;
+  // KAI's StaleJob event: the PodGroup carries the stale stamp (it runs below its minimum).
+  std::optional<std::string> stale;
+};
+
+// KAI's Pipelined event: the pod ends the cycle pipelined onto a node that is being freed.
+struct PipelinedDecision {
+  ObjectRef pod;
+  std::string node;
 };
 
 struct NominateDecision {
@@ -71,6 +82,7 @@ struct Decisions {
   std::vector<PendingPodDecision> pending;
   std::vector<PodGroupDecision> pod_groups;
   std::vector<NominateDecision> nominations;
+  std::vector<PipelinedDecision> pipelined;
   std::vector<ObjectRef> stale_bind_requests;
 };
 
