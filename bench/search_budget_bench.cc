@@ -1,9 +1,9 @@
 // The disruptive search's work budget (issue 34 item 7) on the shape of the 4-minute reclaim
-// search (bench/README.md, "Explain"; generator.h ExplainWorldShape): 1,000 nodes x 8 GPUs, all
-// taken by 8,000 running preemptible one-GPU jobs of queue-0..3 (each at its quota and limit of
-// 2,000 GPUs); 1,996 pending one-GPU jobs of those queues; the gang `frag-gang` (4 pods x 2 GPUs)
-// of queue `team` with 8 GPUs of quota. No victim's queue may give a GPU: reclaim for the gang
-// simulates growing scenarios over the 8,000 candidates and none is valid.
+// search (bench/RESULTS.md, "kai explain"; generator.h ExplainWorldShape): 1,000 nodes x 8 GPUs,
+// all taken by 8,000 running preemptible one-GPU jobs of queue-0..3 (each at its quota and limit
+// of 2,000 GPUs); 1,996 pending one-GPU jobs of those queues; the gang `frag-gang` (4 pods x 2
+// GPUs) of queue `team` with 8 GPUs of quota. No victim's queue may give a GPU: reclaim for the
+// gang simulates growing scenarios over the 8,000 candidates and none is valid.
 //
 //   BM_ReclaimSearchBudget/W   one reclaim cycle with max-search-work-per-job W (and no action
 //                              bound). Counters: the gang's scenarios tried, pruned, work units

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The include rule of ../shared/DESIGN.md ("layers point down only"), checked on src/kai.
+"""The include rule of docs/design.md ("layers point down only"), checked on src/kai.
 
     scripts/check_includes.py <src dir> <allowlist>
 

@@ -1,4 +1,5 @@
-"""Each component stops writing the moment it loses its leader lease (README "Leader election").
+"""Each component stops writing the moment it loses its leader lease (docs/commands/README.md,
+"Leader election").
 
 Every test runs one kai component (or `kai run`) with --leader-elect and short lease periods
 against the fake API server (fake_apiserver.py), gives it writes to do and slows them down (a

@@ -1,4 +1,4 @@
-// The one static registry of plugins and actions (DESIGN.md rule 3), declared by the framework
+// The one static registry of plugins and actions (docs/design.md rule 3), declared by the framework
 // (framework/plugin.h) and defined here, above both plugins/ and actions/, so that the framework
 // never includes either. Default priorities are KAI's (schedulingshard_types.go); plugins
 // register hooks in priority order, highest first.

@@ -70,9 +70,9 @@ const char* ChangeKindName(ChangeKind kind);
 // Applies `c` to `world` (and `now` for kWait). Errors name the object the change cannot find.
 Status ApplyChange(const Change& c, ClusterState& world, UnixSeconds& now);
 
-// Size order, smallest first (documented in README "Why is my job pending?"): by class (waiting;
-// editing the workload itself; raising a queue's limit, then its quota; disrupting other
-// workloads), then by amount within the class, then by the description as the final tie-breaker.
+// Size order, smallest first (documented in docs/commands/explain.md): by class (waiting; editing
+// the workload itself; raising a queue's limit, then its quota; disrupting other workloads), then
+// by amount within the class, then by the description as the final tie-breaker.
 struct ChangeSize {
   int rank = 0;      // the class
   int64_t size = 0;  // within it: seconds, fields edited, amount, jobs disrupted

@@ -1,5 +1,5 @@
 #pragma once
-// Why a running pod is disrupted in a cycle, as a typed verdict (DESIGN.md rule 2): which
+// Why a running pod is disrupted in a cycle, as a typed verdict (docs/design.md rule 2): which
 // action, for which job, how, under which rule. `kai simulate`'s table and JSON, the scheduler's
 // events and decisions read these fields; the one-line text is rendered from them.
 #include <cstdint>

@@ -1,6 +1,7 @@
 #pragma once
-// Typed verdicts and structured reasons (DESIGN.md rule 2). A node verdict says why one pod does
-// not fit one node; a Reason summarises verdicts for a pending pod or job, for people and for JSON.
+// Typed verdicts and structured reasons (docs/design.md rule 2). A node verdict says why one pod
+// does not fit one node; a Reason summarises verdicts for a pending pod or job, for people and for
+// JSON.
 #include <cstdint>
 #include <string>
 #include <type_traits>

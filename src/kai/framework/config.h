@@ -38,7 +38,7 @@ struct SearchTimeBudgets {
 
 // Work units the disruptive search of one job may spend by default (spec.args
 // max-search-work-per-job), and one action in one cycle (max-search-work-per-action); see
-// actions/common/solver.h for the unit and bench/README.md for how the default was derived.
+// actions/common/solver.h for the unit and bench/RESULTS.md for how the default was derived.
 inline constexpr int64_t kDefaultSearchWorkPerJob = 200000;
 inline constexpr int64_t kDefaultSearchWorkPerAction = 10 * kDefaultSearchWorkPerJob;
 

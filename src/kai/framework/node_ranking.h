@@ -1,7 +1,7 @@
 #pragma once
 // The candidate nodes of a pod ranked best first, kept across the tasks of a session, so that
 // placing thousands of alike tasks costs O(changed nodes x log N) each instead of scoring every
-// node for every task (DESIGN.md: performance).
+// node for every task (docs/design.md: performance rules).
 //
 // A ranking is kept per key: the pod's request and GPU share plus every scorer's ScoreKeyFn. Pods
 // with one key get the same score on every node whose accounting did not change, so a ranking

@@ -1,5 +1,5 @@
 #pragma once
-// A Statement is an undo log over the session's snapshot (DESIGN.md rule 5): every operation
+// A Statement is an undo log over the session's snapshot (docs/design.md rule 5): every operation
 // records its inverse, so Checkpoint/Rollback cost O(operations), never a copy.
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Exact resource vectors (DESIGN.md rule 1): every amount is an int64 in a fixed unit.
+// Exact resource vectors (docs/design.md rule 1): every amount is an int64 in a fixed unit.
 //   cpu: millicores; memory: bytes; gpu: milli-GPU (1000 = one device); pods: count;
 //   other (extended) resources, e.g. nvidia.com/mig-1g.5gb: base units, keyed by interned id.
 #include <algorithm>

@@ -7,7 +7,7 @@
 //
 // Reclaimable: a pooled string is reference-counted and leaves the pool when its last handle
 // dies, so a process that runs for months (the scheduler, whose nodes, namespaces and queues come
-// and go) keeps only the strings its live objects use (bench/README.md, "Soak: memory under
+// and go) keeps only the strings its live objects use (bench/RESULTS.md, "Soak: memory under
 // churn"). Why reference counts and not a periodic rebuild of the pool: a rebuild must find every
 // handle (objects of the world, snapshots, the informer's queued deltas, reflector threads in
 // the middle of a decode) or give up pointer equality; a count is exact, local and needs no

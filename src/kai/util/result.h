@@ -1,5 +1,5 @@
 #pragma once
-// Operational errors travel as values (DESIGN.md rule 2): exceptions only at the process edge.
+// Operational errors travel as values (docs/design.md rule 2): exceptions only at the process edge.
 // Result<T> is the one error type of libkai's fallible calls (a value, or an Error with a
 // human-readable message); Status is a Result without a value. A call that finds several
 // problems at once (a manifest's every bad field) returns one Error listing them, one per line.

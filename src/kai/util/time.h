@@ -1,5 +1,5 @@
 #pragma once
-// Time is plain seconds since the Unix epoch; the clock is always injected (DESIGN.md rule 4).
+// Time is plain seconds since the Unix epoch; the clock is always injected (docs/design.md rule 4).
 #include <cstdint>
 #include <optional>
 #include <string>
