@@ -16,7 +16,8 @@ everything cleared between scenarios):
    and queue's figures);
 6. every decision must be on the server: a BindRequest for each pod the cycle bound (its node and
    GPU groups), each evicted pod deleted or terminating, each pending pod of kai's with the
-   PodScheduled=False condition.
+   PodScheduled=False condition, or its PodGroup a NotReady event (KAI's: a gang with too few
+   pods to schedule gets that instead).
 Skips when /opt/kube-test/bin/kube-apiserver is not built.
 """
 
@@ -154,12 +155,23 @@ class Parity(unittest.TestCase):
                 now = pods_after.get(k) or {}
                 conds = (now.get("status") or {}).get("conditions") or []
                 if not any(c.get("type") == "PodScheduled" and c.get("status") == "False"
-                           for c in conds):
-                    problems.append(f"{k}: pending but no PodScheduled=False condition")
+                           for c in conds) and \
+                        not self.not_ready(client, before, p["namespace"], p["podGroup"]):
+                    problems.append(f"{k}: pending but no PodScheduled=False condition"
+                                    " (nor a NotReady event on its PodGroup)")
         if problems:
             return "not on the server:\n  " + "\n  ".join(problems[:10]) + "\nscheduler log:\n" + \
                 log[-1500:]
         return None
+
+    @staticmethod
+    def not_ready(client: sl.Client, before: list[dict], ns: str, group: str) -> bool:
+        """Whether the PodGroup got KAI's NotReady event: its pods then get no condition."""
+        uids = {o["metadata"].get("uid") for o in before if o["kind"] == "PodGroup"
+                and o["metadata"].get("namespace") == ns and o["metadata"]["name"] == group}
+        events = client.get(f"/api/v1/namespaces/{ns}/events").get("items") or []
+        return any(e.get("reason") == "NotReady" and
+                   (e.get("involvedObject") or {}).get("uid") in uids for e in events)
 
     def test_every_scenario(self):
         client = sl.Client(SERVER.kubeconfig)
