@@ -976,7 +976,8 @@ def failure_line(line: str) -> bool:
 
 
 def failure_lines(log: str) -> list[str]:
-    return [l for l in log.splitlines() if l.startswith("kai scheduler: ") and
+    # The scheduler's own records: TIME<TAB>LEVEL<TAB>scheduler<TAB>message.
+    return [l for l in log.splitlines() if "\tscheduler\t" in l and
             "differs from a full build" not in l and failure_line(l)]
 
 

@@ -23,6 +23,7 @@
 #include "fake_server.h"
 #include "kai/k8s/api_client.h"
 #include "kai/reservation/reservation.h"
+#include "kai/testing/log_record.h"
 #include "kai/testing/scoped_env.h"
 
 namespace kai::reservation {
@@ -307,7 +308,8 @@ TEST_F(ReservationProgram, NvmlFailureExitsNonZeroWithOneKaiLine) {
   server_.Ops({CreateOp(ReservationPodJson("p"))});
   ASSERT_NO_FATAL_FAILURE(Start());
   EXPECT_EQ(WaitExit(), 1) << Output();
-  EXPECT_EQ(Output(), "kai: found 2 devices, 1 was expected\n");
+  EXPECT_EQ(testutil::WithoutTime(Output()),
+            "ERROR\tresource-reservation\tfound 2 devices, 1 was expected\n");
   EXPECT_EQ(Requests("PATCH"), 0);
 }
 

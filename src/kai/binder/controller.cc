@@ -627,7 +627,7 @@ void RequestBinderStop() { g_stop = true; }
 int RunBinder(const BinderOptions& options, std::ostream& err) {
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai: " << config.error().message << "\n";
+    err << "kai: error: " << config.error().message << "\n";
     return 2;
   }
   const k8s::ApiClient client(*config);

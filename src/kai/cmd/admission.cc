@@ -43,19 +43,23 @@ class AdmissionCommand final : public Command {
                 "print the webhook configurations for --url and --ca-bundle, then exit");
     c->add_option("--ca-bundle", ca_bundle_, "PEM file of the CA that signed the certificate");
     c->add_option("--url", url_, "https://HOST:PORT the API server reaches the webhooks at");
+    log_.Add(c, 0, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "admission");
+    if (!log.ok()) return Fail(log.error().message);
     if (print_config_) return PrintWebhookConfig();
     if (o_.cert_file.empty() || o_.key_file.empty()) {
       return Fail("admission: --tls-cert-file and --tls-key-file are required");
     }
     StopOnSignals(&webhook::RequestAdmissionStop);
-    return webhook::RunAdmission(o_, std::cerr);
+    return webhook::RunAdmission(o_, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   int PrintWebhookConfig() const {
     if (ca_bundle_.empty() || url_.empty()) {
       return Fail("--print-webhook-config: needs --ca-bundle FILE and --url https://HOST:PORT");

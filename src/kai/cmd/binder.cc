@@ -59,16 +59,20 @@ class BinderCommand final : public Command {
                  &o_.lease_duration, &o_.renew_deadline, &o_.retry_period},
                 "elect a leader on a Lease; only the leader binds");
     AddServerFlags(c, o_.metrics_address, o_.health_address);
+    log_.Add(c, 0, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "binder");
+    if (!log.ok()) return Fail(log.error().message);
     if (auto e = Apply()) return Fail(*e);
     StopOnSignals(&binder::RequestBinderStop);
-    return binder::RunBinder(o_, std::cerr);
+    return binder::RunBinder(o_, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   std::optional<std::string> Apply() {
     if (auto e = ParseDurationFlag("--resource-reservation-allocation-timeout",
                                    reservation_timeout_, o_.reservation.allocation_timeout)) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "kai/cmd/flags.h"
 #include "kai/io/usage_file.h"
 #include "kai/sim/simulator.h"
 #include "kai/util/trace.h"
@@ -72,6 +73,21 @@ std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::
 TraceSink* DebugTrace() {
   static StderrTrace sink;
   return std::getenv("KAI_DEBUG") != nullptr ? &sink : nullptr;
+}
+
+Result<std::unique_ptr<DaemonLog>> DaemonLog::Open(const LogFlags& flags, std::string component) {
+  auto options = flags.Options();
+  if (!options.ok()) return options.error();
+  return std::make_unique<DaemonLog>(std::move(component), *options);
+}
+
+DaemonLog::DaemonLog(std::string component, const serve::LogOptions& options)
+    : logger_(std::cerr, std::move(component), options), stream_(logger_) {
+  if (std::getenv("KAI_DEBUG") != nullptr) {
+    trace_ = std::make_unique<serve::LogTraceSink>(logger_, 0);
+  } else if (logger_.Enabled(serve::kTraceVerbosity)) {
+    trace_ = std::make_unique<serve::LogTraceSink>(logger_, serve::kTraceVerbosity);
+  }
 }
 
 void StopOnSignals(void (*stop)()) {

@@ -1,10 +1,13 @@
 #pragma once
 // What every command's driver shares: the bad-input exit, the clock flag, the debug trace and
 // the one stop-signal handler.
+#include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "kai/serve/log.h"
 #include "kai/usage/usage_store.h"
 #include "kai/util/time.h"
 
@@ -36,6 +39,25 @@ std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::
 
 // KAI_DEBUG=1: the disruptive actions' search traced on stderr; otherwise null.
 TraceSink* DebugTrace();
+
+class LogFlags;
+
+// A daemon's logging: its logger on stderr, the stream its component writes its lines to, and
+// the disruptive actions' search trace (KAI_DEBUG=1 at any verbosity, or --v 5 and more).
+class DaemonLog {
+ public:
+  // The log of `component` as the flags set it; an error names the flag.
+  static Result<std::unique_ptr<DaemonLog>> Open(const LogFlags& flags, std::string component);
+  DaemonLog(std::string component, const serve::LogOptions& options);
+
+  std::ostream& stream() { return stream_; }
+  TraceSink* trace() { return trace_.get(); }
+
+ private:
+  serve::Logger logger_;
+  serve::LogStream stream_;
+  std::unique_ptr<serve::LogTraceSink> trace_;
+};
 
 // SIGTERM and SIGINT call `stop` (a component's stop request: async-signal-safe).
 void StopOnSignals(void (*stop)());

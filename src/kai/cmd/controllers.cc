@@ -29,19 +29,23 @@ class ControllersCommand final : public Command {
         "create the default queue tree and SchedulingShard when absent (never changes them)");
     leader_.Add(c, {&o_.leader_elect, &o_.leader_elect_namespace, &o_.leader_elect_id, &o_.identity,
                     &o_.lease_duration, &o_.renew_deadline, &o_.retry_period});
+    log_.Add(c, 0, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "controllers");
+    if (!log.ok()) return Fail(log.error().message);
     if (auto e = ParseDurationFlag("--resync-period", resync_period_, o_.resync_period)) {
       return Fail(*e);
     }
     if (auto e = leader_.Apply()) return Fail(*e);
     StopOnSignals(&controllersd::RequestControllersStop);
-    return controllersd::RunControllers(o_, std::cerr);
+    return controllersd::RunControllers(o_, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   controllersd::ControllersOptions o_;
   std::string resync_period_;
   LeaderFlags leader_;

@@ -1,5 +1,8 @@
 #include "kai/cmd/flags.h"
 
+#include <algorithm>
+#include <charconv>
+
 #include "kai/util/time.h"
 
 namespace kai::cmd {
@@ -58,6 +61,43 @@ std::optional<std::string> LeaderFlags::Apply() const {
     return "--leader-elect-renew-deadline: must be shorter than the lease duration";
   }
   return std::nullopt;
+}
+
+void LogFlags::Add(CLI::App* c, int verbosity, bool capital_levels) {
+  verbosity_ = verbosity;
+  capital_levels_ = capital_levels;
+  c->add_option("--v", verbosity_, "log verbosity (default " + std::to_string(verbosity) + ")")
+      ->check(CLI::Range(0, 10));
+  c->add_flag("--log-json", json_, "log one JSON object a line (level, ts, logger, msg)");
+  c->add_option("--zap-devel", zap_devel_,
+                "controller-runtime's: false logs JSON unless --zap-encoder says otherwise")
+      ->default_str("true");
+  c->add_option("--zap-encoder", zap_encoder_, "controller-runtime's: json or console")
+      ->check(CLI::IsMember({"json", "console"}));
+  c->add_option("--zap-log-level", zap_log_level_,
+                "controller-runtime's: debug, info, error, or a verbosity from 1");
+}
+
+Result<serve::LogOptions> LogFlags::Options() const {
+  serve::LogOptions o;
+  o.verbosity = verbosity_;
+  o.capital_levels = capital_levels_;
+  o.json = json_ || zap_encoder_ == "json" || (!zap_devel_ && zap_encoder_.empty());
+  const std::string& level = zap_log_level_;
+  int n = 0;
+  const auto [end, ec] = std::from_chars(level.data(), level.data() + level.size(), n);
+  if (level.empty() || level == "info") return o;
+  if (level == "debug") {
+    o.verbosity = std::max(o.verbosity, 1);
+  } else if (level == "error") {
+    o.min_level = serve::LogLevel::kError;
+  } else if (ec == std::errc() && end == level.data() + level.size() && n >= 1 && n <= 10) {
+    o.verbosity = std::max(o.verbosity, n);
+  } else {
+    return Error{"--zap-log-level: expected debug, info, error or a verbosity 1..10, got \"" +
+                 level + "\""};
+  }
+  return o;
 }
 
 }  // namespace kai::cmd

@@ -1,12 +1,15 @@
 #pragma once
 // Flag groups several commands share, declared once: the manifests (-f), the API client, the
-// metrics and health servers, and leader election.
+// metrics and health servers, leader election and logging.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "kai/serve/log.h"
+#include "kai/util/result.h"
 
 namespace kai::cmd {
 
@@ -53,6 +56,26 @@ class LeaderFlags {
  private:
   LeaderTargets targets_;
   std::string lease_duration_, renew_deadline_, retry_period_;
+};
+
+// Logging: KAI's scheduler flags (--v, --log-json) and controller-runtime's that KAI's other
+// components take (--zap-devel, --zap-encoder, --zap-log-level). Every daemon takes both sets,
+// so a Deployment written for any KAI component runs.
+class LogFlags {
+ public:
+  // `verbosity`: the --v default (KAI's scheduler: 3); `capital_levels`: JSON levels as KAI's
+  // scheduler writes them ("INFO") rather than zap's ("info").
+  void Add(CLI::App* c, int verbosity, bool capital_levels);
+  // The logger's options; an error names the flag.
+  Result<serve::LogOptions> Options() const;
+
+ private:
+  int verbosity_ = 0;
+  bool capital_levels_ = false;
+  bool json_ = false;
+  bool zap_devel_ = true;
+  std::string zap_encoder_;
+  std::string zap_log_level_;
 };
 
 }  // namespace kai::cmd

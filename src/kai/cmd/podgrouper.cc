@@ -35,16 +35,20 @@ class PodGrouperCommand final : public Command {
     auto& l = o_.leader;
     leader_.Add(c, {&o_.leader_elect, &l.ns, &l.name, &l.identity, &l.lease_duration,
                     &l.renew_deadline, &l.retry_period});
+    log_.Add(c, 0, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "podgrouper");
+    if (!log.ok()) return Fail(log.error().message);
     if (auto e = leader_.Apply()) return Fail(*e);
     StopOnSignals(&podgrouperd::RequestPodGrouperStop);
-    return podgrouperd::RunPodGrouper(o_, std::cerr);
+    return podgrouperd::RunPodGrouper(o_, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   podgrouperd::PodGrouperOptions o_;
   LeaderFlags leader_;
 };

@@ -20,15 +20,19 @@ class ResourceReservationCommand final : public Command {
     AddClientFlags(c, o_.kubeconfig, o_.context);
     c->add_flag("--print", o_.print,
                 "only print the GPUs NVML sees (index, UUID, name, memory); no API server");
+    log_.Add(c, 0, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "resource-reservation");
+    if (!log.ok()) return Fail(log.error().message);
     StopOnSignals(&reservation::RequestStop);
-    return reservation::RunResourceReservation(o_, std::cout, std::cerr);
+    return reservation::RunResourceReservation(o_, std::cout, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   reservation::ProgramOptions o_;
 };
 

@@ -50,10 +50,13 @@ class RunCommand final : public Command {
                 "DisruptionTarget on evicted pods before their delete (default on)");
     c->add_flag("--create-defaults", o_.controllers.create_defaults,
                 "the controllers create the default queue tree and SchedulingShard when absent");
+    log_.Add(c, 3, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "run");
+    if (!log.ok()) return Fail(log.error().message);
     if (auto e = leader_.Apply()) return Fail(*e);
     o_.components = SplitCommas(components_);
     SameLease(o_.scheduler);
@@ -64,11 +67,13 @@ class RunCommand final : public Command {
     o_.podgrouper.grouper.scheduler_name = o_.scheduler.scheduler_name;
     o_.admission.admission.scheduler_name = o_.scheduler.scheduler_name;
     o_.admission.admission.gpu_sharing_enabled = true;
+    o_.scheduler.trace = (*log)->trace();
     StopOnSignals(&run::RequestRunStop);
-    return run::RunAll(o_, std::cerr);
+    return run::RunAll(o_, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   // Every component's lease timing and identity, as the flags set them.
   template <typename Options>
   void SameLease(Options& c) const {

@@ -36,19 +36,23 @@ class ScaleAdjusterCommand final : public Command {
     leader_.Add(c, {&o_.leader_elect, &o_.leader_elect_namespace, &o_.leader_elect_id, &o_.identity,
                     &o_.lease_duration, &o_.renew_deadline, &o_.retry_period});
     AddServerFlags(c, o_.metrics_address, o_.health_address);
+    log_.Add(c, 0, false);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "scale-adjuster");
+    if (!log.ok()) return Fail(log.error().message);
     auto ratio = scaleadjuster::ParseFractionCenti(memory_ratio_, "--gpu-memory-to-fraction-ratio");
     if (!ratio.ok()) return Fail(ratio.error().message);
     o_.adjuster.memory_fraction_centi = *ratio;
     if (auto e = leader_.Apply()) return Fail(*e);
     StopOnSignals(&scaleadjusterd::RequestScaleAdjusterStop);
-    return scaleadjusterd::RunScaleAdjuster(o_, std::cerr);
+    return scaleadjusterd::RunScaleAdjuster(o_, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   scaleadjusterd::ScaleAdjusterOptions o_;
   std::string memory_ratio_ = "0.1";
   LeaderFlags leader_;

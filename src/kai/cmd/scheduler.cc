@@ -55,17 +55,21 @@ class SchedulerCommand final : public Command {
     c->add_option("--max-cycles", o_.max_cycles, "stop after this many cycles (0: run on)");
     c->add_flag("--verify-snapshot-cache", o_.verify_snapshot_cache,
                 "check every cycle that the incremental snapshot equals a full build");
+    log_.Add(c, 3, true);
     return c;
   }
 
   int Run() override {
+    auto log = DaemonLog::Open(log_, "scheduler");
+    if (!log.ok()) return Fail(log.error().message);
     if (auto e = Apply()) return Fail(*e);
-    o_.trace = DebugTrace();
+    o_.trace = (*log)->trace();
     StopOnSignals(&scheduler::RequestStop);
-    return scheduler::RunScheduler(o_, std::cout, std::cerr);
+    return scheduler::RunScheduler(o_, std::cout, (*log)->stream());
   }
 
  private:
+  LogFlags log_;
   // The flags that need more than a copy, into o_.
   std::optional<std::string> Apply() {
     if (plugin_server_port_ != 0)

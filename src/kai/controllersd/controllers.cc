@@ -521,7 +521,7 @@ int RunControllers(const ControllersOptions& options, const k8s::ApiClient& clie
 int RunControllers(const ControllersOptions& options, std::ostream& err) {
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai controllers: " << config.error().message << "\n";
+    err << "kai controllers: error: " << config.error().message << "\n";
     return 2;
   }
   k8s::ApiClient client(*config);

@@ -307,7 +307,7 @@ void RequestPodGrouperStop() { g_stop = true; }
 int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err) {
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai podgrouper: " << config.error().message << "\n";
+    err << "kai podgrouper: error: " << config.error().message << "\n";
     return 2;
   }
   const k8s::ApiClient client(*config);

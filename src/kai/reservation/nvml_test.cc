@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "kai/testing/log_record.h"
 #include "kai/testing/scoped_env.h"
 
 namespace kai::reservation {
@@ -219,17 +220,18 @@ TEST_F(NvmlPrint, FailureIsOneKaiLine) {
   env_.Set("FAKE_NVML_INIT_RC", "9");
   const Ran ran = RunKai("resource-reservation --print", "2>&1");
   EXPECT_EQ(ran.exit_code, 1);
-  EXPECT_EQ(ran.output,
-            "kai: cannot initialise NVML: nvmlInit_v2 returned 9 DRIVER_NOT_LOADED "
-            "(Driver Not Loaded)\n");
+  EXPECT_EQ(testutil::WithoutTime(ran.output),
+            "ERROR\tresource-reservation\tcannot initialise NVML: nvmlInit_v2 returned 9 "
+            "DRIVER_NOT_LOADED (Driver Not Loaded)\n");
 }
 
 TEST_F(NvmlPrint, MissingLibraryIsOneKaiLine) {
   env_.Set("KAI_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
   const Ran ran = RunKai("resource-reservation --print", "2>&1");
   EXPECT_EQ(ran.exit_code, 1);
-  EXPECT_EQ(ran.output.rfind("kai: cannot load the NVML library /nonexistent/libnvidia-ml.so.1", 0),
-            0u)
+  EXPECT_TRUE(testutil::WithoutTime(ran.output)
+                  .starts_with("ERROR\tresource-reservation\tcannot load the NVML library "
+                               "/nonexistent/libnvidia-ml.so.1"))
       << ran.output;
   EXPECT_EQ(std::count(ran.output.begin(), ran.output.end(), '\n'), 1) << ran.output;
 }

@@ -98,12 +98,12 @@ Result<std::string> NvmlGpuUuid() {
 int PrintDevices(std::ostream& out, std::ostream& err) {
   auto nvml = NvmlLoader::Open(NvmlLibraryName());
   if (!nvml) {
-    err << "kai: " << nvml.error().message << "\n";
+    err << "kai: error: " << nvml.error().message << "\n";
     return 1;
   }
   auto devices = ListDevices(*nvml);
   if (!devices) {
-    err << "kai: " << devices.error().message << "\n";
+    err << "kai: error: " << devices.error().message << "\n";
     return 1;
   }
   for (const GpuDevice& d : *devices) out << DeviceLine(d) << "\n";
@@ -174,7 +174,7 @@ int RunResourceReservation(const ProgramOptions& options, std::ostream& out, std
   if (options.print) return PrintDevices(out, err);
   auto reserved = ReserveFromProcess(options, err);
   if (!reserved && !g_stop) {
-    err << "kai: " << reserved.error().message << "\n";
+    err << "kai: error: " << reserved.error().message << "\n";
     return 1;
   }
   WaitForStop();

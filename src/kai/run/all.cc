@@ -143,7 +143,7 @@ Result<std::vector<Component>> BuildComponents(const AllOptions& o, std::ostream
 int RunAll(const AllOptions& o, std::ostream& err) {
   auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai: " << config.error().message << "\n";
+    err << "kai: error: " << config.error().message << "\n";
     return 2;
   }
   const k8s::ApiClient client(*config);
@@ -158,7 +158,7 @@ int RunAll(const AllOptions& o, std::ostream& err) {
   informer::WatchHub hub(client, ro);
   auto components = BuildComponents(o, err, &hub);
   if (!components.ok()) {
-    err << "kai: " << components.error().message << "\n";
+    err << "kai: error: " << components.error().message << "\n";
     return 2;
   }
   const int rc = RunComponents(*components, client, err, &err_mu);

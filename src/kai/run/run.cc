@@ -106,7 +106,7 @@ int RunComponents(const std::vector<Component>& components, const k8s::ApiClient
   buffers.clear();
   if (exit.first_failure != 0) {
     std::lock_guard<std::mutex> lock(sink_mu);
-    err << "kai run: " << exit.failed << " exited with status " << exit.first_failure
+    err << "kai run: error: " << exit.failed << " exited with status " << exit.first_failure
         << "; stopped the others\n";
   }
   return exit.first_failure;

@@ -34,7 +34,7 @@ TEST(Run, AComponentThatFailsStopsTheOthersAndGivesItsStatus) {
   const int rc = RunComponents({a.Make("a", 0, 0), b.Make("b", 50, 3)}, Client(), err);
   EXPECT_EQ(rc, 3);
   EXPECT_TRUE(a.stop);
-  EXPECT_NE(err.str().find("kai run: b exited with status 3; stopped the others\n"),
+  EXPECT_NE(err.str().find("kai run: error: b exited with status 3; stopped the others\n"),
             std::string::npos);
 }
 

@@ -282,7 +282,7 @@ int RunScaleAdjuster(const ScaleAdjusterOptions& options, std::ostream& err) {
   g_stop = false;  // a process's run (tests run several); `kai run` uses the other entry
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai scale-adjuster: " << config.error().message << "\n";
+    err << "kai scale-adjuster: error: " << config.error().message << "\n";
     return 2;
   }
   k8s::ApiClient client(*config);

@@ -6,8 +6,8 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <ctime>
+
+#include "kai/util/time.h"
 
 namespace kai::scheduler {
 
@@ -23,17 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 // metav1.MicroTime: RFC 3339 with microseconds, UTC.
 std::string MicroTimeNow() {
-  const auto now = std::chrono::system_clock::now();
-  const auto us =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  const std::time_t secs = static_cast<std::time_t>(us / 1000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>(us % 1000000));
-  return buf;
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+  return FormatRfc3339WithFraction(us / 1000000, us % 1000000, 6);
 }
 
 struct LeaseRecord {
@@ -135,7 +128,7 @@ void LeaderElector::LoseLocked(const std::string& why) {
   lost_ = true;
   if (options_.log) {
     const int64_t sent = options_.fence ? options_.fence->admitted() : 0;
-    options_.log("leader election: lost the lease (" + why + "); writes stopped after " +
+    options_.log("error: leader election: lost the lease (" + why + "); writes stopped after " +
                  std::to_string(sent) + " sent");
   }
   cv_.notify_all();

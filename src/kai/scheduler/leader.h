@@ -37,7 +37,7 @@ struct LeaderOptions {
 // The exit status of a component that lost its lease, and what it says.
 inline constexpr int kLeadershipLostExit = 1;
 inline constexpr const char* kLeadershipLostMessage =
-    "leader election lost: writes stopped; exiting so that a restart rejoins the election";
+    "error: leader election lost: writes stopped; exiting so that a restart rejoins the election";
 
 // hostname_pid: the holder identity client-go's leader election defaults to.
 std::string DefaultLeaderIdentity();

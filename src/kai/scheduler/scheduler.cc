@@ -442,7 +442,7 @@ Result<ClusterState> ReadLiveWorld(const SchedulerOptions& o) {
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err) {
   auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai: " << config.error().message << "\n";
+    err << "kai: error: " << config.error().message << "\n";
     return 2;
   }
   const k8s::ApiClient client(config.value());

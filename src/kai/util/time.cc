@@ -84,6 +84,14 @@ std::string FormatRfc3339(UnixSeconds t) {
   return buf;
 }
 
+std::string FormatRfc3339WithFraction(UnixSeconds t, int64_t fraction, int digits) {
+  std::string out = FormatRfc3339(t);
+  out.pop_back();  // the Z
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ".%0*lldZ", digits, static_cast<long long>(fraction));
+  return out + buf;
+}
+
 namespace {
 
 // Sums the duration's terms in seconds (a double, as Go's parser accumulates in one number).

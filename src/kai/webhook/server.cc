@@ -272,7 +272,7 @@ void RequestAdmissionStop() { g_stop = true; }
 int RunAdmission(const ServerOptions& o, std::ostream& err) {
   auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
   if (!config.ok()) {
-    err << "kai admission: " << config.error().message << "\n";
+    err << "kai admission: error: " << config.error().message << "\n";
     return 2;
   }
   const k8s::ApiClient client(*config);
@@ -289,7 +289,7 @@ int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostr
   }
   CertStore certs(o.cert_file, o.key_file, err, log_mu);
   if (auto s = certs.Load(); !s.ok()) {
-    err << "kai admission: " << s.error().message << "\n";
+    err << "kai admission: error: " << s.error().message << "\n";
     return 2;
   }
   ApiLookup lookup(client);
@@ -303,7 +303,7 @@ int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostr
     return Ok();
   };
   if (Status st = server.Listen(o.address, tls); !st.ok()) {
-    err << "kai admission: " << st.error().message << "\n";
+    err << "kai admission: error: " << st.error().message << "\n";
     return 1;
   }
   {
