@@ -17,6 +17,8 @@
 #include "kai/scheduler/background.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 #include "kai/util/time.h"
 
 namespace kai::binder {

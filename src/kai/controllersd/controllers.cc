@@ -22,6 +22,8 @@
 #include "kai/k8s/kubeconfig.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::controllersd {
 namespace {

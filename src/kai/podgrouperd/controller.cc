@@ -18,6 +18,8 @@
 #include "kai/podgrouper/podgrouper.h"
 #include "kai/podgrouperd/api_reader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::podgrouperd {
 namespace {

@@ -15,6 +15,8 @@
 #include "kai/k8s/kubeconfig.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::scaleadjusterd {
 namespace {
@@ -129,9 +131,22 @@ class Controller {
       if (now < next_pass && !(dirty && now - last_pass_ >= o_.debounce)) continue;
       dirty = false;
       last_pass_ = now;
-      next_pass = now + Pass();
+      next_pass = now + MeasuredPass();
     }
     return 0;
+  }
+
+  // A pass, reported as controller-runtime reports a reconcile (an error when a call failed).
+  std::chrono::milliseconds MeasuredPass() {
+    const int64_t failures = n_.failures;
+    const Clock::time_point started = Clock::now();
+    passes_.Active(1);
+    const std::chrono::milliseconds next = Pass();
+    passes_.Observe(Clock::now() - started, n_.failures > failures
+                                                ? serve::ReconcileMetrics::Result::kError
+                                                : serve::ReconcileMetrics::Result::kSuccess);
+    passes_.Active(-1);
+    return next;
   }
 
   // One level-triggered pass; returns the time until the next one is due anyway.
@@ -262,6 +277,7 @@ class Controller {
   std::vector<std::unique_ptr<informer::Informer>> informers_;
   std::vector<ClusterState> worlds_;  // what the watches hold (their bookkeeping only)
   serve::MetricsRegistry registry_;
+  serve::ReconcileMetrics passes_{registry_, "scaleadjuster", 1};
   std::unique_ptr<scheduler::Servers> servers_;
   std::optional<UnixSeconds> last_delete_;  // starts the cool-down (KAI: lastScaleUpTime)
   std::set<std::string> last_notes_;
