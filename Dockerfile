@@ -7,7 +7,7 @@ FROM debian:12 AS build
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
       --no-install-recommends build-essential g++ cmake ninja-build pkg-config \
       libyaml-cpp-dev rapidjson-dev libcli11-dev libfmt-dev libspdlog-dev libcurl4-openssl-dev libssl-dev \
-      libboost-dev python3 >/dev/null
+      libboost-dev prometheus-cpp-dev python3 >/dev/null
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY cmake cmake
@@ -20,7 +20,7 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKAI_BUILD_TESTS=O
 
 FROM debian:12-slim
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      --no-install-recommends libyaml-cpp0.7 libspdlog1.10 libfmt9 libcurl4 libssl3 ca-certificates \
+      --no-install-recommends libyaml-cpp0.7 libspdlog1.10 libfmt9 libcurl4 libssl3 libprometheus-cpp-core1.0 ca-certificates \
       >/dev/null \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /build/kai /usr/local/bin/kai

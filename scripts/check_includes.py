@@ -44,6 +44,8 @@ RULES = [
      "plugins never include actions (they meet through the session's hooks)"),
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<](kai/([a-z0-9_]+)/[^">]+)[">]')
+# Libraries only the front ends link (kaikube): the core never includes them.
+FRONT_END_LIBRARIES = re.compile(r'^\s*#\s*include\s*<((prometheus|boost)/[^>]+)>')
 
 
 def library_files(src):
@@ -61,6 +63,10 @@ def violations(src):
     for path, rel in library_files(src):
         layer = pathlib.PurePath(rel).parts[2]
         for line in path.read_text(errors="replace").splitlines():
+            lib = FRONT_END_LIBRARIES.match(line)
+            if lib and layer not in FRONT_ENDS:
+                found[(rel, lib.group(1))] = (lib.group(2) + " is linked by the front ends only "
+                                              "(the core records plain numbers)")
             m = INCLUDE.match(line)
             if not m:
                 continue

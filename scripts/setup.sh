@@ -8,7 +8,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential g++ cmake ninja-build pkg-config \
   libyaml-cpp-dev rapidjson-dev libcli11-dev libfmt-dev libspdlog-dev \
-  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev libboost-dev \
+  libcurl4-openssl-dev libssl-dev libcpp-httplib-dev libboost-dev prometheus-cpp-dev \
   libgtest-dev libgmock-dev googletest libbenchmark-dev \
   clang-14 libclang-rt-14-dev \
   python3 python3-yaml openssl \

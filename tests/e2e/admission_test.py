@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import urllib.request
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import kube_server  # noqa: E402
@@ -35,6 +36,7 @@ CLIENT: sl.Client | None = None
 TMP: tempfile.TemporaryDirectory | None = None
 WEBHOOK: subprocess.Popen | None = None
 PORT = 0
+METRICS_PORT = 0
 LOG: pathlib.Path | None = None
 LOG_FILE = None
 
@@ -73,7 +75,7 @@ def wait_for(what: str, fn, timeout: float = 30.0):
 
 
 def setUpModule():
-    global SERVER, CLIENT, TMP, WEBHOOK, PORT, LOG, LOG_FILE
+    global SERVER, CLIENT, TMP, WEBHOOK, PORT, METRICS_PORT, LOG, LOG_FILE
     kube_server.require_apiserver()
     if not KAI_BIN.is_file():
         raise unittest.SkipTest(f"{KAI_BIN} not built")
@@ -90,11 +92,13 @@ def setUpModule():
                     {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
                      "metadata": {"name": "nvidia"}, "handler": "nvidia"})
         PORT = free_port()
+        METRICS_PORT = free_port()
         LOG = d / "admission.log"
         LOG_FILE = LOG.open("w")
         WEBHOOK = subprocess.Popen(
             [str(KAI_BIN), "admission", "--bind-address", f"127.0.0.1:{PORT}",
              "--tls-cert-file", str(d / "serving.crt"), "--tls-key-file", str(d / "serving.key"),
+             "--metrics-bind-address", f"127.0.0.1:{METRICS_PORT}",
              "--kubeconfig", SERVER.kubeconfig],
             stdout=subprocess.DEVNULL, stderr=LOG_FILE)
         wait_for("the webhook serving TLS", served_subject)
@@ -165,6 +169,16 @@ class Pods(unittest.TestCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("denied the request", p.stderr)
         self.assertIn("gpu-fraction", p.stderr)
+
+    def test_metrics_count_requests_and_rejections(self):
+        refused(pod("metrics-bad", {"gpu-fraction": "1.0"}))
+        with urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        self.assertRegex(text, r'(?m)^kai_admission_rejections_total\{reason="gpu_sharing",'
+                               r'webhook="/(mutate|validate)-pod"\} [1-9]')
+        self.assertRegex(text, r'(?m)^kai_admission_request_duration_seconds_count'
+                               r'\{webhook="/mutate-pod"\} [1-9]')
+        self.assertRegex(text, r"(?m)^process_resident_memory_bytes ")
 
     def test_a_fraction_pod_gets_the_environment_the_binder_fills(self):
         self.assertEqual(refused(pod("half", {"gpu-fraction": "0.5"})), "")

@@ -270,15 +270,21 @@ class Controllers(unittest.TestCase):
                 self.get(self.metrics_port, "/metrics")), 30)
         lbl = {q: f'{{queue_display_name="{d}",queue_metadata_name="{q}",queue_name="{q}"}}'
                for q, d in (("root", ""), ("leaf-a", "Team A"), ("leaf-b", ""))}
-        for line in [f"kai_queue_info{lbl['root']} 1",
-                     f"kai_queue_deserved_gpus{lbl['leaf-a']} 2",
-                     f"kai_queue_quota_cpu_cores{lbl['leaf-b']} 8",
-                     f"kai_queue_quota_memory_bytes{lbl['root']} -1",
-                     f"kai_queue_allocated_gpus{lbl['leaf-b']} 0.75",
-                     f"kai_queue_allocated_gpus{lbl['root']} 1.75",
-                     f"kai_queue_allocated_cpu_cores{lbl['root']} 3.7",
-                     f"kai_queue_allocated_memory_bytes{lbl['leaf-a']} 1.073741824e+09"]:
-            self.assertIn(line + "\n", text)
+        values = {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+                  for line in text.splitlines() if line and not line.startswith("#")}
+        for series, want in [(f"kai_queue_info{lbl['root']}", 1),
+                             (f"kai_queue_deserved_gpus{lbl['leaf-a']}", 2),
+                             (f"kai_queue_quota_cpu_cores{lbl['leaf-b']}", 8),
+                             (f"kai_queue_quota_memory_bytes{lbl['root']}", -1),
+                             (f"kai_queue_allocated_gpus{lbl['leaf-b']}", 0.75),
+                             (f"kai_queue_allocated_gpus{lbl['root']}", 1.75),
+                             (f"kai_queue_allocated_cpu_cores{lbl['root']}", 3.7),
+                             (f"kai_queue_allocated_memory_bytes{lbl['leaf-a']}", 1073741824)]:
+            self.assertIn(series, values, text[-3000:])
+            self.assertAlmostEqual(values[series], want, msg=series)
+        for name in ("workqueue_adds_total", "controller_runtime_reconcile_total",
+                     "process_resident_memory_bytes"):
+            self.assertRegex(text, rf"(?m)^{name}\b", name)
 
 
 class Rbac(unittest.TestCase):

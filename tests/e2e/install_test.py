@@ -270,7 +270,9 @@ class Components(unittest.TestCase):
         text = wait_for("the scheduler's queue metrics",
                         lambda: 'queue_name="team-a"' in metrics("scheduler") and
                         metrics("scheduler"))
-        self.assertRegex(text, r'kai_queue_fair_share_gpu\{queue_name="team-a"[^}]*\} [0-9.]+')
+        # Labels by name, as Prometheus' Go client writes them: queue_name comes last.
+        self.assertRegex(text, r'kai_queue_fair_share_gpu\{[^}]*queue_name="team-a"\} [0-9.]+')
+        self.assertRegex(text, r'kai_queue_allocation_gpu\{[^}]*queue_name="team-a"\} 6\b')
         self.assertIn("kai_podgrouper_pods_grouped_total", metrics("podgrouper"))
         self.assertIn('kai_binder_binds_total{result="succeeded"}', metrics("binder"))
         allocated = r'kai_queue_allocated_gpus\{[^}]*queue_name="team-a"[^}]*\} 6\b'

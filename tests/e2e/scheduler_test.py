@@ -741,6 +741,11 @@ class Failover(SchedulerTestCase):
         self.assertEqual(self.binds_written(ports[leader]), len(first))
         self.assertEqual(self.binds_written(ports[standby]), 0,
                          f"the standby {standby} wrote BindRequests")
+        # Only the leader's queue gauges are exported: a standby's would double every queue's sum.
+        standby_text = try_http_get(ports[standby], "/metrics")[1]
+        self.assertNotRegex(standby_text, r"(?m)^kai_queue_", "a standby exported queue gauges")
+        self.assertRegex(try_http_get(ports[leader], "/metrics")[1],
+                         r'(?m)^kai_queue_fair_share_gpu\{[^}]*queue_name="fo-q"')
         self.assertIn(f"{leader} leads", procs[leader].log())
         self.assertNotIn(f"{standby} leads", procs[standby].log())
         uids_before = {n: b["metadata"]["uid"] for n, b in bind_requests(ns).items()}
@@ -767,6 +772,9 @@ class Failover(SchedulerTestCase):
         wait_for(f"{standby}'s metrics to count its writes",
                  lambda: self.binds_written(ports[standby]) == len(second), 20,
                  procs=[procs[standby]])
+        # Leading now, it exports the queue gauges.
+        self.assertRegex(try_http_get(ports[standby], "/metrics")[1],
+                         r'(?m)^kai_queue_fair_share_gpu\{[^}]*queue_name="fo-q"')
         for name, b in brs.items():
             self.assertEqual(b["spec"]["podName"], name)
         evs = watcher.stop()

@@ -58,9 +58,12 @@ struct Verdict {
   std::string message;  // why it is denied ("" when allowed)
   std::vector<std::string> warnings;
   std::vector<PatchOp> patch;
+  std::string reason;  // a short word for the rejections metric ("" when allowed)
 
   static Verdict Allow() { return {}; }
-  static Verdict Deny(std::string message) { return {false, std::move(message), {}, {}}; }
+  static Verdict Deny(std::string message, std::string reason = "invalid") {
+    return {false, std::move(message), {}, {}, std::move(reason)};
+  }
 };
 
 // What the decisions read from the cluster. Each call may fail (the API did not answer); a

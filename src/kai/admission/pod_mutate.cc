@@ -230,11 +230,11 @@ Verdict MutatePod(const Request& request, const Options& options, const RandomSu
   if (request.operation != Operation::kCreate) return Verdict::Allow();
   PodInfo pod = ReadPodInfo(request, request.object);
   if (pod.scheduler_name != options.scheduler_name) return Verdict::Allow();
-  if (auto e = NamespaceMismatch(request, pod)) return Verdict::Deny(*e);
+  if (auto e = NamespaceMismatch(request, pod)) return Verdict::Deny(*e, "namespace_mismatch");
   ContainerInfo* fraction = nullptr;
   if (pod.RequestsGpuSharing()) {
     auto r = FractionContainer(pod);
-    if (!r.ok()) return Verdict::Deny(r.error().message);
+    if (!r.ok()) return Verdict::Deny(r.error().message, "gpu_sharing");
     fraction = r.value();
   }
   PatchBuilder patch;

@@ -150,9 +150,9 @@ Verdict ValidatePod(const Request& request, const Options& options) {
   if (request.operation == Operation::kDelete) return Verdict::Allow();
   PodInfo pod = ReadPodInfo(request, request.object);
   if (pod.scheduler_name != options.scheduler_name) return Verdict::Allow();
-  if (auto e = GpuSharingError(pod, options)) return Verdict::Deny(*e);
+  if (auto e = GpuSharingError(pod, options)) return Verdict::Deny(*e, "gpu_sharing");
   if (options.block_nvidia_visible_devices) {
-    if (auto e = DeviceAccessError(pod)) return Verdict::Deny(*e);
+    if (auto e = DeviceAccessError(pod)) return Verdict::Deny(*e, "device_access");
   }
   return Verdict::Allow();
 }

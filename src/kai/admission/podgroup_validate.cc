@@ -165,7 +165,7 @@ Verdict ValidatePodGroup(const Request& request, const ClusterLookup& lookup) {
   Findings f = CheckTree(pg, update);
   if (!f.errors.empty()) return Verdict::Deny(Joined(ref, f.errors));
   if (update) {
-    if (auto e = RaisedMinimums(request, pg, lookup)) return Verdict::Deny(*e);
+    if (auto e = RaisedMinimums(request, pg, lookup)) return Verdict::Deny(*e, "minimum_raised");
   }
   Verdict v;
   for (const std::string& w : f.warnings) v.warnings.push_back(ref + ": " + w);

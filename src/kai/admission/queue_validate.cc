@@ -112,14 +112,16 @@ Verdict ValidateQueueDelete(const Request& request, const ClusterLookup& lookup)
   if (name.empty()) name = request.name;
   auto found = lookup.ChildQueues(name);
   if (!found.ok()) {
-    return Verdict::Deny(ref + ": cannot list its child queues: " + found.error().message);
+    return Verdict::Deny(ref + ": cannot list its child queues: " + found.error().message,
+                         "lookup_failed");
   }
   children.insert(found.value().begin(), found.value().end());
   if (children.empty()) return Verdict::Allow();
   std::string names;
   for (const std::string& c : children) names += (names.empty() ? "" : ", ") + c;
-  return Verdict::Deny(ref + ": status.childQueues: a queue with child queues cannot be deleted (" +
-                       names + ")");
+  return Verdict::Deny(
+      ref + ": status.childQueues: a queue with child queues cannot be deleted (" + names + ")",
+      "has_children");
 }
 
 bool ParentChanged(const Request& request, const QueueObject& q) {
@@ -139,14 +141,17 @@ Verdict ValidateQueue(const Request& request, const Options& options, const Clus
   const QueueObject& q = decoded->queues.front();
   const doc::Node resources = request.object["spec"]["resources"];
   if (!resources.IsMap()) return Verdict::Deny(ref + ": spec.resources: must be specified");
-  if (auto e = LimitBelowQuota(ref, resources, q)) return Verdict::Deny(*e);
+  if (auto e = LimitBelowQuota(ref, resources, q)) return Verdict::Deny(*e, "limit_below_quota");
   if (!q.parent.empty() && ParentChanged(request, q)) {
-    if (auto e = ParentError(ref, q, lookup)) return Verdict::Deny(*e);
+    if (auto e = ParentError(ref, q, lookup)) return Verdict::Deny(*e, "parent");
   }
   Verdict v;
   if (options.queue_quota_warnings && !q.parent.empty()) {
     auto w = QuotaWarnings(ref, q, lookup);
-    if (!w.ok()) return Verdict::Deny(ref + ": cannot read the parent queue: " + w.error().message);
+    if (!w.ok()) {
+      return Verdict::Deny(ref + ": cannot read the parent queue: " + w.error().message,
+                           "lookup_failed");
+    }
     v.warnings = std::move(w.value());
   }
   return v;

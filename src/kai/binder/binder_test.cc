@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "kai/binder/controller.h"
 #include "kai/binder/objects.h"
@@ -33,6 +36,37 @@ TEST(BinderWorkQueue, KeyQueuedOnceAndNeverToTwoWorkers) {
   EXPECT_FALSE(q.Get(0ms));
   q.Done("a");
   EXPECT_EQ(q.Get(0ms).value_or(""), "a");
+}
+
+// A worker reconciles each key, retries a failure after its delay and reports both to the work
+// queue's and the reconciler's metrics (client-go's and controller-runtime's names).
+TEST(BinderWorkQueue, RunWorkerRetriesFailuresAndReportsThem) {
+  FakeClock c;
+  WorkQueue q({}, c.fn());
+  serve::MetricsRegistry r;
+  q.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(r, "test"));
+  serve::ReconcileMetrics reconciles(r, "test", 1);
+  q.Add("ok");
+  q.Add("fails");
+  std::vector<std::string> seen;
+  RunWorker(
+      q,
+      [&](const std::string& key) {
+        seen.push_back(key);
+        return key == "ok";
+      },
+      [] { return true; }, [&](const std::string&) { return &reconciles; });
+  EXPECT_EQ(seen, (std::vector<std::string>{"ok", "fails"}));
+  EXPECT_EQ(q.Failures("fails"), 1);
+  EXPECT_EQ(q.Waiting(), 1u);  // the failure waits for its delay
+  const std::string text = r.Text();
+  for (const char* line :
+       {"workqueue_adds_total{name=\"test\"} 2", "workqueue_retries_total{name=\"test\"} 1",
+        "workqueue_work_duration_seconds_count{name=\"test\"} 2",
+        "controller_runtime_reconcile_errors_total{controller=\"test\"} 1",
+        "controller_runtime_active_workers{controller=\"test\"} 0"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 TEST(BinderWorkQueue, DelayedKeysWaitForTheClockEarliestWins) {

@@ -17,6 +17,8 @@
 #include "kai/scheduler/background.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 #include "kai/util/time.h"
 
 namespace kai::binder {
@@ -49,6 +51,7 @@ constexpr size_t kRequestsKind = 0;
 constexpr size_t kPodsKind = 1;
 constexpr size_t kNodesKind = 2;
 const std::string kResync = "resync";
+const std::string kControllerName = "bindrequest";  // controller-runtime's name: the kind's
 
 std::string RequestKey(const std::string& informer_key) { return "br/" + informer_key; }
 std::string GroupKey(const std::string& g) { return "group/" + g; }
@@ -57,7 +60,6 @@ bool Finished(const BindRequestObject& b) { return b.phase == "Succeeded" || b.p
 
 struct Counters {
   std::atomic<int64_t> succeeded{0}, failed{0}, retried{0}, invalid_deleted{0}, already_bound{0};
-  std::atomic<int64_t> bind_micros{0}, bind_count{0};
   std::atomic<int64_t> parked{0};
 };
 
@@ -70,7 +72,9 @@ class Controller : public GroupView {
         client_(lead_.client()),
         err_(err),
         queue_(o.rate_limit),
-        background_(20000, 4) {}
+        background_(20000, 4) {
+    queue_.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(registry_, kControllerName));
+  }
 
   int Run() {
     auto config =
@@ -137,7 +141,8 @@ class Controller : public GroupView {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return;
     scheduler::ServerHooks hooks;
     hooks.ready = [this] { return informer_ && informer_->Synced(); };
-    hooks.metrics = [this] { return RenderMetrics(); };
+    registry_.AddSource([this] { return Metrics(); });
+    hooks.metrics = &registry_;
     servers_ = std::make_unique<scheduler::Servers>(hooks);
     if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
       Log(st.error().message);
@@ -351,22 +356,16 @@ class Controller : public GroupView {
   // --- the workers ---
 
   void Work() {
-    for (;;) {
-      auto item = queue_.Get(std::chrono::milliseconds(500));
-      if (!item) {
-        if (g_stop || workers_stop_) return;
-        continue;
-      }
-      ++in_flight_;
-      const bool done = Process(*item);
-      --in_flight_;
-      if (done) {
-        queue_.Forget(*item);
-      } else {
-        queue_.AddRateLimited(*item);
-      }
-      queue_.Done(*item);
-    }
+    RunWorker(
+        queue_,
+        [this](const std::string& item) {
+          ++in_flight_;
+          const bool done = Process(item);
+          --in_flight_;
+          return done;
+        },
+        [this] { return g_stop || workers_stop_; },
+        [this](const std::string&) { return &reconciles_; });
   }
 
   bool Process(const std::string& item) {
@@ -429,10 +428,8 @@ class Controller : public GroupView {
     const auto t0 = std::chrono::steady_clock::now();
     BindResult result = binder_->Bind(*pod, br);
     if (result.ok()) {
-      counters_.bind_micros += std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now() - t0)
-                                   .count();
-      ++counters_.bind_count;
+      bind_duration_.Observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       return Success(key, br, *pod);
     }
     if (result.waiting()) return Park(key, result);
@@ -555,38 +552,21 @@ class Controller : public GroupView {
     background_.Put("", [this, path, body] { return client_.Create(path, body).ok(); });
   }
 
-  std::string RenderMetrics() {
-    std::string out;
-    auto line = [&](const std::string& name, const std::string& type, const std::string& labels,
-                    double v) {
-      out += "# TYPE kai_binder_" + name + " " + type + "\nkai_binder_" + name + labels + " " +
-             std::to_string(v) + "\n";
-    };
-    line("binds_total", "counter", "{result=\"succeeded\"}", counters_.succeeded.load());
-    out += "kai_binder_binds_total{result=\"failed\"} " + std::to_string(counters_.failed.load()) +
-           "\n";
-    line("bind_retries_scheduled_total", "counter", "", counters_.retried.load());
-    line("binds_parked_total", "counter", "", counters_.parked.load());
-    line("gpu_groups_awaited", "gauge", "", static_cast<double>(ParkedGroups()));
-    line("pods_found_bound_total", "counter", "", counters_.already_bound.load());
-    line("invalid_requests_deleted_total", "counter", "", counters_.invalid_deleted.load());
-    line("bind_duration_seconds_sum", "counter", "", counters_.bind_micros.load() / 1e6);
-    line("bind_duration_seconds_count", "counter", "", counters_.bind_count.load());
-    line("queue_depth", "gauge", "", static_cast<double>(queue_.Len()));
-    line("queue_delayed", "gauge", "", static_cast<double>(queue_.Waiting()));
-    const ReservationStats rs = reservations_ ? reservations_->stats() : ReservationStats{};
-    line("reservation_pods_created_total", "counter", "", rs.created);
-    line("reservation_pods_deleted_total", "counter", "", rs.deleted);
-    line("reservation_timeouts_total", "counter", "", rs.timeouts);
-    line("unreserved_pods_deleted_total", "counter", "", rs.orphans_deleted);
-    const scheduler::WriteStats bg = background_.stats();
-    line("background_writes_sent_total", "counter", "", bg.sent);
-    line("background_writes_dropped_total", "counter", "", bg.dropped);
-    line("background_writes_failed_total", "counter", "", bg.failed);
-    const informer::InformerStats st = informer_ ? informer_->stats() : informer::InformerStats{};
-    line("informer_watch_errors_total", "counter", "", st.watch_errors);
-    line("informer_relists_gone_total", "counter", "", st.relists_gone);
-    return out;
+  std::vector<prometheus::MetricFamily> Metrics() const {
+    BinderMetricValues v;
+    v.succeeded = counters_.succeeded;
+    v.failed = counters_.failed;
+    v.retried = counters_.retried;
+    v.parked = counters_.parked;
+    v.groups_awaited = static_cast<int64_t>(ParkedGroups());
+    v.already_bound = counters_.already_bound;
+    v.invalid_deleted = counters_.invalid_deleted;
+    v.depth = static_cast<int64_t>(queue_.Len());
+    v.delayed = static_cast<int64_t>(queue_.Waiting());
+    if (reservations_) v.reservations = reservations_->stats();
+    v.writes = background_.stats();
+    if (informer_) v.watch = informer_->stats();
+    return BinderMetricFamilies(v);
   }
 
   const BinderOptions& o_;
@@ -594,6 +574,14 @@ class Controller : public GroupView {
   const k8s::ApiClient& client_;
   std::ostream& err_;
   std::mutex log_mu_;
+  // Before what reports to it, after the servers that read it (declared last).
+  serve::MetricsRegistry registry_;
+  serve::ReconcileMetrics reconciles_{registry_, kControllerName, o_.max_concurrent};
+  prometheus::Histogram& bind_duration_ = prometheus::BuildHistogram()
+                                              .Name("kai_binder_bind_duration_seconds")
+                                              .Help("A successful bind (kai).")
+                                              .Register(registry_.registry())
+                                              .Add({}, serve::ExponentialBuckets(0.005, 2, 12));
   WorkQueue queue_;
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<ReservationService> reservations_;
@@ -621,6 +609,48 @@ class Controller : public GroupView {
 };
 
 }  // namespace
+
+std::vector<prometheus::MetricFamily> BinderMetricFamilies(const BinderMetricValues& v) {
+  const auto n = [](int64_t x) { return static_cast<double>(x); };
+  const ReservationStats& rs = v.reservations;
+  const scheduler::WriteStats& bg = v.writes;
+  const informer::InformerStats& st = v.watch;
+  return {
+      serve::CounterFamily(
+          "kai_binder_binds_total", "Binds, by result.",
+          {{{{"result", "succeeded"}}, n(v.succeeded)}, {{{"result", "failed"}}, n(v.failed)}}),
+      serve::CounterOf("kai_binder_bind_retries_scheduled_total", "Binds retried later.",
+                       n(v.retried)),
+      serve::CounterOf("kai_binder_binds_parked_total", "Binds waiting for a GPU group.",
+                       n(v.parked)),
+      serve::GaugeOf("kai_binder_gpu_groups_awaited", "GPU groups binds wait for.",
+                     n(v.groups_awaited)),
+      serve::CounterOf("kai_binder_pods_found_bound_total", "Pods found bound already.",
+                       n(v.already_bound)),
+      serve::CounterOf("kai_binder_invalid_requests_deleted_total", "Invalid BindRequests deleted.",
+                       n(v.invalid_deleted)),
+      serve::GaugeOf("kai_binder_queue_depth", "Requests ready to bind.", n(v.depth)),
+      serve::GaugeOf("kai_binder_queue_delayed", "Requests waiting for a retry.", n(v.delayed)),
+      serve::CounterOf("kai_binder_reservation_pods_created_total", "GPU reservation pods created.",
+                       n(rs.created)),
+      serve::CounterOf("kai_binder_reservation_pods_deleted_total", "GPU reservation pods deleted.",
+                       n(rs.deleted)),
+      serve::CounterOf("kai_binder_reservation_timeouts_total", "GPU reservations that timed out.",
+                       n(rs.timeouts)),
+      serve::CounterOf("kai_binder_unreserved_pods_deleted_total",
+                       "Pods of a GPU group with no reservation deleted.", n(rs.orphans_deleted)),
+      serve::CounterOf("kai_binder_background_writes_sent_total", "Status writes and events sent.",
+                       n(bg.sent)),
+      serve::CounterOf("kai_binder_background_writes_dropped_total",
+                       "Status writes and events dropped.", n(bg.dropped)),
+      serve::CounterOf("kai_binder_background_writes_failed_total",
+                       "Status writes and events failed.", n(bg.failed)),
+      serve::CounterOf("kai_binder_informer_watch_errors_total", "Watches that failed.",
+                       n(st.watch_errors)),
+      serve::CounterOf("kai_binder_informer_relists_gone_total", "Lists after a watch expired.",
+                       n(st.relists_gone)),
+  };
+}
 
 void RequestBinderStop() { g_stop = true; }
 

@@ -24,10 +24,9 @@
 #include "kai/binder/plugins.h"
 #include "kai/binder/reservation.h"
 #include "kai/binder/workqueue.h"
-
-namespace kai::informer {
-class WatchHub;
-}
+#include "kai/informer/informer.h"
+#include "kai/scheduler/background.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::binder {
 
@@ -65,6 +64,16 @@ std::optional<std::chrono::seconds> PendingRetry(const BindRequestObject& reques
 
 // Runs the binder; returns the process exit code (0 after RequestBinderStop, 1 on a runtime
 // failure, 2 on bad configuration). `err` receives the log.
+// The binder's own metrics (kai_binder_*), from its counts at scrape time.
+struct BinderMetricValues {
+  int64_t succeeded = 0, failed = 0, retried = 0, parked = 0, groups_awaited = 0;
+  int64_t already_bound = 0, invalid_deleted = 0, depth = 0, delayed = 0;
+  ReservationStats reservations;
+  scheduler::WriteStats writes;
+  informer::InformerStats watch;
+};
+std::vector<prometheus::MetricFamily> BinderMetricFamilies(const BinderMetricValues& v);
+
 int RunBinder(const BinderOptions& options, std::ostream& err);
 // The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
 int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err);

@@ -16,6 +16,7 @@ void WorkQueue::AddLocked(const std::string& key) {
   }
   queued_.insert(key);
   queue_.push_back(key);
+  if (metrics_) metrics_->Added(key, queue_.size());
   cv_.notify_one();
 }
 
@@ -51,6 +52,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     const int n = failures_[key]++;
+    if (metrics_) metrics_->Retried();
     const int64_t base = limit_.base.count();
     const int64_t cap = limit_.max.count();
     int64_t d = base;
@@ -92,6 +94,7 @@ std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
       queue_.pop_front();
       queued_.erase(key);
       processing_.insert(key);
+      if (metrics_) metrics_->Taken(key, queue_.size());
       return key;
     }
     auto wake = deadline;
@@ -110,6 +113,7 @@ std::optional<std::string> WorkQueue::Get(std::chrono::milliseconds timeout) {
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   processing_.erase(key);
+  if (metrics_) metrics_->Done(key);
   if (dirty_.erase(key)) AddLocked(key);
 }
 
@@ -137,6 +141,33 @@ size_t WorkQueue::Waiting() const {
 bool WorkQueue::Processing(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   return processing_.count(key) > 0;
+}
+
+void RunWorker(WorkQueue& queue, const ReconcileFn& reconcile, const std::function<bool()>& stop,
+               const MetricsFor& metrics) {
+  for (;;) {
+    auto key = queue.Get(std::chrono::milliseconds(500));
+    if (!key) {
+      if (stop()) return;
+      continue;
+    }
+    serve::ReconcileMetrics* m = metrics ? metrics(*key) : nullptr;
+    if (m) m->Active(1);
+    const auto started = std::chrono::steady_clock::now();
+    const bool done = reconcile(*key);
+    if (m) {
+      m->Observe(std::chrono::steady_clock::now() - started,
+                 done ? serve::ReconcileMetrics::Result::kSuccess
+                      : serve::ReconcileMetrics::Result::kError);
+      m->Active(-1);
+    }
+    if (done) {
+      queue.Forget(*key);
+    } else {
+      queue.AddRateLimited(*key);
+    }
+    queue.Done(*key);
+  }
 }
 
 }  // namespace kai::binder

@@ -11,12 +11,15 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "kai/serve/controller_metrics.h"
 
 namespace kai::binder {
 
@@ -30,6 +33,10 @@ struct RateLimit {
 class WorkQueue {
  public:
   explicit WorkQueue(RateLimit limit = {}, NowFn now = {});
+  // Reports to client-go's workqueue metrics (serve/controller_metrics.h); before any Add.
+  void SetMetrics(std::shared_ptr<serve::WorkQueueMetrics> metrics) {
+    metrics_ = std::move(metrics);
+  }
 
   void Add(const std::string& key);
   // Queues `key` after `delay` (at once when <= 0); an earlier pending time is kept.
@@ -66,6 +73,15 @@ class WorkQueue {
   std::unordered_map<std::string, Clock::time_point> delayed_at_;
   std::unordered_map<std::string, int> failures_;
   bool shut_down_ = false;
+  std::shared_ptr<serve::WorkQueueMetrics> metrics_;
 };
+
+// A worker on `queue` until `stop` says so (checked when no key came): each key reconciled
+// (true: done), forgotten when done, else retried after its failure delay; measured with the
+// ReconcileMetrics `metrics` picks for the key (null: none).
+using ReconcileFn = std::function<bool(const std::string&)>;
+using MetricsFor = std::function<serve::ReconcileMetrics*(const std::string&)>;
+void RunWorker(WorkQueue& queue, const ReconcileFn& reconcile, const std::function<bool()>& stop,
+               const MetricsFor& metrics = {});
 
 }  // namespace kai::binder

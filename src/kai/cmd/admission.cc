@@ -24,6 +24,9 @@ class AdmissionCommand final : public Command {
         "admission", "the admission webhooks: GPU-sharing pods, Queues and PodGroups (KAI's)");
     c->add_option("--bind-address", o_.address,
                   "HOST:PORT to serve HTTPS on (default 0.0.0.0:9443)");
+    c->add_option("--metrics-bind-address", o_.metrics_address,
+                  "HOST:PORT for a plain HTTP /metrics (\"\": off, the default; /metrics is also "
+                  "served on the HTTPS address)");
     c->add_option("--tls-cert-file", o_.cert_file,
                   "PEM certificate chain (read again on a change)");
     c->add_option("--tls-key-file", o_.key_file, "PEM private key of the certificate");

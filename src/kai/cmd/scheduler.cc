@@ -37,6 +37,7 @@ class SchedulerCommand final : public Command {
     leader_.Add(c, {&o_.leader_elect, &o_.leader_elect_namespace, &o_.leader_elect_id, &o_.identity,
                     &o_.lease_duration, &o_.renew_deadline, &o_.retry_period});
     AddServerFlags(c, o_.metrics_address, o_.health_address);
+    c->add_option("--metrics-namespace", o_.metrics_namespace, "metric name prefix (default kai)");
     c->add_option(
         "--snapshot-bind-address", o_.snapshot_address,
         "HOST:PORT for /debug/snapshot (default 127.0.0.1:8083, loopback only; \"\": off)");

@@ -57,24 +57,6 @@ double AllocatedGpus(const ResourceList& allocated) {
   return 0;
 }
 
-std::string EscapeLabel(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-struct Family {
-  std::string_view name, help;
-  double QueueMetrics::*value;
-};
-
 }  // namespace
 
 QueueStatusValue ComputeQueueStatus(const QueueFacts& queue,
@@ -136,50 +118,6 @@ QueueMetrics QueueMetricsOf(const QueueFacts& queue, const QueueStatusValue& sta
   m.allocated_cpu_cores = AllocatedOf(allocated, "cpu");
   m.allocated_memory_bytes = AllocatedOf(allocated, "memory");
   return m;
-}
-
-std::string GoFloat(double v) {
-  if (v == 1) return "1";
-  if (v == 0) return "0";
-  if (v == -1) return "-1";
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  std::array<char, 64> buf{};
-  auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::scientific);
-  const std::string sci(buf.data(), r.ptr);
-  const int exponent = std::atoi(sci.c_str() + sci.find('e') + 1);
-  if (exponent < -4 || exponent >= 6) return sci;
-  r = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed);
-  return std::string(buf.data(), r.ptr);
-}
-
-std::string RenderQueueMetrics(std::vector<QueueMetrics> queues, std::string_view prefix) {
-  if (queues.empty()) return "";
-  static constexpr std::array<Family, 7> kFamilies{{
-      {"queue_allocated_cpu_cores", "Queue allocated CPUs", &QueueMetrics::allocated_cpu_cores},
-      {"queue_allocated_gpus", "Queue allocated GPUs", &QueueMetrics::allocated_gpus},
-      {"queue_allocated_memory_bytes", "Queue allocated memory",
-       &QueueMetrics::allocated_memory_bytes},
-      {"queue_deserved_gpus", "Queue deserved GPUs", &QueueMetrics::deserved_gpus},
-      {"queue_info", "Queues info", nullptr},
-      {"queue_quota_cpu_cores", "Queue quota CPU", &QueueMetrics::quota_cpu_cores},
-      {"queue_quota_memory_bytes", "Queue quota memory", &QueueMetrics::quota_memory_bytes},
-  }};
-  std::sort(queues.begin(), queues.end(), [](const QueueMetrics& a, const QueueMetrics& b) {
-    return std::tie(a.display_name, a.name) < std::tie(b.display_name, b.name);
-  });
-  std::string out;
-  for (const Family& f : kFamilies) {
-    const std::string name = std::string(prefix) + "_" + std::string(f.name);
-    out += "# HELP " + name + " " + std::string(f.help) + "\n# TYPE " + name + " gauge\n";
-    for (const QueueMetrics& q : queues) {
-      const std::string n = EscapeLabel(q.name);
-      out += name + "{queue_display_name=\"" + EscapeLabel(q.display_name) +
-             "\",queue_metadata_name=\"" + n + "\",queue_name=\"" + n + "\"} " +
-             GoFloat(f.value ? q.*(f.value) : 1.0) + "\n";
-    }
-  }
-  return out;
 }
 
 }  // namespace kai::controllers

@@ -4,8 +4,8 @@
 //     its PodGroups' status.resourcesStatus, as the server holds them (a parent's totals follow
 //     its children's once those are written);
 //   childQueues: the queues naming it as parent, sorted by name.
-// Metrics (KAI's pkg/queuecontroller/metrics, prefix kai_): queue_info (1),
-// queue_deserved_gpus (spec GPU quota), queue_quota_cpu_cores (CPU quota / 1000, -1 stays),
+// Metrics (KAI's pkg/queuecontroller/metrics, prefix kai_; exported by controllersd/): queue_info
+// (1), queue_deserved_gpus (spec GPU quota), queue_quota_cpu_cores (CPU quota / 1000, -1 stays),
 // queue_quota_memory_bytes (memory quota x 10^6, -1 stays), queue_allocated_gpus (the first
 // allocated resource named */gpu), queue_allocated_cpu_cores, queue_allocated_memory_bytes
 // (allocated cpu and memory, rounded to 4 decimals), labelled queue_name, queue_metadata_name
@@ -33,12 +33,5 @@ struct QueueMetrics {
   friend bool operator==(const QueueMetrics&, const QueueMetrics&) = default;
 };
 QueueMetrics QueueMetricsOf(const QueueFacts& queue, const QueueStatusValue& status);
-
-// Prometheus text format, as the Go client writes it (families by name, series by label values,
-// floats in Go's shortest %g form). `prefix`: KAI's --metrics-namespace ("kai").
-std::string RenderQueueMetrics(std::vector<QueueMetrics> queues, std::string_view prefix = "kai");
-
-// strconv.FormatFloat(v, 'g', -1, 64), as Prometheus' Go client writes sample values.
-std::string GoFloat(double v);
 
 }  // namespace kai::controllers

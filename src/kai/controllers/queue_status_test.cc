@@ -69,14 +69,6 @@ TEST(QueueMetrics, UnitsAsKaisQueueController) {
   EXPECT_DOUBLE_EQ(m.allocated_gpus, 0.3333);
   EXPECT_DOUBLE_EQ(m.allocated_cpu_cores, 1.5);
   EXPECT_DOUBLE_EQ(m.allocated_memory_bytes, 1073741824);
-  const std::string text = RenderQueueMetrics({m});
-  EXPECT_NE(text.find("# TYPE kai_queue_info gauge\nkai_queue_info{queue_display_name=\"Q\","
-                      "queue_metadata_name=\"q\",queue_name=\"q\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("kai_queue_allocated_memory_bytes{queue_display_name=\"Q\","
-                      "queue_metadata_name=\"q\",queue_name=\"q\"} 1.073741824e+09\n"),
-            std::string::npos);
-  EXPECT_EQ(RenderQueueMetrics({}), "");
 }
 
 TEST(QueueMetrics, QueueWithoutResourcesHasZeroQuotas) {
@@ -84,16 +76,6 @@ TEST(QueueMetrics, QueueWithoutResourcesHasZeroQuotas) {
   EXPECT_EQ(m.deserved_gpus, 0);
   EXPECT_EQ(m.quota_cpu_cores, 0);
   EXPECT_EQ(m.allocated_gpus, 0);
-}
-
-TEST(GoFloat, MatchesStrconvShortestG) {
-  EXPECT_EQ(GoFloat(0.5), "0.5");
-  EXPECT_EQ(GoFloat(100000), "100000");
-  EXPECT_EQ(GoFloat(1000000), "1e+06");
-  EXPECT_EQ(GoFloat(0.0001), "0.0001");
-  EXPECT_EQ(GoFloat(0.00001), "1e-05");
-  EXPECT_EQ(GoFloat(-1), "-1");
-  EXPECT_EQ(GoFloat(2e9), "2e+09");
 }
 
 TEST(QueueFactsDecode, BadStatusQuantityNamesTheQueueAndField) {

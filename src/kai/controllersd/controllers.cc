@@ -16,11 +16,14 @@
 #include "kai/controllers/pod_group_status.h"
 #include "kai/controllers/queue_status.h"
 #include "kai/controllersd/defaults.h"
+#include "kai/controllersd/queue_metrics.h"
 #include "kai/informer/reflector.h"
 #include "kai/informer/watch_hub.h"
 #include "kai/k8s/kubeconfig.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::controllersd {
 namespace {
@@ -73,7 +76,9 @@ class Controllers {
         lead_(client, o.leader_elect,
               scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
         client_(lead_.client()),
-        err_(err) {}
+        err_(err) {
+    queue_.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(registry_, "controllers"));
+  }
 
   int Run() {
     StartReflectors();
@@ -295,23 +300,20 @@ class Controllers {
   // --- reconciling -----------------------------------------------------------------------------
 
   void Work() {
-    for (;;) {
-      auto key = queue_.Get(std::chrono::milliseconds(500));
-      if (!key) {
-        if (g_stop) return;
-        continue;
-      }
-      const bool group = key->rfind(kGroupPrefix, 0) == 0;
-      const std::string object = key->substr(group ? kGroupPrefix.size() : kQueuePrefix.size());
-      const Outcome out = group ? ReconcileGroup(object) : ReconcileQueue(object);
-      if (out == Outcome::kDone) {
-        queue_.Forget(*key);
-      } else {
-        queue_.AddRateLimited(*key);
-      }
-      queue_.Done(*key);
-    }
+    binder::RunWorker(
+        queue_,
+        [this](const std::string& key) {
+          const bool group = IsGroupKey(key);
+          const std::string object = key.substr(group ? kGroupPrefix.size() : kQueuePrefix.size());
+          return (group ? ReconcileGroup(object) : ReconcileQueue(object)) == Outcome::kDone;
+        },
+        [] { return g_stop.load(); },
+        [this](const std::string& key) {
+          return IsGroupKey(key) ? &group_reconciles_ : &queue_reconciles_;
+        });
   }
+
+  static bool IsGroupKey(const std::string& key) { return key.rfind(kGroupPrefix, 0) == 0; }
 
   // The status the PodGroup should hold; nullopt when it is gone or holds it already.
   Result<std::optional<std::string>> GroupPatch(const std::string& key) {
@@ -414,20 +416,21 @@ class Controllers {
 
   // --- process -------------------------------------------------------------------------------
 
-  std::string RenderMetrics() {
-    std::vector<controllers::QueueMetrics> lines;
+  std::vector<prometheus::MetricFamily> Metrics() {
+    std::vector<controllers::QueueMetrics> queues;
     {
       std::lock_guard<std::mutex> lock(metrics_mu_);
-      for (const auto& [name, m] : metrics_) lines.push_back(m);
+      for (const auto& [name, m] : metrics_) queues.push_back(m);
     }
-    return controllers::RenderQueueMetrics(std::move(lines), o_.metrics_namespace);
+    return QueueMetricFamilies(queues, o_.metrics_namespace);
   }
 
   bool StartServers() {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return true;
     scheduler::ServerHooks hooks;
     hooks.ready = [this] { return Synced(); };
-    hooks.metrics = [this] { return RenderMetrics(); };
+    registry_.AddSource([this] { return Metrics(); });
+    hooks.metrics = &registry_;
     servers_ = std::make_unique<scheduler::Servers>(hooks);
     if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
       Log(st.error().message);
@@ -501,6 +504,10 @@ class Controllers {
   std::vector<uint64_t> subscriptions_;  // kinds kai run's hub serves
   std::vector<bool> synced_;             // by watched kind (mu_)
   std::vector<std::thread> threads_, workers_;
+  // Before what reports to it, after the servers that read it.
+  serve::MetricsRegistry registry_;
+  serve::ReconcileMetrics group_reconciles_{registry_, "podgroup", o_.workers};
+  serve::ReconcileMetrics queue_reconciles_{registry_, "queue", o_.workers};
   binder::WorkQueue queue_;
   std::map<std::string, controllers::QueueMetrics> metrics_;  // live queues only
   std::atomic<int64_t> writes_{0};

@@ -27,12 +27,42 @@ Result<bool> Session::OpenPlugins() {
     if (!plugin.ok()) return Error{"plugin " + pc.name + ": " + plugin.error().message};
     plugins_.push_back(std::move(plugin.value()));
   }
-  for (auto& p : plugins_) p->OnSessionOpen(*this);
+  metrics_.open_millis = CallPlugins(/*open=*/true);
   return true;
 }
 
 void Session::Close() {
-  for (auto& p : plugins_) p->OnSessionClose(*this);
+  FinishAction();
+  metrics_.close_millis = CallPlugins(/*open=*/false);
+}
+
+int64_t Session::CallPlugins(bool open) {
+  const int64_t started = MetricsMillis();
+  for (size_t i = 0; i < plugins_.size(); ++i) {
+    const int64_t before = MetricsMillis();
+    if (open) {
+      plugins_[i]->OnSessionOpen(*this);
+    } else {
+      plugins_[i]->OnSessionClose(*this);
+    }
+    if (before >= 0) metrics_.plugins.push_back({config_.plugins[i].name, open, Elapsed(before)});
+  }
+  return Elapsed(started);
+}
+
+int64_t Session::Elapsed(int64_t since) const { return since < 0 ? -1 : MetricsMillis() - since; }
+
+void Session::StartAction(const std::string& action) {
+  FinishAction();
+  metrics_.actions.push_back({.action = action});
+  action_started_ = MetricsMillis();
+}
+
+void Session::FinishAction() {
+  if (ActionMetrics* a = metrics_.current(); a && action_started_ >= 0) {
+    a->millis = Elapsed(action_started_);
+  }
+  action_started_ = -1;
 }
 
 // The floor is joined before the allocation handlers run and left after the deallocation ones

@@ -12,6 +12,7 @@
 #include "kai/framework/config.h"
 #include "kai/framework/hooks.h"
 #include "kai/framework/plugin.h"
+#include "kai/framework/session_metrics.h"
 #include "kai/framework/session_state.h"
 #include "kai/snapshot/snapshot.h"
 
@@ -37,6 +38,17 @@ class Session : public SessionHooks, public SessionState {
   using MonotonicClock = std::function<int64_t()>;
   void SetMonotonicClock(MonotonicClock clock) { clock_ = std::move(clock); }
   int64_t MonotonicMillis() const;
+  // The clock of the session's measurements (framework/session_metrics.h), monotonic
+  // milliseconds; without one, no duration is measured.
+  void SetMetricsClock(MonotonicClock clock) { metrics_clock_ = std::move(clock); }
+  // Its reading; -1 without a metrics clock.
+  int64_t MetricsMillis() const { return metrics_clock_ ? metrics_clock_() : -1; }
+  SessionMetrics& metrics() { return metrics_; }
+  const SessionMetrics& metrics() const { return metrics_; }
+  // Starts the measurement of an action (its counts and its time, until the next one starts or
+  // FinishAction).
+  void StartAction(const std::string& action);
+  void FinishAction();
 
   // The candidate nodes of pods ranked best first, kept up to date across tasks.
   NodeRanking& ranking() { return *ranking_; }
@@ -48,8 +60,15 @@ class Session : public SessionHooks, public SessionState {
                std::vector<std::string>* groups = nullptr);
 
  private:
+  // Every plugin's OnSessionOpen (or OnSessionClose), each measured; the time they all took.
+  int64_t CallPlugins(bool open);
+  int64_t Elapsed(int64_t since) const;  // -1 when `since` is
+
   SchedulerConfig config_;
   MonotonicClock clock_;
+  MonotonicClock metrics_clock_;
+  SessionMetrics metrics_;
+  int64_t action_started_ = -1;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::unique_ptr<NodeRanking> ranking_;
 };

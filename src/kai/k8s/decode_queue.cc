@@ -50,6 +50,7 @@ void DecodeQueue(const doc::Node& doc, const std::string& source, ObjectContext&
   const doc::Node spec = doc["spec"];
   if (IsMapOrAbsent(spec, "spec", ctx)) {
     q.parent = Str(spec, "parentQueue", "spec", ctx).value_or("");
+    q.display_name = Str(spec, "displayName", "spec", ctx).value_or("");
     if (auto p = Int(spec, "priority", "spec", ctx)) q.priority = static_cast<int>(*p);
     q.preempt_min_runtime = Duration(spec, "preemptMinRuntime", "spec", ctx);
     q.reclaim_min_runtime = Duration(spec, "reclaimMinRuntime", "spec", ctx);

@@ -519,6 +519,7 @@ void Queue(Out& o, const QueueObject& q) {
   Meta(o, q.meta);
   o.BeginMap("spec");
   o.KVIf("parentQueue", q.parent);
+  o.KVIf("displayName", q.display_name);
   if (q.priority) o.KInt("priority", *q.priority);
   if (q.preempt_min_runtime) {
     o.KV("preemptMinRuntime", std::to_string(*q.preempt_min_runtime) + "s");

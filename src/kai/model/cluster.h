@@ -182,6 +182,7 @@ struct QueueResource {
 struct QueueObject {
   ObjectMeta meta;
   std::string parent;
+  std::string display_name;  // spec.displayName (metrics labels)
   std::optional<int> priority;
   bool has_resources = false;
   QueueResource gpu, cpu, memory;

@@ -18,6 +18,8 @@
 #include "kai/podgrouper/podgrouper.h"
 #include "kai/podgrouperd/api_reader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::podgrouperd {
 namespace {
@@ -40,7 +42,9 @@ class Controller {
         lead_(client, o.leader_elect, WithLog(o.leader)),
         client_(lead_.client()),
         err_(err),
-        reader_(client_) {}
+        reader_(client_) {
+    queue_.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(registry_, "pod"));
+  }
 
   int Run() {
     StartInformer();
@@ -97,7 +101,8 @@ class Controller {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return;
     scheduler::ServerHooks hooks;
     hooks.ready = [this] { return informer_->Synced() && lead_.Leading(); };
-    hooks.metrics = [this] { return RenderMetrics(); };
+    registry_.AddSource([this] { return Metrics(); });
+    hooks.metrics = &registry_;
     servers_ = std::make_unique<scheduler::Servers>(hooks);
     if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
       Log(st.error().message);
@@ -115,21 +120,18 @@ class Controller {
     return !g_stop && lead_.Leading();
   }
 
-  std::string RenderMetrics() const {
-    std::string out;
-    auto counter = [&](const char* name, const char* help, int64_t v) {
-      out += std::string("# HELP kai_podgrouper_") + name + " " + help +
-             "\n# TYPE kai_podgrouper_" + name + " counter\nkai_podgrouper_" + name + " " +
-             std::to_string(v) + "\n";
-    };
-    counter("pods_grouped_total", "pods given their PodGroup", counters_.grouped.load());
-    counter("podgroups_created_total", "PodGroups created", counters_.created.load());
-    counter("podgroups_updated_total", "PodGroups updated", counters_.updated.load());
-    counter("reconcile_errors_total", "pod reconciles that failed and were retried",
-            counters_.failed.load());
-    out += "# TYPE kai_podgrouper_leader gauge\nkai_podgrouper_leader " +
-           std::string(lead_.Leading() ? "1" : "0") + "\n";
-    return out;
+  std::vector<prometheus::MetricFamily> Metrics() const {
+    const auto n = [](const std::atomic<int64_t>& v) { return static_cast<double>(v.load()); };
+    return {serve::CounterOf("kai_podgrouper_pods_grouped_total", "Pods given their PodGroup.",
+                             n(counters_.grouped)),
+            serve::CounterOf("kai_podgrouper_podgroups_created_total", "PodGroups created.",
+                             n(counters_.created)),
+            serve::CounterOf("kai_podgrouper_podgroups_updated_total", "PodGroups updated.",
+                             n(counters_.updated)),
+            serve::CounterOf("kai_podgrouper_reconcile_errors_total",
+                             "Pod reconciles that failed and were retried.", n(counters_.failed)),
+            serve::GaugeOf("kai_podgrouper_leader", "1 while this replica leads.",
+                           lead_.Leading() ? 1 : 0)};
   }
 
   void StartInformer() {
@@ -162,19 +164,10 @@ class Controller {
   }
 
   void Work() {
-    for (;;) {
-      auto key = queue_.Get(std::chrono::milliseconds(500));
-      if (!key) {
-        if (g_stop || workers_stop_) return;
-        continue;
-      }
-      if (Reconcile(*key) == Outcome::kDone) {
-        queue_.Forget(*key);
-      } else {
-        queue_.AddRateLimited(*key);
-      }
-      queue_.Done(*key);
-    }
+    binder::RunWorker(
+        queue_, [this](const std::string& key) { return Reconcile(key) == Outcome::kDone; },
+        [this] { return g_stop || workers_stop_; },
+        [this](const std::string&) { return &reconciles_; });
   }
 
   Outcome Reconcile(const std::string& key) {
@@ -288,6 +281,9 @@ class Controller {
   std::ostream& err_;
   ApiReader reader_;
   std::mutex log_mu_, mu_;
+  // Before what reports to it, after the servers that read it.
+  serve::MetricsRegistry registry_;
+  serve::ReconcileMetrics reconciles_{registry_, "pod", std::max(1, o_.max_concurrent)};
   binder::WorkQueue queue_;
   std::unordered_set<std::string> grouped_;  // pods grouped and annotated (live pods only)
   std::unordered_map<std::string, std::string> warned_;  // pod -> its last PodGrouperWarning

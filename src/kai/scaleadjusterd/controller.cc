@@ -15,6 +15,8 @@
 #include "kai/k8s/kubeconfig.h"
 #include "kai/scheduler/leader.h"
 #include "kai/scheduler/server.h"
+#include "kai/serve/controller_metrics.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::scaleadjusterd {
 namespace {
@@ -64,24 +66,23 @@ class Controller {
     if (o_.metrics_address.empty() && o_.health_address.empty()) return;
     scheduler::ServerHooks hooks;
     hooks.ready = [this] { return synced_.load(); };
-    hooks.metrics = [this] { return Metrics(); };
+    registry_.AddSource([this] { return Metrics(); });
+    hooks.metrics = &registry_;
     servers_ = std::make_unique<scheduler::Servers>(hooks);
     if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
       Log(st.error().message);
     }
   }
 
-  std::string Metrics() const {
-    auto line = [](const char* name, const char* help, int64_t v) {
-      return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name +
-             " " + std::to_string(v) + "\n";
-    };
-    return line("kai_scale_adjuster_passes_total", "reconcile passes", n_.passes) +
-           line("kai_scale_adjuster_scaling_pods_created_total", "scaling pods created",
-                n_.created) +
-           line("kai_scale_adjuster_scaling_pods_deleted_total", "scaling pods deleted",
-                n_.deleted) +
-           line("kai_scale_adjuster_failures_total", "failed API calls and passes", n_.failures);
+  std::vector<prometheus::MetricFamily> Metrics() const {
+    const auto n = [](int64_t v) { return static_cast<double>(v); };
+    return {serve::CounterOf("kai_scale_adjuster_passes_total", "Reconcile passes.", n(n_.passes)),
+            serve::CounterOf("kai_scale_adjuster_scaling_pods_created_total",
+                             "Scaling pods created.", n(n_.created)),
+            serve::CounterOf("kai_scale_adjuster_scaling_pods_deleted_total",
+                             "Scaling pods deleted.", n(n_.deleted)),
+            serve::CounterOf("kai_scale_adjuster_failures_total", "Failed API calls and passes.",
+                             n(n_.failures))};
   }
 
   bool AwaitLeadership() {
@@ -130,9 +131,22 @@ class Controller {
       if (now < next_pass && !(dirty && now - last_pass_ >= o_.debounce)) continue;
       dirty = false;
       last_pass_ = now;
-      next_pass = now + Pass();
+      next_pass = now + MeasuredPass();
     }
     return 0;
+  }
+
+  // A pass, reported as controller-runtime reports a reconcile (an error when a call failed).
+  std::chrono::milliseconds MeasuredPass() {
+    const int64_t failures = n_.failures;
+    const Clock::time_point started = Clock::now();
+    passes_.Active(1);
+    const std::chrono::milliseconds next = Pass();
+    passes_.Observe(Clock::now() - started, n_.failures > failures
+                                                ? serve::ReconcileMetrics::Result::kError
+                                                : serve::ReconcileMetrics::Result::kSuccess);
+    passes_.Active(-1);
+    return next;
   }
 
   // One level-triggered pass; returns the time until the next one is due anyway.
@@ -262,6 +276,8 @@ class Controller {
   std::atomic<bool> synced_{false};
   std::vector<std::unique_ptr<informer::Informer>> informers_;
   std::vector<ClusterState> worlds_;  // what the watches hold (their bookkeeping only)
+  serve::MetricsRegistry registry_;
+  serve::ReconcileMetrics passes_{registry_, "scaleadjuster", 1};
   std::unique_ptr<scheduler::Servers> servers_;
   std::optional<UnixSeconds> last_delete_;  // starts the cool-down (KAI: lastScaleUpTime)
   std::set<std::string> last_notes_;

@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <charconv>
+#include <chrono>
 #include <functional>
 #include <set>
 #include <thread>
@@ -129,6 +130,11 @@ struct Committer::Run {
     std::lock_guard<std::mutex> lock(mu);
     ++(result.*field);
   }
+  void BindTook(std::chrono::steady_clock::time_point since) {
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - since;
+    std::lock_guard<std::mutex> lock(mu);
+    result.bind_millis.push_back(took.count());
+  }
 };
 
 Committer::Committer(const k8s::ApiClient& client, informer::Informer* informer,
@@ -215,6 +221,7 @@ void Committer::Event(const ObjectRef& obj, std::string_view api_version, std::s
 }
 
 void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
+  const auto started = std::chrono::steady_clock::now();
   const std::string path = k8s::CollectionPath(res::kBindRequest, b.pod.ns);
   k8s::HttpResponse r = client_.Create(path, BindRequestBody(b, options_));
   if (r.status == 409) {
@@ -248,6 +255,7 @@ void Committer::Bind(const BindDecision& b, UnixSeconds now, Run& run) {
   }
   AssumeAnswer(res::kBindRequest, r);
   run.Count(&CommitResult::binds);
+  run.BindTook(started);
   background_.Cancel(PodKey(b.pod));  // an Unschedulable mark still queued is no longer true
   Forget(pod_messages_, b.pod.uid);
   const std::string pool = options_.node_pool_value.empty() ? "default" : options_.node_pool_value;

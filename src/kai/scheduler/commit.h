@@ -46,6 +46,7 @@ struct CommitResult {
   int binds = 0, evictions = 0, nominations = 0, failed = 0;
   int background = 0;               // status writes and events queued for the background
   std::vector<std::string> errors;  // each names the call and the object
+  std::vector<double> bind_millis;  // each BindRequest's creation, from its first call
 };
 
 class Committer {

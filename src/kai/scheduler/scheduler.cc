@@ -6,6 +6,7 @@
 #include <iostream>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "kai/framework/config.h"
 #include "kai/informer/informer.h"
@@ -13,6 +14,7 @@
 #include "kai/scheduler/commit.h"
 #include "kai/scheduler/decisions.h"
 #include "kai/scheduler/leader.h"
+#include "kai/scheduler/metrics.h"
 #include "kai/scheduler/server.h"
 #include "kai/scheduler/shard_status.h"
 #include "kai/scheduler/usage_recorder.h"
@@ -77,17 +79,10 @@ doc::Node ShardSpec(const doc::Document& shard) {
   return roots.empty() ? doc::Node() : roots.front()["spec"];
 }
 
-// The optional kinds not served now: their count, and one labelled sample each.
-std::string AbsentKindsMetric(const std::vector<k8s::ResourceType>& absent) {
-  std::string out = "# TYPE kai_informer_kinds_absent gauge\nkai_informer_kinds_absent " +
-                    std::to_string(absent.size()) + "\n";
-  if (absent.empty()) return out;
-  out += "# TYPE kai_informer_kind_absent gauge\n";
-  for (const k8s::ResourceType& t : absent) {
-    out += "kai_informer_kind_absent{api_version=\"" + std::string(t.api_version) + "\",kind=\"" +
-           std::string(t.kind) + "\"} 1\n";
-  }
-  return out;
+int64_t SteadyMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& format,
@@ -196,6 +191,7 @@ class Loop {
     uo.save_interval = o_.usage_save_interval;
     uo.log = [this](const std::string& l) { Log(l); };
     uo.env = k8s::ProcessEnv();
+    uo.on_fetch_millis = [this](double ms) { metrics_.ObserveUsageQuery(ms); };
     auto r = UsageRecorder::Open(uo, spec, "SchedulingShard " + o_.shard,
                                  o_.now.value_or(WallClockSeconds()));
     if (!r.ok()) return r.error().message;
@@ -211,27 +207,17 @@ class Loop {
     }
     ServerHooks hooks;
     hooks.ready = [this] { return informer_ && informer_->Synced(); };
-    hooks.metrics = [this] {
-      const informer::InformerStats st = informer_->stats();
-      const WriteStats bg = committer_ ? committer_->background_stats() : WriteStats{};
-      std::string out = metrics_.Render() + (usage_ ? usage_->Metrics() : "");
-      for (const auto& [name, v] : std::initializer_list<std::pair<const char*, int64_t>>{
-               {"informer_lists_total", st.lists},
-               {"informer_relists_gone_total", st.relists_gone},
-               {"informer_watches_total", st.watches},
-               {"informer_watch_errors_total", st.watch_errors},
-               {"informer_events_total", st.events},
-               {"informer_decode_errors_total", st.decode_errors},
-               {"informer_lists_absent_total", st.lists_absent},
-               {"background_writes_sent_total", bg.sent},
-               {"background_writes_dropped_total", bg.dropped},
-               {"background_writes_failed_total", bg.failed},
-               {"background_writes_replaced_total", bg.replaced}}) {
-        out += "# TYPE kai_" + std::string(name) + " counter\nkai_" + name + " " +
-               std::to_string(v) + "\n";
+    registry_.AddSource([this] {
+      const std::string& ns = o_.metrics_namespace;
+      auto out = WatchAndWriteMetrics(ns, informer_->stats(),
+                                      committer_ ? committer_->background_stats() : WriteStats{});
+      for (auto& f : AbsentKindsMetrics(ns, informer_->AbsentKinds())) out.push_back(std::move(f));
+      if (usage_) {
+        for (auto& f : usage_->Metrics(ns)) out.push_back(std::move(f));
       }
-      return out + AbsentKindsMetric(informer_->AbsentKinds());
-    };
+      return out;
+    });
+    hooks.metrics = &registry_;
     // A copy under the lock, encoded after it: the cycle waits for a copy, not for the YAML.
     hooks.snapshot = [this] {
       ClusterState copy;
@@ -330,7 +316,7 @@ class Loop {
     Snapshot snap = cache_.Lend();
     if (usage_) usage_->Apply(snap, now);
     const std::vector<PodStatus> initial = InitialStatuses(snap);
-    auto run = sim::RunSession(std::move(snap), config, {});
+    auto run = sim::RunSession(std::move(snap), config, {}, SteadyMillis);
     if (!run.ok()) {
       changes_.rebuild = true;  // the snapshot stayed with the failed session
       return run.error();
@@ -340,12 +326,20 @@ class Loop {
     // The full report (every pod's line) is printed by --once and --dry-run only.
     std::optional<sim::CycleReport> report;
     if (o_.once || o_.dry_run) report = sim::ReportCycle(s, cycle);
-    metrics_.ObserveQueues(s.snap());
+    metrics_.ObserveSession(s.metrics());
+    metrics_.ObserveBudgets(config);
+    // A standby decides (to stay warm) but exports no queue gauges: the leader's are the ones.
+    if (Leading()) {
+      metrics_.ObserveQueues(s.snap());
+    } else {
+      metrics_.ClearQueues();
+    }
     if (usage_) usage_->Record(s.snap(), world_, now);
     cache_.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
     const auto decided = std::chrono::steady_clock::now();
     if (!o_.dry_run && Leading()) {
       const CommitResult r = committer_->Commit(d, now);
+      metrics_.ObserveBinds(d, world_, WallClockSeconds());
       AssumeTimers(d);
       if (!d.binds.empty() || !d.evictions.empty()) {
         using ms = std::chrono::duration<double, std::milli>;
@@ -403,11 +397,12 @@ class Loop {
   std::ostream& err_;
   std::mutex log_mu_;
   std::string pool_;
+  serve::MetricsRegistry registry_;
+  SchedulerMetrics metrics_{registry_, o_.metrics_namespace};
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<Committer> committer_;
-  std::unique_ptr<Servers> servers_;
   std::unique_ptr<UsageRecorder> usage_;
-  SchedulerMetrics metrics_;
+  std::unique_ptr<Servers> servers_;  // after what /metrics reads: it stops first
   ShardSettingsReport shard_report_{[this](const std::string& l) { Log(l); }};
   std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
   ClusterState world_;

@@ -43,8 +43,9 @@ struct SchedulerOptions {
   std::string leader_elect_id = "kai-scheduler";
   std::string identity;  // holder identity; default hostname_pid
   std::chrono::milliseconds lease_duration{15000}, renew_deadline{10000}, retry_period{2000};
-  std::string metrics_address;  // host:port for /metrics; "" = off
-  std::string health_address;   // host:port for /healthz, /readyz; "" = off
+  std::string metrics_address;            // host:port for /metrics; "" = off
+  std::string metrics_namespace = "kai";  // the metric names' prefix (KAI's default)
+  std::string health_address;             // host:port for /healthz, /readyz; "" = off
   // host:port for /debug/snapshot (every object the scheduler sees, unauthenticated): loopback
   // by default; "" = off. Not served with --once or --dry-run.
   std::string snapshot_address = "127.0.0.1:8083";

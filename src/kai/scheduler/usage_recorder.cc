@@ -17,8 +17,12 @@ using UsageMap = std::map<std::string, QueueUsage>;
 class PrometheusUsage {
  public:
   PrometheusUsage(const std::string& url, const usage::UsageDbConfig& c,
-                  std::function<void(const std::string&)> log)
-      : config_(c), log_(std::move(log)), http_(k8s::ClusterConfig{.server = url}), url_(url) {}
+                  std::function<void(const std::string&)> log, std::function<void(double)> on_fetch)
+      : config_(c),
+        log_(std::move(log)),
+        on_fetch_(std::move(on_fetch)),
+        http_(k8s::ClusterConfig{.server = url}),
+        url_(url) {}
   ~PrometheusUsage() { Stop(); }
 
   void Start() {
@@ -61,7 +65,13 @@ class PrometheusUsage {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
       lock.unlock();
+      const auto started = std::chrono::steady_clock::now();
       auto got = Fetch(WallClockSeconds());
+      if (on_fetch_) {
+        on_fetch_(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count());
+      }
       lock.lock();
       if (got.ok()) {
         latest_ = std::move(got.value());
@@ -108,6 +118,7 @@ class PrometheusUsage {
 
   const usage::UsageDbConfig config_;
   const std::function<void(const std::string&)> log_;
+  const std::function<void(double)> on_fetch_;
   const k8s::HttpClient http_;
   const std::string url_;
   std::mutex mu_;
@@ -190,7 +201,7 @@ Result<std::unique_ptr<UsageRecorder>> UsageRecorder::Open(const UsageOptions& o
     if (loaded->file) r->history_ = std::move(loaded->file->history);
   }
   if (!url->empty()) {
-    r->prometheus_ = std::make_unique<PrometheusUsage>(*url, r->config_, o.log);
+    r->prometheus_ = std::make_unique<PrometheusUsage>(*url, r->config_, o.log, o.on_fetch_millis);
     r->prometheus_->Start();
     r->prometheus_->WaitForFirstFetch(std::chrono::milliseconds(r->config_.wait_timeout_millis));
   }
@@ -245,19 +256,23 @@ void UsageRecorder::Close() {
   Save(true);
 }
 
-std::string UsageRecorder::Metrics() const {
+std::vector<prometheus::MetricFamily> UsageRecorder::Metrics(const std::string& ns) const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::string out;
-  const auto line = [&out](const char* name, const char* type, int64_t v) {
-    out += "# TYPE kai_" + std::string(name) + " " + type + "\nkai_" + name + " " +
-           std::to_string(v) + "\n";
+  const auto name = [&ns](const char* n) { return serve::Prefixed(ns, n); };
+  const auto count = [](int64_t v) { return static_cast<double>(v); };
+  return {
+      serve::CounterOf(name("usage_history_corrupt_files_total"),
+                       "Usage history files that could not be read (kai).", count(corrupt_files_)),
+      serve::CounterOf(name("usage_history_saves_total"), "Usage history saves (kai).",
+                       count(saves_)),
+      serve::CounterOf(name("usage_history_save_errors_total"),
+                       "Usage history saves that failed (kai).", count(save_errors_)),
+      serve::GaugeOf(name("usage_history_intervals"), "Intervals the usage history holds (kai).",
+                     count(static_cast<int64_t>(history_.interval_count()))),
+      serve::CounterOf(name("usage_prometheus_errors_total"),
+                       "Usage fetches from Prometheus that failed (kai).",
+                       count(prometheus_ ? prometheus_->errors() : 0)),
   };
-  line("usage_history_corrupt_files_total", "counter", corrupt_files_);
-  line("usage_history_saves_total", "counter", saves_);
-  line("usage_history_save_errors_total", "counter", save_errors_);
-  line("usage_history_intervals", "gauge", static_cast<int64_t>(history_.interval_count()));
-  line("usage_prometheus_errors_total", "counter", prometheus_ ? prometheus_->errors() : 0);
-  return out;
 }
 
 }  // namespace kai::scheduler

@@ -17,6 +17,7 @@
 
 #include "kai/k8s/doc.h"
 #include "kai/model/cluster.h"
+#include "kai/serve/metrics.h"
 #include "kai/snapshot/snapshot.h"
 #include "kai/usage/db_config.h"
 #include "kai/usage/history.h"
@@ -33,6 +34,7 @@ struct UsageOptions {
   std::chrono::milliseconds save_interval{60000};
   std::function<void(const std::string&)> log;
   std::function<std::optional<std::string>(const std::string&)> env;  // connectionStringEnvVar
+  std::function<void(double)> on_fetch_millis;  // each usage database fetch's duration
 };
 
 class PrometheusUsage;  // usage_recorder.cc
@@ -52,8 +54,8 @@ class UsageRecorder {
   void Record(const Snapshot& snap, const ClusterState& world, UnixSeconds now);
   // A last save (on shutdown).
   void Close();
-  // Prometheus text of the recorder's counters.
-  std::string Metrics() const;
+  // The recorder's counters (names prefixed with `ns`).
+  std::vector<prometheus::MetricFamily> Metrics(const std::string& ns) const;
 
  private:
   UsageRecorder(const UsageOptions& o, std::optional<usage::UsageDbConfig> config);

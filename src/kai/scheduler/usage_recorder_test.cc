@@ -89,8 +89,9 @@ TEST_F(UsageRecorderTest, RecordedAllocationBecomesUsageAndSurvivesARestart) {
   Snapshot s2 = Queues(0);
   again->Apply(s2, kT0 + 600);
   EXPECT_DOUBLE_EQ(s2.queues[0].usage[2], 0.5);
-  EXPECT_NE(again->Metrics().find("kai_usage_history_intervals 2\n"), std::string::npos)
-      << again->Metrics();
+  EXPECT_NE(serve::TextOf(again->Metrics("kai")).find("kai_usage_history_intervals 2\n"),
+            std::string::npos)
+      << serve::TextOf(again->Metrics("kai"));
 }
 
 TEST_F(UsageRecorderTest, ACorruptFileIsLoggedCountedAndSetAside) {
@@ -101,7 +102,8 @@ TEST_F(UsageRecorderTest, ACorruptFileIsLoggedCountedAndSetAside) {
   EXPECT_NE(Log().find("set aside as " + (dir_ / "usage-history.corrupt-").string()),
             std::string::npos)
       << Log();
-  EXPECT_NE(r->Metrics().find("kai_usage_history_corrupt_files_total 1\n"), std::string::npos);
+  EXPECT_NE(serve::TextOf(r->Metrics("kai")).find("kai_usage_history_corrupt_files_total 1\n"),
+            std::string::npos);
   r->Record(Queues(1000), TenGpus(), kT0);
   r->Close();
   EXPECT_TRUE(fs::exists(dir_ / "usage-history"));  // a new history, beside the old one
@@ -192,7 +194,8 @@ TEST_F(UsageRecorderTest, AnUnreachablePrometheusIsLoggedAndSchedulingGoesOnWith
   r->Apply(s, kT0);
   EXPECT_EQ(s.queues[0].usage[2], 0.0);
   EXPECT_NE(Log().find("usage from http://127.0.0.1:1: "), std::string::npos) << Log();
-  EXPECT_NE(r->Metrics().find("kai_usage_prometheus_errors_total 1\n"), std::string::npos);
+  EXPECT_NE(serve::TextOf(r->Metrics("kai")).find("kai_usage_prometheus_errors_total 1\n"),
+            std::string::npos);
   r->Close();
 }
 

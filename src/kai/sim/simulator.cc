@@ -240,13 +240,16 @@ Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& opti
 }
 
 Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
-                                            const Session::MonotonicClock& clock) {
+                                            const Session::MonotonicClock& clock,
+                                            const Session::MonotonicClock& metrics_clock) {
   auto session = std::make_unique<Session>(std::move(snap), config);
   if (clock) session->SetMonotonicClock(clock);
+  if (metrics_clock) session->SetMetricsClock(metrics_clock);
   if (auto opened = session->OpenPlugins(); !opened.ok()) return opened.error();
   for (const std::string& name : config.actions) {
     const ActionInfo* info = FindAction(name);
     if (!info) return Error{"unknown action \"" + name + "\""};
+    session->StartAction(name);
     info->make()->Execute(*session);
   }
   session->Close();

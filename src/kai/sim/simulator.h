@@ -85,8 +85,10 @@ void ApplyQueueUsage(Snapshot& snap, const std::map<std::string, usage::QueueUsa
 
 // Opens the plugins, runs the configured actions on `snap` and closes the session, which then
 // holds the cycle's outcome. Errors come from plugin configuration and unknown actions.
+// `metrics_clock`, when given, times the session's measurements (framework/session_metrics.h).
 Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
-                                            const Session::MonotonicClock& clock);
+                                            const Session::MonotonicClock& clock,
+                                            const Session::MonotonicClock& metrics_clock = {});
 
 // The report of a closed session: every pod, node and queue as the cycle left them.
 CycleReport ReportCycle(const Session& s, int cycle);

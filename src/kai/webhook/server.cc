@@ -16,6 +16,7 @@
 #include "kai/k8s/keys.h"
 #include "kai/k8s/kubeconfig.h"
 #include "kai/serve/http_server.h"
+#include "kai/serve/metrics.h"
 
 namespace kai::webhook {
 namespace {
@@ -209,7 +210,20 @@ class Webhooks {
  public:
   Webhooks(const ServerOptions& o, const ClusterLookup& lookup, std::ostream& err,
            std::mutex& log_mu)
-      : o_(o), lookup_(lookup), err_(err), log_mu_(log_mu) {}
+      : o_(o),
+        lookup_(lookup),
+        err_(err),
+        log_mu_(log_mu),
+        latency_(prometheus::BuildHistogram()
+                     .Name("kai_admission_request_duration_seconds")
+                     .Help("An admission review's handling, by webhook path (kai).")
+                     .Register(metrics_.registry())),
+        rejections_(prometheus::BuildCounter()
+                        .Name("kai_admission_rejections_total")
+                        .Help("Admission requests denied or refused, by webhook and reason (kai).")
+                        .Register(metrics_.registry())) {}
+
+  const serve::MetricsRegistry& metrics() const { return metrics_; }
 
   void Routes(serve::HttpServer& s) {
     Route(s, "/mutate-pod", [this](const Request& r) {
@@ -224,6 +238,7 @@ class Webhooks {
     s.Add(serve::Get("/healthz", [](const serve::Request&) {
       return serve::Response{200, "text/plain", "ok\n", {}};
     }));
+    s.Add(serve::MetricsRoute(metrics_));
   }
 
  private:
@@ -240,16 +255,24 @@ class Webhooks {
     r.max_body_bytes = kMaxReviewBytes;
     r.content_types = {"application/json"};
     r.blocking = true;
-    r.handler = [this, path, decide](const serve::Request& req) {
+    prometheus::Histogram& latency = latency_.Add({{"webhook", path}}, LatencyBuckets());
+    r.handler = [this, path, decide, &latency](const serve::Request& req) {
+      const auto started = std::chrono::steady_clock::now();
       auto review = admission::ParseReview(req.body);
       if (!review.ok()) {
         Log(std::string(path) + ": " + review.error().message);
+        Rejected(path, "bad_review");
         return serve::Response{400, "text/plain", review.error().message + "\n", {}};
       }
       const Verdict v = decide(review->request);
-      if (!v.allowed) Log(std::string(path) + ": denied: " + v.message);
-      return serve::Response{
-          200, "application/json", admission::ReviewResponse(review->uid, v), {}};
+      if (!v.allowed) {
+        Log(std::string(path) + ": denied: " + v.message);
+        Rejected(path, v.reason);
+      }
+      serve::Response out{200, "application/json", admission::ReviewResponse(review->uid, v), {}};
+      latency.Observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      return out;
     };
     s.Add(std::move(r));
   }
@@ -259,10 +282,22 @@ class Webhooks {
     err_ << "kai admission: " << line << "\n";
   }
 
+  void Rejected(const char* path, const std::string& reason) {
+    rejections_.Add({{"webhook", path}, {"reason", reason}}).Increment();
+  }
+
+  // controller-runtime's webhook latency buckets (prometheus.DefBuckets).
+  static prometheus::Histogram::BucketBoundaries LatencyBuckets() {
+    return {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  }
+
   const ServerOptions& o_;
   const ClusterLookup& lookup_;
   std::ostream& err_;
   std::mutex& log_mu_;
+  serve::MetricsRegistry metrics_;
+  prometheus::Family<prometheus::Histogram>& latency_;
+  prometheus::Family<prometheus::Counter>& rejections_;
 };
 
 }  // namespace
@@ -306,11 +341,21 @@ int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostr
     err << "kai admission: error: " << st.error().message << "\n";
     return 1;
   }
+  serve::HttpServer metrics_server;  // plain HTTP, for a scraper without the webhook's CA
+  if (!o.metrics_address.empty()) {
+    metrics_server.Add(serve::MetricsRoute(hooks.metrics()));
+    if (Status st = metrics_server.Listen(o.metrics_address); !st.ok()) {
+      err << "kai admission: --metrics-bind-address: " << st.error().message << "\n";
+      server.Stop();
+      return 1;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(log_mu);
     err << "kai admission: serving on https://" << o.address << "\n";
   }
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  metrics_server.Stop();
   server.Stop();
   return 0;
 }

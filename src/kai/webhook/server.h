@@ -4,6 +4,10 @@
 // Routes:
 //   POST /mutate-pod, /validate-pod, /validate-queue, /validate-podgroup   AdmissionReview v1
 //   GET  /healthz
+//   GET  /metrics  kai_admission_request_duration_seconds{webhook} (histogram),
+//                  kai_admission_rejections_total{webhook,reason} (reason: the Verdict's word,
+//                  or bad_review for a body that is no AdmissionReview), and process_*; also on
+//                  --metrics-bind-address (plain HTTP) when set
 // The certificate and key are read from files and read again when either file changes (checked
 // at most every second, on a handshake), so a rotated certificate is served without a restart.
 #include <atomic>
@@ -17,6 +21,7 @@ namespace kai::webhook {
 
 struct ServerOptions {
   std::string address = "0.0.0.0:9443";  // HOST:PORT
+  std::string metrics_address;           // HOST:PORT of a plain HTTP /metrics ("" off)
   std::string cert_file, key_file;       // PEM: the certificate chain, its private key
   std::string kubeconfig, context;       // for the Queue and PodGroup lookups
   admission::Options admission;

@@ -80,6 +80,7 @@ class AllocateAction : public Action {
     const bool pipelined = ShouldPipelineJob(s, j);
     if (pipelined) ConvertAllocatedToPipelined(s, stmt, j);
     stmt.Commit();
+    if (ActionMetrics* m = s.metrics().current()) ++m->podgroups_scheduled;
     s.SetJobReasons(j, {});
     if (!pipelined && !had_allocated) job.last_start = s.now();
     return true;

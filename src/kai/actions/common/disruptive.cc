@@ -131,6 +131,13 @@ class SearchBudget {
 
   void Spent(const SolveResult& result) { spent_ += result.work; }
 
+  // The search stopped on the action's own budget (time or work).
+  bool ActionBoundStopped(const SolveResult& result) const {
+    if (!result.gave_up) return false;
+    return (!action_time_.field.empty() && result.bound.starts_with(action_time_.field)) ||
+           (action_work_.limit >= 0 && result.bound == action_work_.name);
+  }
+
  private:
   // KAI's job deadline: what is left of the action's budget, capped by maxJobSearchDuration, and
   // at least minJobSearchDuration.
@@ -164,6 +171,22 @@ class SearchBudget {
   int64_t action_deadline_ = -1;
   int64_t spent_ = 0;  // work units the action's searches spent so far
 };
+
+// The search's counts (framework/session_metrics.h), on the action running.
+void RecordSearch(Session& s, const DisruptiveSpec& spec, SolveResult& result, bool action_bound) {
+  ActionMetrics* m = s.metrics().current();
+  if (!m) return;
+  m->scenarios_simulated += result.scenarios_tried;
+  m->scenarios_filtered += result.scenarios_pruned;
+  if (result.solved) {
+    ++m->podgroups_scheduled;
+    if (spec.action == "preempt") ++m->preemption_attempts;
+  }
+  const std::string_view outcome = result.solved    ? "solved"
+                                   : result.gave_up ? "deadline_exhausted"
+                                                    : "generators_exhausted";
+  m->searches.push_back({outcome, action_bound, std::move(result.passes)});
+}
 
 }  // namespace
 
@@ -204,8 +227,10 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     solver.max_scenarios = s.config().max_scenarios_per_job;
     solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
     budget.Apply(solver);
+    if (ActionMetrics* m = s.metrics().current()) ++m->podgroups_considered;
     SolveResult result = SolveJob(s, stmt, job, candidates, solver);
     budget.Spent(result);
+    RecordSearch(s, spec, result, budget.ActionBoundStopped(result));
     if (trace) {
       trace->Line("  solved=" + std::to_string(result.solved ? 1 : 0) +
                   " tried=" + std::to_string(result.scenarios_tried) + " pruned=" +

@@ -246,12 +246,26 @@ class Search {
     std::function<bool(JobId)> wanted;
     if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
     victims_ = ListVictims(s_, candidates, wanted);
-    if (RunGenerator(candidates, /*node_local=*/true) || stopped_) return Finish();
-    RunGenerator(candidates, /*node_local=*/false);
+    if (RunPass(candidates, /*node_local=*/true) || stopped_) return Finish();
+    RunPass(candidates, /*node_local=*/false);
     return Finish();
   }
 
  private:
+  // One generator pass, measured (SolveResult::passes).
+  bool RunPass(const std::vector<JobId>& candidates, bool node_local) {
+    result_.passes.push_back({.generator = node_local ? "NodeLocalGreedy" : "MultiNodeGang"});
+    const int64_t started = s_.MetricsMillis();
+    pass_timed_out_ = false;
+    const bool solved = RunGenerator(candidates, node_local);
+    GeneratorPass& pass = result_.passes.back();
+    pass.result = solved                        ? "solved"
+                  : stopped_ || pass_timed_out_ ? "deadline_exhausted"
+                                                : "unsolved";
+    if (started >= 0) pass.millis = s_.MetricsMillis() - started;
+    return solved;
+  }
+
   // Node-local first: for each growing scenario and each node of the newest victim, try only the
   // victim jobs with a pod on that node, each with every unit taken from it so far (a unit is
   // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
@@ -373,11 +387,13 @@ class Search {
   bool PassOver() {
     if (pass_deadline_ < 0 || s_.MonotonicMillis() < pass_deadline_) return false;
     GiveUp(pass_limit_->name);
+    pass_timed_out_ = true;
     return true;
   }
 
   void Pruned() {
     ++result_.scenarios_pruned;
+    ++result_.passes.back().filtered;
     ++work_;
   }
 
@@ -542,13 +558,17 @@ class Search {
     if (victims.empty() || stopped_) return false;
     if (grows) ReadGrowing(victims);
     const uint64_t fingerprint = grows ? victims.size() + growing_.mixed : Fingerprint(victims);
-    if (!FirstTry(victims, fingerprint, grows)) return false;
+    if (!FirstTry(victims, fingerprint, grows)) {
+      ++result_.passes.back().duplicates;
+      return false;
+    }
     if (!Possible(victims, grows)) {
       Pruned();
       return false;
     }
     if (OutOfWork()) return false;
     ++result_.scenarios_tried;
+    ++result_.passes.back().simulated;
     work_ += 1 + static_cast<int64_t>(victims.size());
     const size_t cp = stmt_.Checkpoint();
     before_.clear();
@@ -793,8 +813,9 @@ class Search {
   int64_t free_gpus_ = 0;
   int64_t whole_gpus_ = 0;  // whole GPUs the tasks need (shared ones may use shared groups)
   int64_t min_task_gpu_ = 0;
-  int64_t deadline_ = -1;       // session-clock milliseconds at which the search stops; -1: none
-  int64_t pass_deadline_ = -1;  // the same for the generator pass running
+  int64_t deadline_ = -1;        // session-clock milliseconds at which the search stops; -1: none
+  int64_t pass_deadline_ = -1;   // the same for the generator pass running
+  bool pass_timed_out_ = false;  // the running pass ended on its own time bound
   const SolverConfig::Bound* pass_limit_ = nullptr;
   int64_t work_ = 0;      // work units spent (SolverConfig::max_work)
   bool stopped_ = false;  // a bound ended the whole search

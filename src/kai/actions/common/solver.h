@@ -16,6 +16,7 @@
 
 #include "kai/actions/common/eviction_units.h"
 #include "kai/actions/common/job_queue.h"
+#include "kai/framework/session_metrics.h"
 #include "kai/framework/statement.h"
 
 namespace kai::actions {
@@ -144,9 +145,10 @@ struct SolveResult {
   std::vector<PodId> restarted;
   int scenarios_tried = 0;
   int scenarios_pruned = 0;
-  int64_t work = 0;      // work units spent (SolverConfig::max_work)
-  bool gave_up = false;  // a bound stopped the search before it was exhausted
-  std::string bound;     // which one, as its SolverConfig::Bound name (when gave_up)
+  int64_t work = 0;                   // work units spent (SolverConfig::max_work)
+  bool gave_up = false;               // a bound stopped the search before it was exhausted
+  std::string bound;                  // which one, as its SolverConfig::Bound name (when gave_up)
+  std::vector<GeneratorPass> passes;  // the generator passes run, measured
 };
 
 // Solves for the next tasks of `job`; on success the statement holds the solution (uncommitted).
