@@ -6,6 +6,8 @@ nodes of 8 GPUs (tools/simnodes/simnodes.py) that run the pods kai binds.
 - A batch Job (parallelism 2, completions 4) runs and completes; a Deployment and a StatefulSet
   get every replica Running and Ready; a CronJob's Job runs; a PyTorchJob, written as users
   write it, whose pods the test creates as its operator would, is grouped and scheduled whole.
+- GPU sharing: two half-GPU pods (kai admission registered as a webhook) share one GPU held by
+  the binder's reservation pod, which the simulated node gives a GPU id.
 - Reclaim: a Job of an over-quota queue fills the cluster; a Job of a queue within its quota
   arrives; kai evicts the borrower's pods (DisruptionTarget set), the Job controller replaces
   them without counting a failure (its podFailurePolicy ignores DisruptionTarget), and both Jobs
@@ -380,7 +382,7 @@ class Workloads(unittest.TestCase):
 
     def test_b_reclaimed_pods_are_replaced_and_both_jobs_complete(self):
         """`borrower` (quota 0) fills all 32 GPUs; `owner` (quota 16) then asks for 16."""
-        post("batch/v1", "jobs", batch_job("borrow", "borrower", 32, 32, "20s",
+        post("batch/v1", "jobs", batch_job("borrow", "borrower", 32, 32, "12s",
                                            ignore_disruptions=True))
         wait_for("the borrower holding every GPU", lambda: sum(
             1 for p in pods("job-name=borrow")
@@ -409,6 +411,31 @@ class Workloads(unittest.TestCase):
         done = wait_for("Job borrow complete", lambda: job_done("borrow"), 90)
         self.assertEqual(done["status"].get("succeeded"), 32, done["status"])
         self.assertEqual(done["status"].get("failed", 0), 0, done["status"])
+
+    def test_c_gpu_sharing_through_a_reservation_pod(self):
+        """Two half-GPU pods (through kai admission) share one GPU: the binder's reservation pod
+        gets its GPU id from the simulated node; it goes once both pods are deleted."""
+        for name in ("half-a", "half-b"):
+            p = template("half", "forever")
+            p["metadata"].update(name=name, namespace=NS, labels={"kai.scheduler/queue": "team"})
+            p["metadata"]["annotations"]["gpu-fraction"] = "0.5"
+            del p["spec"]["containers"][0]["resources"]["limits"]
+            post("v1", "pods", dict(p, apiVersion="v1", kind="Pod"))
+        running = wait_for("both half-GPU pods running", lambda: (r := [
+            CLIENT.get(f"/api/v1/namespaces/{NS}/pods/{n}") for n in ("half-a", "half-b")]) and all(
+            (p.get("status") or {}).get("phase") == "Running" for p in r) and r, 60)
+        groups = {p["metadata"]["labels"].get("runai-gpu-group") for p in running}
+        self.assertEqual(len(groups), 1, groups)
+        self.assertEqual(len({p["spec"]["nodeName"] for p in running}), 1)
+        holders = CLIENT.get("/api/v1/namespaces/kai-resource-reservation/pods")["items"]
+        self.assertEqual(len(holders), 1, [h["metadata"]["name"] for h in holders])
+        gpu = holders[0]["metadata"]["annotations"].get("run.ai/reserve_for_gpu_index", "")
+        self.assertTrue(gpu.startswith("GPU-"), holders[0]["metadata"])
+        self.assertEqual(holders[0]["spec"]["nodeName"], running[0]["spec"]["nodeName"])
+        for name in ("half-a", "half-b"):
+            CLIENT.delete(f"/api/v1/namespaces/{NS}/pods/{name}")
+        wait_for("the reservation pod released", lambda: not CLIENT.get(
+            "/api/v1/namespaces/kai-resource-reservation/pods")["items"], 60)
 
     def test_zz_no_node_was_ever_over_committed(self):
         self.assertGreater(CHECKER.polls, 20, "the checker ran")

@@ -19,11 +19,13 @@ the state dir. A failed `up` stops whatever it had started. See docs/cluster-in-
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,8 +37,10 @@ SIMNODES = REPO / "tools" / "simnodes" / "simnodes.py"
 DEFAULT_TOOLS = REPO.parent / "shared" / "tools" / "kube-apiserver"
 DEFAULT_DIR = pathlib.Path(os.environ.get("TMPDIR", "/tmp")) / f"kai-cluster-{os.getuid()}"
 # What `kai install --print` holds that does not belong here: kai runs as a local process (no
-# Deployments), and without `kai admission` the webhooks would refuse every pod.
-LEFT_OUT_KINDS = {"Deployment", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+# Deployments); without `kai admission` (--no-admission) the webhooks would refuse kai's pods.
+DEPLOYMENTS = {"Deployment"}
+WEBHOOKS = {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+ADMISSION_SERVICE = ("kai-scheduler", "kai-admission")
 PROCESSES = ["kai-run", "simnodes"]  # stopped in this order, before the API server
 
 
@@ -144,9 +148,12 @@ def check_kube(tools: pathlib.Path, bin_dir: pathlib.Path) -> None:
 
 
 def start_kube(state: pathlib.Path, tools: pathlib.Path) -> dict[str, str]:
+    """etcd, kube-apiserver and kube-controller-manager; the API server calls webhooks at a
+    Service's endpoint address (--enable-aggregator-routing: there is no kube-proxy)."""
     kube_dir = state / "kube"
     p = subprocess.run(["bash", str(tools / "start.sh"), "--controller-manager", "--dir",
-                        str(kube_dir), "--timeout", "240"], capture_output=True, text=True,
+                        str(kube_dir), "--timeout", "240", "--",
+                        "--enable-aggregator-routing=true"], capture_output=True, text=True,
                        timeout=300)
     (state / "kube-start.log").write_text(p.stderr)
     if p.returncode != 0:
@@ -169,12 +176,35 @@ def kubectl(kubeconfig: str, *args: str, stdin: str | None = None) -> str:
     return p.stdout
 
 
-def install_kai(state: pathlib.Path, kai: str, kubeconfig: str) -> None:
+def host_ip() -> str | None:
+    """A non-loopback address of this machine (an Endpoints object may not name 127.0.0.0/8),
+    None when there is none."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # sends nothing: picks the outgoing address
+            ip = s.getsockname()[0]
+    except OSError:
+        return None
+    return None if ip.startswith("127.") else ip
+
+
+def install_kai(state: pathlib.Path, kai: str, kubeconfig: str, admission: bool) -> None:
+    """`kai install --print` less its Deployments (and webhooks without admission); the
+    admission Service loses its selector, so that the endpoints controller leaves the Endpoints
+    `up` writes (this machine) alone."""
     stream = subprocess.run([kai, "install", "--print", "--tls-dir", str(state / "tls")],
                             capture_output=True, text=True, timeout=60)
     if stream.returncode != 0:
         raise UpError(f"kai install --print failed:\n{stream.stderr[-2000:]}")
-    docs = [d for d in yaml.safe_load_all(stream.stdout) if d and d.get("kind") not in LEFT_OUT_KINDS]
+    left_out = DEPLOYMENTS | (set() if admission else WEBHOOKS)
+    docs = [d for d in yaml.safe_load_all(stream.stdout) if d and d.get("kind") not in left_out]
+    for d in docs:
+        md = d.get("metadata") or {}
+        if d["kind"] == "Service" and (md.get("namespace"), md.get("name")) == ADMISSION_SERVICE:
+            d["spec"].pop("selector", None)
+    # What the NVIDIA GPU operator installs and the admission webhook names on GPU pods.
+    docs.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                 "metadata": {"name": "nvidia"}, "handler": "nvidia"})
     text = yaml.safe_dump_all(docs)
     (state / "install.yaml").write_text(text)
     kubectl(kubeconfig, "apply", "-f", "-", stdin=text)
@@ -193,11 +223,37 @@ def start_simnodes(state: pathlib.Path, kubeconfig: str, args: argparse.Namespac
         f"(log {state / 'simnodes.log'})")
 
 
-def start_kai(state: pathlib.Path, kai: str, kubeconfig: str, args: argparse.Namespace) -> None:
-    argv = [kai, "run", "--kubeconfig", kubeconfig, "--components",
-            "scheduler,binder,podgrouper,controllers,scale-adjuster", "--shard", "default",
-            "--create-defaults", "--snapshot-bind-address", "", *shlex.split(args.kai_args)]
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def admission_endpoint(kubeconfig: str, ip: str, port: int) -> None:
+    """The admission Service's endpoint: `kai run` on this machine."""
+    ns, name = ADMISSION_SERVICE
+    ep = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": name, "namespace": ns},
+          "subsets": [{"addresses": [{"ip": ip}], "ports": [{"name": "https", "port": port}]}]}
+    kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(ep))
+
+
+def start_kai(state: pathlib.Path, kai: str, kubeconfig: str, args: argparse.Namespace,
+              ip: str | None) -> None:
+    components = "scheduler,binder,podgrouper,controllers,scale-adjuster"
+    argv = [kai, "run", "--kubeconfig", kubeconfig, "--shard", "default", "--create-defaults",
+            "--snapshot-bind-address", ""]
+    if ip:
+        port = free_port()
+        admission_endpoint(kubeconfig, ip, port)
+        components += ",admission"
+        argv += [f"--admission-bind-address=0.0.0.0:{port}",
+                 f"--tls-cert-file={state / 'tls' / 'tls.crt'}",
+                 f"--tls-key-file={state / 'tls' / 'tls.key'}"]
+    argv += ["--components", components, *shlex.split(args.kai_args)]
     spawn(state, "kai-run", argv, dict(os.environ))
+    if ip:
+        wait("kai admission serving", lambda: "serving on" in tail(state, "kai-run", 100000), 60,
+             state, "kai-run")
 
     def defaults_made() -> bool:
         p = subprocess.run(["kubectl", "--kubeconfig", kubeconfig, "get", "queue",
@@ -222,10 +278,14 @@ def up(args: argparse.Namespace) -> int:
         say("starting etcd, kube-apiserver and kube-controller-manager")
         env = start_kube(state, tools)
         kubeconfig = env["KUBECONFIG"]
-        say("installing kai's CRDs, namespaces, RBAC and priority classes")
-        install_kai(state, kai, kubeconfig)
+        ip = None if args.no_admission else host_ip()
+        if not args.no_admission and ip is None:
+            say("no non-loopback address for the webhooks' endpoint: running without admission")
+        say("installing kai's CRDs, namespaces, RBAC, priority classes" +
+            (" and webhooks" if ip else ""))
+        install_kai(state, kai, kubeconfig, ip is not None)
         start_simnodes(state, kubeconfig, args)
-        start_kai(state, kai, kubeconfig, args)
+        start_kai(state, kai, kubeconfig, args, ip)
     except (UpError, subprocess.TimeoutExpired, OSError) as e:
         say(f"up failed: {e}")
         if state.exists():
@@ -291,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpus-per-node", type=int, default=8)
     ap.add_argument("--simnodes-args", default="", help="more simnodes flags, one string")
     ap.add_argument("--kai-args", default="", help="more `kai run` flags, one string")
+    ap.add_argument("--no-admission", action="store_true",
+                    help="up: no webhooks and no `kai admission` (GPU-sharing pods then fail to "
+                    "bind: nothing gives them their shared-GPU ConfigMap)")
     ap.add_argument("--keep", action="store_true", help="down: keep the state dir (logs)")
     args = ap.parse_args(argv)
     return {"up": up, "down": down, "status": status}[args.command](args)
