@@ -7,9 +7,16 @@ driven by pod events, with the API calls it decides recorded by a fake client.
 
 from __future__ import annotations
 
+import http.server
+import json
+import os
 import pathlib
 import sys
+import tempfile
+import threading
+import time
 import unittest
+import urllib.parse
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools" / "simnodes"))
@@ -182,6 +189,79 @@ class Kubelet(unittest.TestCase):
     def test_pods_of_other_nodes_are_left_alone(self):
         self.feed(pod("elsewhere", "real-node-1"))
         self.assertEqual(self.status_patches("elsewhere"), [])
+
+
+class FakeApi(http.server.BaseHTTPRequestHandler):
+    """Pods: the first list answers resourceVersion 5 with pod a; a watch from 5 answers 410
+    Gone (an ERROR event); the next list answers resourceVersion 9 with pod b only; a watch from 9
+    sends b's deletion and ends (the server closing it); later watches stay silent."""
+
+    requests: list[str] = []
+
+    def do_GET(self):
+        FakeApi.requests.append(self.path)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        lists = sum(1 for r in FakeApi.requests if "watch=1" not in r)
+        if "watch" not in query:
+            rv, names = ("5", ["a"]) if lists == 1 else ("9", ["b"])
+            body = {"metadata": {"resourceVersion": rv},
+                    "items": [pod(n, "n-000", annotations={"simnodes.kai/runtime": "forever"})
+                              for n in names]}
+            return self.answer([body])
+        rv = query["resourceVersion"][0]
+        if rv == "5":
+            return self.answer([{"type": "ERROR", "object": {"kind": "Status", "code": 410}}])
+        if rv == "9":
+            gone = pod("b", "n-000")
+            gone["metadata"]["resourceVersion"] = "10"
+            return self.answer([{"type": "DELETED", "object": gone}])
+        time.sleep(0.5)
+        return self.answer([])
+
+    def answer(self, lines: list[dict]):
+        data = b"".join(json.dumps(x).encode() + b"\n" for x in lines)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+class Watch(unittest.TestCase):
+    def test_410_gone_lists_again_and_a_closed_watch_resumes_from_the_last_version(self):
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeApi)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{server.server_port}"}}}}]
+users: [{{name: u, user: {{}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+        self.addCleanup(os.unlink, f.name)
+        args = simnodes.parse_args(["--kubeconfig", f.name, "--nodes", "1"])
+        sim = simnodes.SimNodes(args, lambda m: None, FakeWorkers())
+        watcher = threading.Thread(target=sim.watch_loop, daemon=True)
+        watcher.start()
+        got = []
+        while len(got) < 3:
+            got.append(sim.events.get(timeout=10))
+        deadline = time.monotonic() + 10
+        while len([r for r in FakeApi.requests if "watch=1" in r]) < 3:
+            self.assertLess(time.monotonic(), deadline, FakeApi.requests)
+            time.sleep(0.05)
+        sim.stop.set()
+        self.assertEqual([k for k, _ in got], ["relist", "relist", "gone"])
+        self.assertEqual([p["metadata"]["name"] for p in got[0][1]], ["a"])
+        self.assertEqual([p["metadata"]["name"] for p in got[1][1]], ["b"])
+        watches = [r for r in FakeApi.requests if "watch=1" in r]
+        self.assertIn("resourceVersion=10", watches[2])  # after the server closed it
+        self.assertTrue(all("fieldSelector=spec.nodeName%21%3D" in r for r in FakeApi.requests))
 
 
 if __name__ == "__main__":
