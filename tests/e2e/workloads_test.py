@@ -311,8 +311,8 @@ class Workloads(unittest.TestCase):
             d := get("apps/v1", "deployments", "serve"))["status"].get("availableReplicas") == 2
             and d, 60)
         self.assertEqual(dep["status"].get("readyReplicas"), 2)
-        sts = wait_for("StatefulSet db ready", lambda: (
-            s := get("apps/v1", "statefulsets", "db"))["status"].get("readyReplicas") == 2 and s, 60)
+        sts = wait_for("StatefulSet db ready", lambda: (s := get(
+            "apps/v1", "statefulsets", "db"))["status"].get("readyReplicas") == 2 and s, 60)
         self.assertEqual(sorted(p["metadata"]["name"] for p in pods("app=db")), ["db-0", "db-1"])
         for p in pods("app in (serve,db)"):
             self.assertEqual(p["status"]["phase"], "Running", p["metadata"]["name"])
@@ -337,7 +337,8 @@ class Workloads(unittest.TestCase):
 
         def cron_job_done():
             owned = [j for j in CLIENT.get(f"/apis/batch/v1/namespaces/{NS}/jobs")["items"]
-                     if any(r["kind"] == "CronJob" for r in j["metadata"].get("ownerReferences") or [])]
+                     if any(r["kind"] == "CronJob"
+                            for r in j["metadata"].get("ownerReferences") or [])]
             return next((j for j in owned if condition(j, "Complete")), None)
         cj = wait_for("the CronJob's Job complete", cron_job_done, 90)
         self.assertEqual(cj["status"].get("succeeded"), 1, cj["status"])

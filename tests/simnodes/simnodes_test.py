@@ -140,7 +140,8 @@ class Kubelet(unittest.TestCase):
         restarted = self.status_patches("svc")[1]
         self.assertEqual(restarted["phase"], "Running")
         self.assertEqual(restarted["containerStatuses"][0]["restartCount"], 1)
-        self.assertEqual(restarted["containerStatuses"][0]["lastState"]["terminated"]["exitCode"], 1)
+        last = restarted["containerStatuses"][0]["lastState"]
+        self.assertEqual(last["terminated"]["exitCode"], 1)
 
     def test_restart_policy_always_runs_forever_without_an_annotation(self):
         self.feed(pod("svc", "n-000", restart="Always"))

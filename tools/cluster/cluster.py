@@ -342,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=("up", "down", "status"))
     ap.add_argument("--dir", default=os.environ.get("KAI_CLUSTER_DIR", str(DEFAULT_DIR)),
                     help=f"state dir (default $KAI_CLUSTER_DIR or {DEFAULT_DIR})")
-    ap.add_argument("--kube-tools", default=os.environ.get("KAI_KUBE_TEST_TOOLS", str(DEFAULT_TOOLS)),
+    ap.add_argument("--kube-tools",
+                    default=os.environ.get("KAI_KUBE_TEST_TOOLS", str(DEFAULT_TOOLS)),
                     help="the shared tools/kube-apiserver folder (default ../shared/tools/"
                     "kube-apiserver next to the checkout, or $KAI_KUBE_TEST_TOOLS)")
     ap.add_argument("--kube-bin", default=os.environ.get("KUBE_TEST_BIN_DIR", "/opt/kube-test/bin"))

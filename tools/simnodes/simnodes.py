@@ -523,7 +523,8 @@ class SimNodes:
             except queue.Empty:
                 pass
             self.fire_timers()
-            if self.args.stats_interval and time.monotonic() - last_stats > self.args.stats_interval:
+            every = self.args.stats_interval
+            if every and time.monotonic() - last_stats > every:
                 last_stats = time.monotonic()
                 self.log(self.stats_line())
 
@@ -679,7 +680,8 @@ class SimNodes:
         self.log(f"{key_of(pod)} refused on {node.name}: {msg}")
         body = {"status": {"phase": "Failed", "reason": f"OutOf{resource}", "message": msg,
                            "startTime": now_rfc3339()}}
-        path = f"/api/v1/namespaces/{pod['metadata']['namespace']}/pods/{pod['metadata']['name']}/status"
+        md = pod["metadata"]
+        path = f"/api/v1/namespaces/{md['namespace']}/pods/{md['name']}/status"
         self.workers.submit(pod["metadata"]["uid"],
                             lambda c: c.request("PATCH", path, body, content_type=STRATEGIC))
 
@@ -810,8 +812,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="simnodes", description="Play the kubelets of N simulated GPU nodes on a real "
         "kube-apiserver (see docs/cluster-in-a-box.md).")
-    p.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG",
-                                                          str(pathlib.Path.home() / ".kube/config")))
+    p.add_argument("--kubeconfig", default=os.environ.get(
+        "KUBECONFIG", str(pathlib.Path.home() / ".kube" / "config")))
     p.add_argument("--nodes", type=int, default=4, help="how many nodes (default 4)")
     p.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu each (default 8)")
     p.add_argument("--cpu", default="64", help="CPU of each node (default 64)")
