@@ -324,6 +324,9 @@ def down(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     state = pathlib.Path(args.dir).resolve()
+    if not (state / "kube").is_dir():
+        print(f"no cluster in {state}")
+        return 1
     running = 0
     for name in PROCESSES:
         pid = alive(state, name)
