@@ -282,11 +282,11 @@ class Workers:
     the same thread, so that one pod's calls reach the server in the order they were decided."""
 
     def __init__(self, kubeconfig: str, n: int, log: Callable[[str], None]):
-        self.kubeconfig = kubeconfig
         self.log = log
         self.queues: list[queue.Queue] = [queue.Queue() for _ in range(n)]
-        self.threads = [threading.Thread(target=self._run, args=(q,), daemon=True)
-                        for q in self.queues]
+        clients = [Client(kubeconfig) for _ in range(n)]  # a bad kubeconfig fails here
+        self.threads = [threading.Thread(target=self._run, args=(q, c), daemon=True)
+                        for q, c in zip(self.queues, clients)]
         self.calls = 0
         self.errors = 0
         self.lock = threading.Lock()
@@ -297,8 +297,7 @@ class Workers:
         h = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "big")
         self.queues[h % len(self.queues)].put(fn)
 
-    def _run(self, q: queue.Queue) -> None:
-        client = Client(self.kubeconfig)
+    def _run(self, q: queue.Queue, client: Client) -> None:
         while True:
             fn = q.get()
             if fn is None:
@@ -865,7 +864,11 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"{dt.datetime.now().strftime('%H:%M:%S.%f')[:-3]} simnodes: {msg}\n")
             sys.stderr.flush()
 
-    sim = SimNodes(args, log)
+    try:
+        sim = SimNodes(args, log)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        log(f"cannot use the kubeconfig {args.kubeconfig}: {type(e).__name__}: {e}")
+        return 2
     stopping = threading.Event()
 
     def on_signal(signum, _frame):
@@ -874,10 +877,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    try:
-        took = sim.register()
-    except (ApiError, OSError) as e:
-        log(f"cannot register the nodes: {e}")
+    took = sim.register()
+    if sim.workers.errors:
+        log(f"cannot register the nodes: {sim.workers.errors} calls failed (see above)")
         sim.shutdown(False)
         return 1
     log(f"registered {len(sim.nodes)} nodes and leases in {took:.2f}s "
