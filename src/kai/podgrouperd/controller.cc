@@ -175,7 +175,7 @@ class Controller {
     const podgrouper::ObjectKey pod_key{"v1", "Pod", key.substr(0, slash), key.substr(slash + 1)};
     podgrouper::Fetched pod = reader_.Get(pod_key);
     if (pod.status == podgrouper::FetchStatus::kNotFound) return Outcome::kDone;
-    if (pod.status != podgrouper::FetchStatus::kFound) return Failed(key, pod.message);
+    if (pod.status != podgrouper::FetchStatus::kFound) return Failed("pod " + key, pod.message);
     std::string why;
     const Outcome outcome = Group(pod.object, key, why);
     Warn(pod.object, key, why);
@@ -185,7 +185,7 @@ class Controller {
   // Gives the pod its PodGroup; `why` says what failed (a retry follows).
   Outcome Group(const podgrouper::Object& pod, const std::string& key, std::string& why) {
     auto decision = podgrouper::GroupPod(pod, reader_, o_.grouper);
-    if (!decision.ok()) return Failed(key, why = decision.error().message);
+    if (!decision.ok()) return Failed("pod " + key, why = decision.error().message);
     if (decision->skip) return Outcome::kDone;
     if (Apply(decision->metadata, why) == Outcome::kRetry) return Outcome::kRetry;
     if (auto a = podgrouper::PodAssignmentFor(pod, decision->metadata)) {
@@ -219,8 +219,9 @@ class Controller {
     if (!r.ok()) Log(k8s::Describe({"POST", path}, r));
   }
 
-  Outcome Failed(const std::string& key, const std::string& why) {
-    Log("pod " + key + ": " + why);
+  // `subject`: what failed, "pod NS/NAME" or "PodGroup NS/NAME".
+  Outcome Failed(const std::string& subject, const std::string& why) {
+    Log(subject + ": " + why);
     ++counters_.failed;
     return Outcome::kRetry;
   }
@@ -233,10 +234,10 @@ class Controller {
     std::optional<podgrouper::PodGroupManifest> existing;
     if (r.ok()) {
       auto pg = ReadPodGroup(r.body);
-      if (!pg.ok()) return Failed(md.ns + "/" + md.name, why = pg.error().message);
+      if (!pg.ok()) return Failed("PodGroup " + md.ns + "/" + md.name, why = pg.error().message);
       existing = std::move(pg.value());
     } else if (r.status != 404) {
-      return Failed(md.ns + "/" + md.name, why = k8s::Describe({"GET", path}, r));
+      return Failed("PodGroup " + md.ns + "/" + md.name, why = k8s::Describe({"GET", path}, r));
     }
     const ApplyPlan plan = podgrouper::PlanApply(existing, md, o_.grouper);
     if (plan.action == ApplyPlan::Action::kNone) return Outcome::kDone;
@@ -251,7 +252,7 @@ class Controller {
       return Outcome::kDone;
     }
     // 409: created meanwhile, or changed since it was read: read it again.
-    return Failed(md.ns + "/" + md.name, why = k8s::Describe({"WRITE", path}, w));
+    return Failed("PodGroup " + md.ns + "/" + md.name, why = k8s::Describe({"WRITE", path}, w));
   }
 
   static Result<podgrouper::PodGroupManifest> ReadPodGroup(const std::string& body) {
