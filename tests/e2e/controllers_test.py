@@ -197,14 +197,19 @@ def versions() -> dict:
 
 
 class Controllers(unittest.TestCase):
-    def start(self, log: pathlib.Path) -> subprocess.Popen:
+    def start(self, log: pathlib.Path, kai_names: bool = False) -> subprocess.Popen:
+        """kai controllers; with `kai_names`, as KAI's operator starts its controllers: KAI's
+        metrics flag, a client-side rate limit, and flags kai takes without an effect."""
         self.metrics_port, self.health_port = free_port(), free_port()
+        metrics = "--metrics-listen-address" if kai_names else "--metrics-bind-address"
+        kai_args = (["--qps", "20", "--burst", "5", "--enable-webhook=true",
+                     "--max-concurrent-reconciles", "10", "--zap-devel=true"] if kai_names else [])
         with log.open("w") as f:
             p = subprocess.Popen(
                 [str(KAI_BIN), "controllers", "--kubeconfig", KUBECONFIG, "--leader-elect",
                  "--leader-elect-identity", "e2e-controllers",
-                 "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
-                 "--health-probe-bind-address", f"127.0.0.1:{self.health_port}"],
+                 metrics, f"127.0.0.1:{self.metrics_port}",
+                 "--health-probe-bind-address", f"127.0.0.1:{self.health_port}"] + kai_args,
                 stdout=subprocess.DEVNULL, stderr=f)
         self.addCleanup(kube_server.stop_process, p)
         kube_server.wait_until("/readyz", lambda: self.get(self.health_port, "/readyz").strip() == "ok",
@@ -239,15 +244,16 @@ class Controllers(unittest.TestCase):
         self.assertEqual(lease["spec"]["holderIdentity"], "e2e-controllers")
         self.stop(p, log1)
 
-        # A restart on an unchanged cluster writes nothing.
+        # A restart on an unchanged cluster writes nothing; it runs with KAI's flags, rate-limited.
         before = versions()
         log2 = tmp / "run2.log"
-        p = self.start(log2)
+        p = self.start(log2, kai_names=True)
         time.sleep(3)
         self.assertEqual(versions(), before)
         self.check_metrics()  # the restarted controller reports the same metrics
         text = self.stop(p, log2)
         self.assertNotIn("updated the status", text)
+        self.assertIn("--enable-webhook has no effect in kai", text)
 
         # A change while it is down is caught up after the next start: ta-1 starts running.
         set_phase("ta-1", "Running", True)

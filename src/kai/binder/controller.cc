@@ -660,6 +660,8 @@ int RunBinder(const BinderOptions& options, std::ostream& err) {
     err << "kai: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = options.qps;
+  config->burst = options.burst;
   const k8s::ApiClient client(*config);
   return RunBinder(options, client, err);
 }

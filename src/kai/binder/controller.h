@@ -32,6 +32,8 @@ namespace kai::binder {
 
 struct BinderOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   std::string scheduler_name = "kai-scheduler";
   int max_concurrent = 10;
   RateLimit rate_limit;  // failures the status write could not record: 1 s doubling to 60 s

@@ -27,10 +27,19 @@ class AdmissionCommand final : public Command {
     c->add_option("--metrics-bind-address", o_.metrics_address,
                   "HOST:PORT for a plain HTTP /metrics (\"\": off, the default; /metrics is also "
                   "served on the HTTPS address)");
+    c->add_option("--webhook-addr", webhook_port_,
+                  "KAI's: serve HTTPS on 0.0.0.0:PORT (as --bind-address)")
+        ->check(CLI::Range(1, 65535));
+    c->add_option("--health-probe-bind-address", o_.health_address,
+                  "HOST:PORT for a plain HTTP /healthz, /readyz (\"\": off, the default)");
     c->add_option("--tls-cert-file", o_.cert_file,
-                  "PEM certificate chain (read again on a change)");
-    c->add_option("--tls-key-file", o_.key_file, "PEM private key of the certificate");
+                  "PEM certificate chain, read again on a change (default " +
+                      std::string(kDefaultCertDir) + "/tls.crt, controller-runtime's)");
+    c->add_option("--tls-key-file", o_.key_file,
+                  "PEM private key of the certificate (default " + std::string(kDefaultCertDir) +
+                      "/tls.key)");
     AddClientFlags(c, o_.kubeconfig, o_.context);
+    AddRateFlags(c, o_.qps, o_.burst);
     c->add_option("--scheduler-name", o_.admission.scheduler_name,
                   "pods of this scheduler are admitted (default kai-scheduler)");
     c->add_flag("--gpu-sharing-enabled,!--no-gpu-sharing-enabled", o_.admission.gpu_sharing_enabled,
@@ -42,6 +51,7 @@ class AdmissionCommand final : public Command {
         "runtime class for GPU-sharing pods that name none (default nvidia; \"\" = none)");
     c->add_flag("--queue-quota-warnings", o_.admission.queue_quota_warnings,
                 "warn when a queue's quota exceeds its parent's");
+    AddKaiOnlyFlags(c);
     c->add_flag("--print-webhook-config", print_config_,
                 "print the webhook configurations for --url and --ca-bundle, then exit");
     c->add_option("--ca-bundle", ca_bundle_, "PEM file of the CA that signed the certificate");
@@ -54,15 +64,37 @@ class AdmissionCommand final : public Command {
     auto log = DaemonLog::Open(log_, "admission");
     if (!log.ok()) return Fail(log.error().message);
     if (print_config_) return PrintWebhookConfig();
-    if (o_.cert_file.empty() || o_.key_file.empty()) {
-      return Fail("admission: --tls-cert-file and --tls-key-file are required");
-    }
+    if (auto e = kai_.Check()) return Fail(*e);
+    kai_.Warn((*log)->stream());
+    if (webhook_port_ != 0) o_.address = "0.0.0.0:" + std::to_string(webhook_port_);
+    if (o_.cert_file.empty()) o_.cert_file = std::string(kDefaultCertDir) + "/tls.crt";
+    if (o_.key_file.empty()) o_.key_file = std::string(kDefaultCertDir) + "/tls.key";
     StopOnSignals(&webhook::RequestAdmissionStop);
     return webhook::RunAdmission(o_, (*log)->stream());
   }
 
  private:
+  // Where controller-runtime's webhook server (KAI's admission) reads its certificate.
+  static constexpr const char* kDefaultCertDir = "/tmp/k8s-webhook-server/serving-certs";
+
+  // KAI's admission flags kai takes only for compatibility.
+  void AddKaiOnlyFlags(CLI::App* c) {
+    kai_.Inert(c, "rate-limiter-base-delay", "kai's admission has no reconcile queue to delay");
+    kai_.Inert(c, "rate-limiter-max-delay", "kai's admission has no reconcile queue to delay");
+    kai_.Inert(c, "leader-elect", "kai's admission only answers webhooks, which every replica does",
+               true);
+    kai_.Inert(c, "fake-gpu-nodes",
+               "kai's admission checks GPU-sharing pods the same on real and fake GPU nodes", true);
+    kai_.Inert(c, "gpu-pod-runtime-class-name",
+               "kai sets a runtime class on GPU-sharing pods only "
+               "(--gpu-fraction-runtime-class-name)");
+    kai_.OnlyValue(c, "hami-core-enabled", "false", "kai has no HAMi-core GPU memory isolation",
+                   true);
+  }
+
   LogFlags log_;
+  KaiOnlyFlags kai_;
+  int webhook_port_ = 0;
   int PrintWebhookConfig() const {
     if (ca_bundle_.empty() || url_.empty()) {
       return Fail("--print-webhook-config: needs --ca-bundle FILE and --url https://HOST:PORT");

@@ -18,7 +18,11 @@ class BinderCommand final : public Command {
         app.add_subcommand("binder", "bind pods as their BindRequests ask (KAI's binder)");
     auto& r = o_.reservation;
     AddClientFlags(c, o_.kubeconfig, o_.context);
-    c->add_option("--max-concurrent", o_.max_concurrent, "binds in flight at once (default 10)")
+    AddRateFlags(c, o_.qps, o_.burst);
+    kai_.Inert(c, "scheduler-name",
+               "kai's binder binds every BindRequest; its pods' schedulerName is not checked");
+    c->add_option("--max-concurrent,--max-concurrent-reconciles", o_.max_concurrent,
+                  "binds in flight at once (default 10)")
         ->check(CLI::Range(1, 1000));
     c->add_option("--rate-limiter-base-delay", base_delay_, "seconds (default 1)")
         ->check(CLI::Range(1, 3600));
@@ -33,8 +37,10 @@ class BinderCommand final : public Command {
     c->add_option("--resource-reservation-pod-image", r.image,
                   "their image (runs `kai resource-reservation`)");
     c->add_option("--resource-reservation-app-label", r.app_label, "their app label value");
-    c->add_option("--resource-reservation-allocation-timeout", reservation_timeout_,
-                  "how long a reservation pod may take to report its GPU (default 40s)");
+    c->add_option(
+        "--resource-reservation-allocation-timeout", reservation_timeout_,
+        "how long a reservation pod may take to report its GPU (default 40s; a bare number: "
+        "seconds, as KAI's)");
     c->add_option("--resource-reservation-pod-resources", reservation_pod_.resources,
                   "their requests and limits besides the GPU, a JSON ResourceRequirements "
                   "(default {\"requests\":{\"cpu\":\"10m\",\"memory\":\"64Mi\"},"
@@ -67,6 +73,7 @@ class BinderCommand final : public Command {
     auto log = DaemonLog::Open(log_, "binder");
     if (!log.ok()) return Fail(log.error().message);
     if (auto e = Apply()) return Fail(*e);
+    kai_.Warn((*log)->stream());
     StopOnSignals(&binder::RequestBinderStop);
     return binder::RunBinder(o_, (*log)->stream());
   }
@@ -74,8 +81,10 @@ class BinderCommand final : public Command {
  private:
   LogFlags log_;
   std::optional<std::string> Apply() {
-    if (auto e = ParseDurationFlag("--resource-reservation-allocation-timeout",
-                                   reservation_timeout_, o_.reservation.allocation_timeout)) {
+    if (auto e = kai_.Check()) return e;
+    if (auto e =
+            ParseSecondsOrDurationFlag("--resource-reservation-allocation-timeout",
+                                       reservation_timeout_, o_.reservation.allocation_timeout)) {
       return e;
     }
     if (auto e =
@@ -106,6 +115,7 @@ class BinderCommand final : public Command {
   binder::ReservationPodFlags reservation_pod_;
   int base_delay_ = 1, max_delay_ = 60;
   LeaderFlags leader_;
+  KaiOnlyFlags kai_;
 };
 
 }  // namespace

@@ -78,7 +78,9 @@ TraceSink* DebugTrace() {
 Result<std::unique_ptr<DaemonLog>> DaemonLog::Open(const LogFlags& flags, std::string component) {
   auto options = flags.Options();
   if (!options.ok()) return options.error();
-  return std::make_unique<DaemonLog>(std::move(component), *options);
+  auto log = std::make_unique<DaemonLog>(std::move(component), *options);
+  flags.inert().Warn(log->stream());
+  return log;
 }
 
 DaemonLog::DaemonLog(std::string component, const serve::LogOptions& options)

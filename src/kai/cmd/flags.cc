@@ -24,6 +24,73 @@ void AddServerFlags(CLI::App* c, std::string& metrics, std::string& health,
   c->add_option("--health-probe-bind-address", health, health_help);
 }
 
+void AddRateFlags(CLI::App* c, double& qps, int& burst) {
+  c->add_option("--qps", qps,
+                "API requests a second, on average (default 0: no client-side limit; KAI's: 50)")
+      ->check(CLI::NonNegativeNumber);
+  c->add_option("--burst", burst, "API requests at once above --qps (default 300)")
+      ->check(CLI::PositiveNumber);
+}
+
+const std::string& KaiOnlyFlags::Add(CLI::App* c, const std::string& name, bool boolean,
+                                     std::string help) {
+  std::string& value = values_.emplace_back();
+  CLI::Option* o = boolean ? c->add_flag("--" + name, value, std::move(help))
+                           : c->add_option("--" + name, value, std::move(help));
+  entries_.push_back({o, name, "", std::nullopt, &value});
+  return value;
+}
+
+void KaiOnlyFlags::Inert(CLI::App* c, const std::string& name, const std::string& reason,
+                         bool boolean) {
+  Add(c, name, boolean, "KAI's; no effect in kai: " + reason);
+  entries_.back().reason = reason;
+}
+
+void KaiOnlyFlags::OnlyValue(CLI::App* c, const std::string& name, const std::string& value,
+                             const std::string& reason, bool boolean) {
+  const std::string shown = value.empty() ? "\"\"" : value;
+  Add(c, name, boolean, "KAI's; only " + shown + " (" + reason + ")");
+  entries_.back().reason = reason;
+  entries_.back().only = value;
+}
+
+std::optional<std::string> KaiOnlyFlags::Check() const {
+  for (const Entry& e : entries_) {
+    if (e.only && e.option->count() > 0 && *e.value != *e.only) {
+      return "--" + e.name + ": kai takes only \"" + *e.only + "\" here, got \"" + *e.value +
+             "\": " + e.reason;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> KaiOnlyFlags::Warnings() const {
+  std::vector<std::string> out;
+  for (const Entry& e : entries_) {
+    if (!e.only && e.option->count() > 0)
+      out.push_back("warning: --" + e.name + " has no effect in kai: " + e.reason);
+  }
+  return out;
+}
+
+void KaiOnlyFlags::Warn(std::ostream& log) const {
+  for (const std::string& w : Warnings()) log << "kai: " << w << "\n";
+}
+
+std::optional<std::string> ParseSecondsOrDurationFlag(const std::string& flag,
+                                                      const std::string& text,
+                                                      std::chrono::milliseconds& out) {
+  int64_t seconds = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) {
+    if (seconds <= 0) return flag + ": expected a positive number of seconds, got " + text;
+    out = std::chrono::seconds(seconds);
+    return std::nullopt;
+  }
+  return ParseDurationFlag(flag, text, out);
+}
+
 std::optional<std::string> ParseDurationFlag(const std::string& flag, const std::string& text,
                                              std::chrono::milliseconds& out) {
   if (text.empty()) return std::nullopt;
@@ -63,10 +130,12 @@ std::optional<std::string> LeaderFlags::Apply() const {
   return std::nullopt;
 }
 
-void LogFlags::Add(CLI::App* c, int verbosity, bool capital_levels) {
+void LogFlags::Add(CLI::App* c, int verbosity, bool capital_levels,
+                   const std::string& verbosity_alias) {
   verbosity_ = verbosity;
   capital_levels_ = capital_levels;
-  c->add_option("--v", verbosity_, "log verbosity (default " + std::to_string(verbosity) + ")")
+  const std::string names = verbosity_alias.empty() ? "--v" : "--v," + verbosity_alias;
+  c->add_option(names, verbosity_, "log verbosity (default " + std::to_string(verbosity) + ")")
       ->check(CLI::Range(0, 10));
   c->add_flag("--log-json", json_, "log one JSON object a line (level, ts, logger, msg)");
   c->add_option("--zap-devel", zap_devel_,
@@ -76,6 +145,8 @@ void LogFlags::Add(CLI::App* c, int verbosity, bool capital_levels) {
       ->check(CLI::IsMember({"json", "console"}));
   c->add_option("--zap-log-level", zap_log_level_,
                 "controller-runtime's: debug, info, error, or a verbosity from 1");
+  inert_.Inert(c, "zap-stacktrace-level", "kai's records carry no stack traces");
+  inert_.Inert(c, "zap-time-encoding", "kai writes every record's time as UTC ISO 8601");
 }
 
 Result<serve::LogOptions> LogFlags::Options() const {

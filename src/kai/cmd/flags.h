@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <deque>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,10 +30,47 @@ void AddServerFlags(CLI::App* c, std::string& metrics, std::string& health,
                     const std::string& metrics_help = "HOST:PORT for /metrics (\"\": off)",
                     const std::string& health_help = "HOST:PORT for /healthz, /readyz (\"\": off)");
 
+// --qps and --burst: the API client's rate limit (client-go's rest.Config QPS and Burst). kai's
+// default is no limit (qps 0); the burst is KAI's 300.
+void AddRateFlags(CLI::App* c, double& qps, int& burst);
+
+// KAI's flags that kai takes without an effect, or only with one value. A flag added with Inert
+// is accepted with any value and warned about at start, naming it and why it does nothing in kai;
+// one added with OnlyValue is accepted with `value` (its KAI default, what kai does anyway) and
+// refused with any other, the reason in the error.
+class KaiOnlyFlags {
+ public:
+  // A flag with a value (`--name V`, `--name=V`), or a boolean one (`--name`, `--name=false`).
+  void Inert(CLI::App* c, const std::string& name, const std::string& reason, bool boolean = false);
+  void OnlyValue(CLI::App* c, const std::string& name, const std::string& value,
+                 const std::string& reason, bool boolean = false);
+  // After parsing: the first flag given with a value kai refuses, as an error naming it.
+  std::optional<std::string> Check() const;
+  // One line per inert flag given: "warning: --NAME has no effect in kai: REASON".
+  std::vector<std::string> Warnings() const;
+  // The warnings, each on its own line of `log` (a daemon's log stream).
+  void Warn(std::ostream& log) const;
+
+ private:
+  struct Entry {
+    CLI::Option* option;
+    std::string name, reason;
+    std::optional<std::string> only;  // the value accepted; none: any (inert)
+    const std::string* value;
+  };
+  const std::string& Add(CLI::App* c, const std::string& name, bool boolean, std::string help);
+  std::vector<Entry> entries_;
+  std::deque<std::string> values_;
+};
+
 // A duration flag (Go syntax: 1s, 1m30s) into `out`; "" leaves `out` as it is. The error names
 // the flag.
 std::optional<std::string> ParseDurationFlag(const std::string& flag, const std::string& text,
                                              std::chrono::milliseconds& out);
+// The same, and a bare whole number counts as seconds (KAI's integer-seconds flags).
+std::optional<std::string> ParseSecondsOrDurationFlag(const std::string& flag,
+                                                      const std::string& text,
+                                                      std::chrono::milliseconds& out);
 
 // Where a component keeps its leader-election settings. A null namespace or id: the command has
 // no such flag (`kai run` names each component's Lease itself).
@@ -65,9 +104,14 @@ class LogFlags {
  public:
   // `verbosity`: the --v default (KAI's scheduler: 3); `capital_levels`: JSON levels as KAI's
   // scheduler writes them ("INFO") rather than zap's ("info").
-  void Add(CLI::App* c, int verbosity, bool capital_levels);
+  // `verbosity_alias`: another name for --v (KAI's pod group controller: --log-level).
+  void Add(CLI::App* c, int verbosity, bool capital_levels,
+           const std::string& verbosity_alias = "");
   // The logger's options; an error names the flag.
   Result<serve::LogOptions> Options() const;
+  // controller-runtime's flags kai takes without an effect (--zap-stacktrace-level,
+  // --zap-time-encoding), warned about at start.
+  const KaiOnlyFlags& inert() const { return inert_; }
 
  private:
   int verbosity_ = 0;
@@ -76,6 +120,7 @@ class LogFlags {
   bool zap_devel_ = true;
   std::string zap_encoder_;
   std::string zap_log_level_;
+  KaiOnlyFlags inert_;
 };
 
 }  // namespace kai::cmd

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,108 @@ TEST(LogFlags, ZapLogLevels) {
 TEST(LogFlags, OutOfRangeVerbosityIsRefusedByTheParser) {
   EXPECT_THROW(Parse({"--v", "11"}), CLI::ValidationError);
   EXPECT_THROW(Parse({"--zap-encoder", "xml"}), CLI::ValidationError);
+}
+
+// A fresh app with `add` declaring its flags, parsed from `args`.
+template <class F>
+void ParseWith(F add, std::vector<std::string> args) {
+  CLI::App app;
+  add(&app);
+  std::vector<const char*> argv{"kai"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(LogFlags, ControllerRuntimeFlagsWithoutAnEffectAreWarned) {
+  CLI::App app;
+  LogFlags flags;
+  flags.Add(&app, 0, false);
+  const char* argv[] = {"kai", "--zap-time-encoding=epoch", "--zap-stacktrace-level", "error"};
+  app.parse(4, argv);
+  const auto w = flags.inert().Warnings();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_NE(w[0].find("--zap-stacktrace-level has no effect in kai"), std::string::npos);
+  EXPECT_NE(w[1].find("--zap-time-encoding has no effect in kai"), std::string::npos);
+}
+
+TEST(LogFlags, VerbosityAlias) {
+  CLI::App app;
+  LogFlags flags;
+  flags.Add(&app, 0, false, "--log-level");
+  const char* argv[] = {"kai", "--log-level", "4"};
+  app.parse(3, argv);
+  EXPECT_EQ(flags.Options()->verbosity, 4);
+}
+
+TEST(KaiOnlyFlags, InertFlagsParseAndWarnOnlyWhenGiven) {
+  KaiOnlyFlags k;
+  const auto add = [&k](CLI::App* c) {
+    k.Inert(c, "profiler-port", "Go's profiler");
+    k.Inert(c, "enable-profiler", "Go's profiler", true);
+  };
+  ParseWith(add, {});
+  EXPECT_TRUE(k.Warnings().empty());
+  EXPECT_FALSE(k.Check());
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"--enable-profiler", "--profiler-port", "6060"},
+                                             {"--enable-profiler=false", "--profiler-port=6060"}}) {
+    KaiOnlyFlags fresh;
+    k = fresh;
+    ParseWith(add, args);
+    const auto w = k.Warnings();
+    ASSERT_EQ(w.size(), 2u) << args[0];
+    EXPECT_EQ(w[0], "warning: --profiler-port has no effect in kai: Go's profiler");
+    EXPECT_EQ(w[1], "warning: --enable-profiler has no effect in kai: Go's profiler");
+  }
+  std::ostringstream log;
+  k.Warn(log);
+  EXPECT_EQ(log.str().rfind("kai: warning: --profiler-port", 0), 0u);
+}
+
+TEST(KaiOnlyFlags, OnlyValueTakesKaisValueAndRefusesAnother) {
+  for (const auto& [args, ok] : std::vector<std::pair<std::vector<std::string>, bool>>{
+           {{}, true},
+           {{"--hami-core-enabled=false"}, true},
+           {{"--hami-core-enabled"}, false},
+           {{"--hami-core-enabled=true"}, false},
+           {{"--pod-label-selector", ""}, true},
+           {{"--pod-label-selector", "a=b"}, false}}) {
+    KaiOnlyFlags k;
+    ParseWith(
+        [&k](CLI::App* c) {
+          k.OnlyValue(c, "hami-core-enabled", "false", "no HAMi-core", true);
+          k.OnlyValue(c, "pod-label-selector", "", "no selector");
+        },
+        args);
+    const auto e = k.Check();
+    EXPECT_EQ(!e.has_value(), ok) << (args.empty() ? "" : args[0]);
+    if (e) {
+      EXPECT_EQ(e->rfind("--" + args[0].substr(2, args[0].find('=') - 2), 0), 0u) << *e;
+    }
+    EXPECT_TRUE(k.Warnings().empty());
+  }
+}
+
+TEST(RateFlags, QpsAndBurst) {
+  double qps = 0;
+  int burst = 300;
+  ParseWith([&](CLI::App* c) { AddRateFlags(c, qps, burst); }, {"--qps", "50", "--burst=100"});
+  EXPECT_EQ(qps, 50);
+  EXPECT_EQ(burst, 100);
+  EXPECT_THROW(ParseWith([&](CLI::App* c) { AddRateFlags(c, qps, burst); }, {"--qps", "-1"}),
+               CLI::ValidationError);
+  EXPECT_THROW(ParseWith([&](CLI::App* c) { AddRateFlags(c, qps, burst); }, {"--burst", "0"}),
+               CLI::ValidationError);
+}
+
+TEST(SecondsOrDuration, KaisWholeSecondsAndGoDurations) {
+  std::chrono::milliseconds out{0};
+  EXPECT_FALSE(ParseSecondsOrDurationFlag("--t", "40", out));
+  EXPECT_EQ(out, std::chrono::seconds(40));
+  EXPECT_FALSE(ParseSecondsOrDurationFlag("--t", "1m30s", out));
+  EXPECT_EQ(out, std::chrono::seconds(90));
+  EXPECT_EQ(ParseSecondsOrDurationFlag("--t", "0", out)->rfind("--t: ", 0), 0u);
+  EXPECT_EQ(ParseSecondsOrDurationFlag("--t", "soon", out)->rfind("--t: ", 0), 0u);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ class PodGrouperCommand final : public Command {
     CLI::App* c = app.add_subcommand(
         "podgrouper", "give the kai scheduler's pods their PodGroups from their workloads (KAI's)");
     AddClientFlags(c, o_.kubeconfig, o_.context);
+    AddRateFlags(c, o_.qps, o_.burst);
     c->add_option("--scheduler-name", g.scheduler_name, "pods of this scheduler are grouped");
     c->add_option("--queue-label-key", g.queue_label_key, "the label naming a workload's queue");
     c->add_option("--nodepool-label-key", g.node_pool_label_key, "the node-pool label");
@@ -29,12 +30,20 @@ class PodGrouperCommand final : public Command {
                   "ConfigMap of per-kind default priority classes");
     c->add_option("--default-priorities-configmap-namespace",
                   g.default_priorities_configmap_namespace, "its namespace");
-    c->add_option("--max-concurrent", o_.max_concurrent, "pods grouped at once (default 4)")
+    c->add_option("--max-concurrent,--max-concurrent-reconciles", o_.max_concurrent,
+                  "pods grouped at once (default 4)")
         ->check(CLI::PositiveNumber);
     AddServerFlags(c, o_.metrics_address, o_.health_address);
     auto& l = o_.leader;
     leader_.Add(c, {&o_.leader_elect, &l.ns, &l.name, &l.identity, &l.lease_duration,
                     &l.renew_deadline, &l.retry_period});
+    kai_.Inert(c, "generic-karta-fallback",
+               "kai has no Karta; a workload kind it does not know is grouped by its top owner",
+               true);
+    kai_.OnlyValue(c, "pod-label-selector", "",
+                   "kai groups every pod of its scheduler; no selector narrows them");
+    kai_.OnlyValue(c, "namespace-label-selector", "",
+                   "kai groups every pod of its scheduler; no selector narrows them");
     log_.Add(c, 0, false);
     return c;
   }
@@ -43,12 +52,15 @@ class PodGrouperCommand final : public Command {
     auto log = DaemonLog::Open(log_, "podgrouper");
     if (!log.ok()) return Fail(log.error().message);
     if (auto e = leader_.Apply()) return Fail(*e);
+    if (auto e = kai_.Check()) return Fail(*e);
+    kai_.Warn((*log)->stream());
     StopOnSignals(&podgrouperd::RequestPodGrouperStop);
     return podgrouperd::RunPodGrouper(o_, (*log)->stream());
   }
 
  private:
   LogFlags log_;
+  KaiOnlyFlags kai_;
   podgrouperd::PodGrouperOptions o_;
   LeaderFlags leader_;
 };

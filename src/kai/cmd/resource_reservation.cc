@@ -18,6 +18,7 @@ class ResourceReservationCommand final : public Command {
         "resource-reservation",
         "the GPU reservation pod's program: annotate this pod with its GPU's UUID, then hold it");
     AddClientFlags(c, o_.kubeconfig, o_.context);
+    AddRateFlags(c, o_.qps, o_.burst);
     c->add_flag("--print", o_.print,
                 "only print the GPUs NVML sees (index, UUID, name, memory); no API server");
     log_.Add(c, 0, false);

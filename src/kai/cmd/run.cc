@@ -22,6 +22,7 @@ class RunCommand final : public Command {
         "every component (scheduler, binder, podgrouper, controllers, scale-adjuster, admission) "
         "in one process");
     AddClientFlags(c, o_.kubeconfig, o_.context);
+    AddRateFlags(c, o_.qps, o_.burst);
     c->add_option("--components", components_,
                   "comma-separated components to run (default: all; admission with a certificate)");
     c->add_option("--scheduler-name", o_.scheduler.scheduler_name, "the pods' schedulerName");

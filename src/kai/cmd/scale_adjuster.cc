@@ -22,6 +22,7 @@ class ScaleAdjusterCommand final : public Command {
         "keep whole-GPU scaling pods for unschedulable GPU-fraction pods, so that cluster "
         "autoscalers add nodes (KAI's node scale adjuster)");
     AddClientFlags(c, o_.kubeconfig, o_.context);
+    AddRateFlags(c, o_.qps, o_.burst);
     c->add_option("--scaling-pod-image", a.image, "the scaling pods' image");
     c->add_option("--scale-adjust-namespace", a.ns, "the scaling pods' namespace");
     c->add_option("--scheduler-name", a.scheduler_name, "pods of this scheduler are adjusted for");

@@ -531,6 +531,8 @@ int RunControllers(const ControllersOptions& options, std::ostream& err) {
     err << "kai controllers: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = options.qps;
+  config->burst = options.burst;
   k8s::ApiClient client(*config);
   return RunControllers(options, client, err);
 }

@@ -21,6 +21,8 @@ namespace kai::controllersd {
 
 struct ControllersOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   std::string metrics_address = ":8080";  // --metrics-bind-address ("" off)
   std::string health_address = ":8081";   // --health-probe-bind-address ("" off)
   bool leader_elect = false;

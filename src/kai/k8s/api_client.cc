@@ -1,5 +1,6 @@
 #include "kai/k8s/api_client.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <mutex>
@@ -89,6 +90,7 @@ ClientClock WithDefaults(ClientClock c) {
       return std::uniform_real_distribution<double>(0.0, 1.0)(*rng);
     };
   }
+  if (!c.now) c.now = [] { return std::chrono::steady_clock::now(); };
   return c;
 }
 
@@ -158,10 +160,33 @@ int64_t WriteFence::admitted() const {
   return admitted_;
 }
 
+TokenBucket::TokenBucket(double qps, int burst, std::function<Clock::time_point()> now)
+    : qps_(qps), burst_(std::max(burst, 1)), now_(std::move(now)), tokens_(burst_), last_(now_()) {}
+
+std::chrono::milliseconds TokenBucket::Reserve() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Clock::time_point now = now_();
+  if (now > last_) {
+    const double elapsed = std::chrono::duration<double>(now - last_).count();
+    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
+    last_ = now;
+  }
+  tokens_ -= 1;
+  if (tokens_ >= 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(-tokens_ / qps_ * 1000)));
+}
+
 ApiClient::ApiClient(ClusterConfig config, RetryPolicy retry, ClientClock clock)
-    : http_(std::make_shared<const HttpClient>(std::move(config))),
-      retry_(retry),
-      clock_(WithDefaults(std::move(clock))) {}
+    : retry_(retry), clock_(WithDefaults(std::move(clock))) {
+  if (config.qps > 0) bucket_ = std::make_shared<TokenBucket>(config.qps, config.burst, clock_.now);
+  http_ = std::make_shared<const HttpClient>(std::move(config));
+}
+
+void ApiClient::Throttle() const {
+  if (!bucket_) return;
+  const std::chrono::milliseconds wait = bucket_->Reserve();
+  if (wait.count() > 0) clock_.sleep(wait);
+}
 
 ApiClient ApiClient::WithFence(std::shared_ptr<WriteFence> fence) const {
   ApiClient fenced = *this;
@@ -171,6 +196,7 @@ ApiClient ApiClient::WithFence(std::shared_ptr<WriteFence> fence) const {
 
 // One try of a call; a write of a fenced client goes only when the fence admits it.
 HttpResponse ApiClient::Attempt(const HttpRequest& req) const {
+  Throttle();
   if (!fence_ || req.method == "GET") return http_->Do(req);
   if (!fence_->Admit()) return HttpResponse{0, std::string(kFencedError), "", {}};
   HttpResponse r = http_->Do(req);
@@ -262,6 +288,7 @@ HttpResponse ApiClient::Watch(const std::string& collection_path, const std::str
   // The server ends the watch after timeoutSeconds; allow for a late close. A quiet kind may
   // send nothing for the whole watch, so silence is no error; TCP keep-alive finds a dead peer.
   req.timeout = std::chrono::milliseconds((timeout_seconds + 30) * 1000LL);
+  Throttle();
   return http_->Stream(req, sink, stop, std::chrono::milliseconds(0));
 }
 

@@ -79,6 +79,27 @@ struct RetryPolicy {
 struct ClientClock {
   std::function<void(std::chrono::milliseconds)> sleep;  // default: this_thread::sleep_for
   std::function<double()> jitter;                        // uniform in [0, 1); default: seeded RNG
+  std::function<std::chrono::steady_clock::time_point()> now;  // default: steady_clock::now
+};
+
+// Client-side rate limiting, as client-go's token bucket (rest.Config QPS and Burst): at most
+// `burst` tokens, refilled at `qps` a second; each request takes one, and one that finds none
+// reserves the next and waits for it, so that waiting requests go in the order they came.
+class TokenBucket {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // `burst` below 1 counts as 1; the bucket starts full.
+  TokenBucket(double qps, int burst, std::function<Clock::time_point()> now);
+  // Takes a token: how long the caller waits before its request (0: it goes now).
+  std::chrono::milliseconds Reserve();
+
+ private:
+  const double qps_;
+  const double burst_;
+  std::function<Clock::time_point()> now_;
+  std::mutex mu_;
+  double tokens_;  // below 0: that many requests already wait for a token
+  Clock::time_point last_;
 };
 
 enum class PatchType { kMerge, kStrategicMerge, kJson };
@@ -131,8 +152,10 @@ class ApiClient {
  public:
   ApiClient(ClusterConfig config, RetryPolicy retry = {}, ClientClock clock = {});
 
-  // The same client (connection pool, retries) whose writes pass `fence`: POST, PUT, PATCH and
-  // DELETE, through Call or the helpers below. Reads and watches are never fenced.
+  // With config.qps > 0, every request (each try, each page, each watch) first takes a token of
+  // one bucket that every copy of this client shares.
+  // The same client (connection pool, retries, rate limit) whose writes pass `fence`: POST, PUT,
+  // PATCH and DELETE, through Call or the helpers below. Reads and watches are never fenced.
   ApiClient WithFence(std::shared_ptr<WriteFence> fence) const;
 
   // One call with retries (429, 5xx, transport errors). The last answer is returned.
@@ -174,7 +197,10 @@ class ApiClient {
 
  private:
   HttpResponse Attempt(const HttpRequest& req) const;
+  // Waits for a token of the rate limit, when there is one.
+  void Throttle() const;
   std::shared_ptr<const HttpClient> http_;
+  std::shared_ptr<TokenBucket> bucket_;
   RetryPolicy retry_;
   ClientClock clock_;
   std::shared_ptr<WriteFence> fence_;

@@ -27,6 +27,10 @@ struct ClusterConfig {
   std::string ca_file;
   bool insecure_skip_tls_verify = false;
   std::string source;  // where this came from, for messages
+  // Client-side rate limiting, as client-go's rest.Config: `qps` requests a second on average,
+  // `burst` at once; qps 0 (or less): no limit (the default; --qps and --burst set it).
+  double qps = 0;
+  int burst = 0;
 };
 
 // The environment, injected so that resolution is testable.

@@ -307,6 +307,8 @@ int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err) {
     err << "kai podgrouper: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = options.qps;
+  config->burst = options.burst;
   const k8s::ApiClient client(*config);
   return RunPodGrouper(options, client, err);
 }

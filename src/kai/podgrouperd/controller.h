@@ -20,6 +20,8 @@ namespace kai::podgrouperd {
 
 struct PodGrouperOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   podgrouper::GrouperConfig grouper;
   int max_concurrent = 4;
   std::chrono::milliseconds sync_timeout{60000};

@@ -116,6 +116,8 @@ Result<Reserved> ReserveFromProcess(const ProgramOptions& o, std::ostream& err) 
   if (!pod) return pod.error();
   auto config = k8s::ResolveConfig(o.kubeconfig, o.context, env);
   if (!config) return config.error();
+  config->qps = o.qps;
+  config->burst = o.burst;
   const k8s::ApiClient client(*config);
   ReserveOptions ro;
   ro.sleep = SleepUnlessStopped;

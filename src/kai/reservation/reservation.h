@@ -48,6 +48,8 @@ std::string ReservationPatch(std::string_view uuid);
 
 struct ProgramOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   bool print = false;  // only print the devices NVML sees; no API server
 };
 

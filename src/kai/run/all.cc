@@ -146,6 +146,8 @@ int RunAll(const AllOptions& o, std::ostream& err) {
     err << "kai: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = o.qps;
+  config->burst = o.burst;
   const k8s::ApiClient client(*config);
   std::mutex err_mu;
   informer::ReflectorOptions ro;

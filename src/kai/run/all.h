@@ -20,6 +20,8 @@ namespace kai::run {
 
 struct AllOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   std::vector<std::string> components;  // empty: every component that can run
   // HOST:PORT of the first component's /metrics and /healthz; the next components get the
   // next ports, in the order of KnownComponents() ("" = off).

@@ -301,6 +301,8 @@ int RunScaleAdjuster(const ScaleAdjusterOptions& options, std::ostream& err) {
     err << "kai scale-adjuster: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = options.qps;
+  config->burst = options.burst;
   k8s::ApiClient client(*config);
   return RunScaleAdjuster(options, client, err);
 }

@@ -23,6 +23,8 @@ namespace kai::scaleadjusterd {
 
 struct ScaleAdjusterOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   scaleadjuster::AdjusterConfig adjuster;
   bool leader_elect = false;
   std::string leader_elect_namespace = "kai-scheduler";

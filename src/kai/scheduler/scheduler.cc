@@ -79,6 +79,21 @@ doc::Node ShardSpec(const doc::Document& shard) {
   return roots.empty() ? doc::Node() : roots.front()["spec"];
 }
 
+// The node pool scheduled: --partition-label-value, else the shard's partitionLabelValue.
+std::string PoolOf(const SchedulerOptions& o, const doc::Document& shard) {
+  if (!o.partition_label_value.empty()) return o.partition_label_value;
+  return std::string(ShardSpec(shard)["partitionLabelValue"].Scalar());
+}
+
+// The shard with the scheduler arguments of the command line under its own spec.args.
+std::optional<ShardObject> WithFlagArgs(const SchedulerOptions& o,
+                                        const std::optional<ShardObject>& shard) {
+  if (o.args.empty()) return shard;
+  ShardObject s = shard.value_or(ShardObject{});
+  for (const auto& [key, value] : o.args) s.args.emplace(key, value);
+  return s;
+}
+
 int64_t SteadyMillis() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -112,7 +127,7 @@ class Loop {
     auto shard = AwaitShard();
     if (!shard.ok()) return Fail(2, shard.error().message);
     if (g_stop) return 0;
-    pool_ = std::string(ShardSpec(*shard)["partitionLabelValue"].Scalar());
+    pool_ = PoolOf(o_, *shard);
     if (auto e = OpenUsage(ShardSpec(*shard))) return Fail(2, *e);
     informer::InformerOptions io;
     io.hub = o_.watch_hub;
@@ -287,8 +302,8 @@ class Loop {
   // (logged once per change, /metrics, the shard's SettingsApplied condition), so that a shard
   // edit never stops scheduling; --once and --dry-run stop on a malformed value, as kai simulate.
   Result<SchedulerConfig> CycleConfig(UnixSeconds now) {
-    Result<ShardConfig> sc =
-        o_.once || o_.dry_run ? CheckShard(world_.shard) : ApplyShard(world_.shard);
+    const std::optional<ShardObject> shard = WithFlagArgs(o_, world_.shard);
+    Result<ShardConfig> sc = o_.once || o_.dry_run ? CheckShard(shard) : ApplyShard(shard);
     if (!sc.ok()) return sc.error();
     shard_report_.Observe(sc->not_applied);
     std::vector<std::string> fields;
@@ -418,10 +433,12 @@ void RequestStop() { g_stop = true; }
 Result<ClusterState> ReadLiveWorld(const SchedulerOptions& o) {
   auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
   if (!config.ok()) return config.error();
+  config->qps = o.qps;
+  config->burst = o.burst;
   const k8s::ApiClient client(config.value());
   auto shard = ReadShard(client, o.shard);
   if (!shard.ok()) return shard.error();
-  const std::string pool(ShardSpec(*shard)["partitionLabelValue"].Scalar());
+  const std::string pool = PoolOf(o, *shard);
   informer::Informer informer(client, WatchesFor(o, pool), {});
   informer.Start();
   const bool synced = informer.WaitForFirstLists(o.sync_timeout);
@@ -440,6 +457,8 @@ int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostrea
     err << "kai: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = options.qps;
+  config->burst = options.burst;
   const k8s::ApiClient client(config.value());
   return RunScheduler(options, client, out, err);
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -22,9 +23,16 @@ namespace kai::scheduler {
 
 struct SchedulerOptions {
   std::string kubeconfig, context;
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   std::string scheduler_name = "kai-scheduler";
   std::string shard;  // SchedulingShard name; "" = none (KAI's defaults, every node)
   std::string node_pool_key = "kai.scheduler/node-pool";
+  // --partition-label-value: the node pool scheduled, over the shard's partitionLabelValue.
+  std::string partition_label_value;
+  // KAI's scheduler arguments given as flags (--full-hierarchy-fairness=false): the shard's
+  // spec.args, which win over them (as the shard's schedulePeriod wins over --schedule-period).
+  std::map<std::string, std::string> args;
   std::optional<std::chrono::milliseconds> period;  // --schedule-period (else the shard's, 1 s)
   bool once = false;
   bool dry_run = false;

@@ -300,6 +300,18 @@ class Webhooks {
   prometheus::Family<prometheus::Counter>& rejections_;
 };
 
+// /healthz and /readyz on `address` (nothing when it is ""): the process answers, so it is live
+// and ready, as controller-runtime's ping checks are.
+Status ServeHealth(serve::HttpServer& s, const std::string& address) {
+  if (address.empty()) return Ok();
+  for (const char* path : {"/healthz", "/readyz"}) {
+    s.Add(serve::Get(path, [](const serve::Request&) {
+      return serve::Response{200, "text/plain", "ok\n", {}};
+    }));
+  }
+  return s.Listen(address);
+}
+
 }  // namespace
 
 void RequestAdmissionStop() { g_stop = true; }
@@ -310,6 +322,8 @@ int RunAdmission(const ServerOptions& o, std::ostream& err) {
     err << "kai admission: error: " << config.error().message << "\n";
     return 2;
   }
+  config->qps = o.qps;
+  config->burst = o.burst;
   const k8s::ApiClient client(*config);
   return RunAdmission(o, client, err);
 }
@@ -350,11 +364,19 @@ int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostr
       return 1;
     }
   }
+  serve::HttpServer health_server;  // plain HTTP, for the kubelet's probes
+  if (Status st = ServeHealth(health_server, o.health_address); !st.ok()) {
+    err << "kai admission: --health-probe-bind-address: " << st.error().message << "\n";
+    metrics_server.Stop();
+    server.Stop();
+    return 1;
+  }
   {
     std::lock_guard<std::mutex> lock(log_mu);
     err << "kai admission: serving on https://" << o.address << "\n";
   }
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  health_server.Stop();
   metrics_server.Stop();
   server.Stop();
   return 0;

@@ -22,8 +22,11 @@ namespace kai::webhook {
 struct ServerOptions {
   std::string address = "0.0.0.0:9443";  // HOST:PORT
   std::string metrics_address;           // HOST:PORT of a plain HTTP /metrics ("" off)
+  std::string health_address;            // HOST:PORT of a plain HTTP /healthz, /readyz ("" off)
   std::string cert_file, key_file;       // PEM: the certificate chain, its private key
   std::string kubeconfig, context;       // for the Queue and PodGroup lookups
+  double qps = 0;  // --qps and --burst: the API client's rate limit (qps 0: none)
+  int burst = 300;
   admission::Options admission;
 };
 
