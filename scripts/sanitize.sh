@@ -9,11 +9,15 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKAI_SANITIZE=ON -DKAI_BUILD_BENCH=OFF \
   -DKAI_E2E_PARITY_FILTER=scenarios/allocate/allocate-00 >/dev/null
 cmake --build build-asan -j "$(nproc)"
+# e2e.crds runs kubectl against the API server and no kai code: the Release run covers it.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$(nproc)"
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -E '^e2e\.crds$'
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKAI_SANITIZE=ON -DKAI_BUILD_FUZZ=ON -DKAI_BUILD_TESTS=OFF -DKAI_BUILD_BENCH=OFF >/dev/null
-cmake --build build-fuzz -j "$(nproc)"
+# Only the fuzz targets: they link kaicore, not the daemons.
+FUZZ_TARGETS=$(for f in fuzz/*_fuzz.cc; do basename "$f" .cc; done)
+# shellcheck disable=SC2086
+cmake --build build-fuzz -j "$(nproc)" --target $FUZZ_TARGETS
 for f in build-fuzz/*_fuzz; do
   corpus="fuzz/corpus/$(basename "$f")"
   mkdir -p "build-fuzz/corpus-$(basename "$f")"
