@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -61,14 +62,16 @@ TEST(LogFlags, OutOfRangeVerbosityIsRefusedByTheParser) {
   EXPECT_THROW(Parse({"--zap-encoder", "xml"}), CLI::ValidationError);
 }
 
-// A fresh app with `add` declaring its flags, parsed from `args`.
+// A fresh app with `add` declaring its flags, parsed from `args`. Flag groups keep pointers to
+// the app's options, so the caller keeps the app while it reads them.
 template <class F>
-void ParseWith(F add, std::vector<std::string> args) {
-  CLI::App app;
-  add(&app);
+std::unique_ptr<CLI::App> ParseWith(F add, std::vector<std::string> args) {
+  auto app = std::make_unique<CLI::App>();
+  add(app.get());
   std::vector<const char*> argv{"kai"};
   for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(static_cast<int>(argv.size()), argv.data());
+  app->parse(static_cast<int>(argv.size()), argv.data());
+  return app;
 }
 
 TEST(LogFlags, ControllerRuntimeFlagsWithoutAnEffectAreWarned) {
@@ -98,7 +101,7 @@ TEST(KaiOnlyFlags, InertFlagsParseAndWarnOnlyWhenGiven) {
     k.Inert(c, "profiler-port", "Go's profiler");
     k.Inert(c, "enable-profiler", "Go's profiler", true);
   };
-  ParseWith(add, {});
+  auto app = ParseWith(add, {});
   EXPECT_TRUE(k.Warnings().empty());
   EXPECT_FALSE(k.Check());
   for (const auto& args :
@@ -106,7 +109,7 @@ TEST(KaiOnlyFlags, InertFlagsParseAndWarnOnlyWhenGiven) {
                                              {"--enable-profiler=false", "--profiler-port=6060"}}) {
     KaiOnlyFlags fresh;
     k = fresh;
-    ParseWith(add, args);
+    app = ParseWith(add, args);
     const auto w = k.Warnings();
     ASSERT_EQ(w.size(), 2u) << args[0];
     EXPECT_EQ(w[0], "warning: --profiler-port has no effect in kai: Go's profiler");
@@ -126,7 +129,7 @@ TEST(KaiOnlyFlags, OnlyValueTakesKaisValueAndRefusesAnother) {
            {{"--pod-label-selector", ""}, true},
            {{"--pod-label-selector", "a=b"}, false}}) {
     KaiOnlyFlags k;
-    ParseWith(
+    const auto app = ParseWith(
         [&k](CLI::App* c) {
           k.OnlyValue(c, "hami-core-enabled", "false", "no HAMi-core", true);
           k.OnlyValue(c, "pod-label-selector", "", "no selector");
