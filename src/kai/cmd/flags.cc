@@ -1,8 +1,8 @@
 #include "kai/cmd/flags.h"
 
 #include <algorithm>
-#include <charconv>
 
+#include "kai/k8s/decode_fields.h"
 #include "kai/util/time.h"
 
 namespace kai::cmd {
@@ -81,11 +81,9 @@ void KaiOnlyFlags::Warn(std::ostream& log) const {
 std::optional<std::string> ParseSecondsOrDurationFlag(const std::string& flag,
                                                       const std::string& text,
                                                       std::chrono::milliseconds& out) {
-  int64_t seconds = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) {
-    if (seconds <= 0) return flag + ": expected a positive number of seconds, got " + text;
-    out = std::chrono::seconds(seconds);
+  if (const std::optional<int64_t> seconds = decoding::ParseWholeInteger(text)) {
+    if (*seconds <= 0) return flag + ": expected a positive number of seconds, got " + text;
+    out = std::chrono::seconds(*seconds);
     return std::nullopt;
   }
   return ParseDurationFlag(flag, text, out);
@@ -155,15 +153,14 @@ Result<serve::LogOptions> LogFlags::Options() const {
   o.capital_levels = capital_levels_;
   o.json = json_ || zap_encoder_ == "json" || (!zap_devel_ && zap_encoder_.empty());
   const std::string& level = zap_log_level_;
-  int n = 0;
-  const auto [end, ec] = std::from_chars(level.data(), level.data() + level.size(), n);
+  const std::optional<int64_t> n = decoding::ParseWholeInteger(level);
   if (level.empty() || level == "info") return o;
   if (level == "debug") {
     o.verbosity = std::max(o.verbosity, 1);
   } else if (level == "error") {
     o.min_level = serve::LogLevel::kError;
-  } else if (ec == std::errc() && end == level.data() + level.size() && n >= 1 && n <= 10) {
-    o.verbosity = std::max(o.verbosity, n);
+  } else if (n && *n >= 1 && *n <= 10) {
+    o.verbosity = std::max(o.verbosity, static_cast<int>(*n));
   } else {
     return Error{"--zap-log-level: expected debug, info, error or a verbosity 1..10, got \"" +
                  level + "\""};
