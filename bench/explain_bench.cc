@@ -25,8 +25,8 @@
 #include <string>
 
 #include "generator.h"
-#include "kai/explain/counterfactual.h"
-#include "kai/framework/config.h"
+#include "kai/core/explain/counterfactual.h"
+#include "kai/core/framework/config.h"
 
 namespace kai::bench {
 namespace {

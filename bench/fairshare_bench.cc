@@ -16,9 +16,9 @@
 #include <random>
 #include <string>
 
-#include "kai/framework/config.h"
-#include "kai/plugins/proportion/proportion.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/plugins/proportion/proportion.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai::bench {
 namespace {

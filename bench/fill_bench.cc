@@ -25,8 +25,8 @@
 #include <tuple>
 
 #include "generator.h"
-#include "kai/framework/config.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/sim/simulator.h"
 
 namespace kai::bench {
 namespace {

@@ -11,10 +11,10 @@
 #include <optional>
 
 #include "generator.h"
-#include "kai/framework/config.h"
-#include "kai/framework/plugin.h"
-#include "kai/framework/session.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai::bench {
 namespace {

@@ -6,9 +6,9 @@
 #include <optional>
 #include <variant>
 
-#include "kai/k8s/keys.h"
-#include "kai/k8s/typed_labels.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/typed_labels.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::bench {
 namespace {

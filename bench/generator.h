@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/util/time.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/time.h"
 
 namespace kai::bench {
 

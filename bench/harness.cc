@@ -12,9 +12,9 @@
 #include <optional>
 #include <utility>
 
-#include "kai/framework/plugin.h"
-#include "kai/framework/session.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/snapshot/snapshot.h"
 
 // Counts every (non-aligned) operator new of the process. kai_bench is built without sanitizers
 // (scripts/sanitize.sh turns the benchmarks off), so replacing the global allocation functions is

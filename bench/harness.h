@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/model/cluster.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/time.h"
 
 namespace kai {
 class Session;

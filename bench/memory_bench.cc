@@ -25,9 +25,9 @@
 #include <cstdio>
 #include <optional>
 
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/snapshot/snapshot.h"
 #include "production_shape.h"
 
 namespace kai::bench {

@@ -30,11 +30,11 @@
 #include <vector>
 
 #include "harness.h"
-#include "kai/framework/config.h"
-#include "kai/framework/plugin.h"
-#include "kai/framework/session.h"
-#include "kai/snapshot/cache.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/snapshot/cache.h"
+#include "kai/core/snapshot/snapshot.h"
 #include "production_shape.h"
 
 namespace kai::bench {

@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "generator.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/typed_labels.h"
-#include "kai/model/cluster.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/typed_labels.h"
+#include "kai/core/model/cluster.h"
 
 namespace kai::bench {
 

@@ -20,8 +20,8 @@
 #include <string>
 
 #include "generator.h"
-#include "kai/framework/config.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/sim/simulator.h"
 
 namespace kai::bench {
 namespace {

@@ -15,7 +15,8 @@
 //     second), and an Informer with the scheduler's watches lists and watches it; the main thread
 //     applies the informer's deltas between cycles (Informer::Apply) and, every --cycle-every
 //     simulated seconds, runs a scheduling cycle on the incremental snapshot as
-//     src/kai/scheduler/scheduler.cc does (SnapshotCache::Update, Lend, sim::RunSession, Return).
+//     src/kai/daemons/scheduler/scheduler.cc does (SnapshotCache::Update, Lend, sim::RunSession,
+//     Return).
 //   direct: no server. The same objects are written as API JSON, parsed (doc::ParseJson) and
 //     decoded (DecodeObject) and applied to the ClusterState the way Informer::Apply does (a
 //     key -> index map, in-place replacement, removals compacted and re-indexed, the snapshot
@@ -46,14 +47,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/informer/informer.h"
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/decode.h"
-#include "kai/k8s/doc.h"
-#include "kai/sim/simulator.h"
-#include "kai/snapshot/cache.h"
-#include "kai/util/interned_string.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/snapshot/cache.h"
+#include "kai/core/util/interned_string.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/informer/informer.h"
 
 #ifndef KAI_SOURCE_DIR
 #define KAI_SOURCE_DIR "."

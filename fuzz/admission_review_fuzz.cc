@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/review.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/review.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "kai/k8s/decode.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <variant>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "kai/k8s/watch_event.h"
+#include "kai/core/k8s/watch_event.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);

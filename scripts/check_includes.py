@@ -1,88 +1,117 @@
 #!/usr/bin/env python3
-"""The include rule of docs/design.md ("layers point down only"), checked on src/kai.
+"""The include rules of docs/design.md ("layers point down only"), checked on src/kai.
 
     scripts/check_includes.py <src dir> <allowlist>
 
-Scans every library file under <src dir>/kai (headers and sources; unit tests, *_test.cc, and
-the test support of src/kai/testing/ may include anything) for `#include "kai/<dir>/..."` lines
-that a rule below forbids. The allowlist names the violations that exist today and are being
-removed, one per line, `<file> <included header>` (paths as printed below; `#` starts a comment).
-Fails (exit 1) on a violation the list does not name, and on a list entry that is no longer a
-violation, so the list can only shrink. ctest: lint.include_layers.
+src/kai has four roots, each one CMake library (CMakeLists.txt), and the rules are paths:
+
+    core/       includes core/ only                 (kaicore: the pure decisions)
+    kube/       includes core/ and kube/            (kaikube: client, informers, servers, runtime)
+    daemons/X/  includes core/, kube/ and daemons/X (kaidaemons: one folder per kai component)
+    cmd/        includes anything                   (kaicmd and the binary)
+
+Inside core/, its own layers point down as RULES says. Unit tests (*_test.cc) and the test
+support of src/kai/testing/ may include anything. The allowlist names violations accepted for
+now, one per line, `<file> <included header>`; the check fails on a violation the list does not
+name and on a listed line that is no longer a violation, so the list can only shrink.
+ctest: lint.include_layers.
 """
 import pathlib
 import re
 import sys
 
-# The front ends: they do I/O and sit on top of the pure core (libkai).
-FRONT_ENDS = {"cmd", "scheduler", "informer", "io", "binder", "reservation", "serve", "webhook",
-              "podgrouperd", "controllersd", "scaleadjusterd", "run"}
-# The core's own layers, bottom up; each rule below forbids an include upwards.
+# The core's own layers (folders of core/), bottom up; each rule forbids an include upwards.
 LOWEST = {"util", "resource", "model"}
 ABOVE_MODEL = {"k8s", "snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim",
-               "usage", "podgrouper", "controllers", "scaleadjuster", "install"}
+               "usage", "whatif", "podgrouper", "controllers", "scaleadjuster", "install",
+               "admission"}
 # The scheduler's own layers, which the pod grouper (owner chains -> PodGroups) does not need.
 SCHEDULING = {"snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim", "usage"}
-# The Kubernetes client of k8s/: I/O, part of the front ends' library (kaikube).
-K8S_CLIENT = {"kai/k8s/http.h", "kai/k8s/kubeconfig.h", "kai/k8s/api_client.h"}
 
-# (including directories, included directories, why)
-RULES = [
+# (including folders of core/, included folders of core/, why)
+CORE_RULES = [
     (LOWEST, ABOVE_MODEL, "util, resource and model are the bottom layers"),
-    ({"k8s"}, SCHEDULING | {"podgrouper"}, "k8s (decoding) sits below the snapshot and the pod grouper"),
+    ({"k8s"}, SCHEDULING | {"podgrouper"},
+     "k8s (decoding) sits below the snapshot and the pod grouper"),
     ({"podgrouper"}, SCHEDULING,
      "the pod grouper reads Kubernetes objects (k8s/, model/), not the scheduler's layers"),
     (SCHEDULING, {"podgrouper"}, "the scheduler's layers do not include the pod grouper"),
     ({"snapshot"}, {"k8s"}, "the snapshot reads the model, not the decoder (k8s/)"),
-    ({"snapshot"}, {"framework", "plugins", "actions", "builtin", "sim"},
+    ({"snapshot"}, {"framework", "plugins", "actions", "builtin", "sim", "explain"},
      "the snapshot sits below the framework"),
-    ({"framework"}, {"plugins", "actions", "builtin", "sim"},
-     "the framework sits below plugins and actions (they meet through the session's hooks)"),
-    ({"actions"}, {"plugins", "builtin", "sim"},
+    ({"framework"}, {"plugins", "actions", "builtin", "sim", "explain"},
+     "the framework sits below plugins, actions and explain (they meet through the session's hooks)"),
+    ({"actions"}, {"plugins", "builtin", "sim", "explain"},
      "actions never include plugins (they meet through the session's hooks)"),
-    ({"plugins"}, {"actions", "builtin", "sim"},
+    ({"plugins"}, {"actions", "builtin", "sim", "explain"},
      "plugins never include actions (they meet through the session's hooks)"),
 ]
-INCLUDE = re.compile(r'^\s*#\s*include\s*["<](kai/([a-z0-9_]+)/[^">]+)[">]')
-# Libraries only the front ends link (kaikube): the core never includes them.
-FRONT_END_LIBRARIES = re.compile(r'^\s*#\s*include\s*<((prometheus|boost)/[^>]+)>')
+INCLUDE = re.compile(r'^\s*#\s*include\s*["<](kai/([^">]+))[">]')
+# Libraries that do I/O, log or export metrics: the core never includes them.
+IO_LIBRARIES = re.compile(r'^\s*#\s*include\s*<((prometheus|boost|spdlog|curl|openssl)/[^>]+)>')
 
 
 def library_files(src):
     for path in sorted((src / "kai").rglob("*")):
         if path.suffix not in (".h", ".cc") or path.name.endswith("_test.cc"):
             continue
-        rel = path.relative_to(src.parent)
-        if rel.parts[2] == "testing":
+        rel = path.relative_to(src)  # kai/<root>/...
+        if rel.parts[1] == "testing":
             continue
-        yield path, str(rel)
+        yield path, rel
+
+
+def place(parts):
+    """(root, folder) of a path under kai/: ("core", "snapshot"), ("daemons", "binder"), ..."""
+    root = parts[0]
+    folder = parts[1] if len(parts) > 2 else ""
+    return root, folder
+
+
+def path_rule(root, folder, target_root, target_folder):
+    if root == "cmd" or target_root == root == "core" and folder == target_folder:
+        return None
+    if root == "core" and target_root != "core":
+        return "core/ includes core/ only (the decisions are pure)"
+    if root == "kube" and target_root not in ("core", "kube"):
+        return "kube/ includes core/ and kube/ only"
+    if root == "daemons" and target_root == "daemons" and target_folder != folder:
+        return "a daemon includes core/, kube/ and its own folder, never another daemon"
+    if root == "daemons" and target_root == "cmd":
+        return "a daemon never includes cmd/"
+    if target_root == "testing":
+        return "only tests include src/kai/testing/"
+    return None
+
+
+def core_rule(folder, target_folder):
+    if folder == target_folder:
+        return None
+    for froms, tos, reason in CORE_RULES:
+        if folder in froms and target_folder in tos:
+            return reason
+    return None
 
 
 def violations(src):
     found = {}
     for path, rel in library_files(src):
-        layer = pathlib.PurePath(rel).parts[2]
+        root, folder = place(rel.parts[1:])
         for line in path.read_text(errors="replace").splitlines():
-            lib = FRONT_END_LIBRARIES.match(line)
-            if lib and layer not in FRONT_ENDS:
-                found[(rel, lib.group(1))] = (lib.group(2) + " is linked by the front ends only "
-                                              "(the core records plain numbers)")
+            lib = IO_LIBRARIES.match(line)
+            if lib and root == "core":
+                found[(str(path), lib.group(1))] = (lib.group(2) + " does I/O, logs or exports "
+                                                   "metrics: kube/ and above only")
             m = INCLUDE.match(line)
             if not m:
                 continue
-            header, target = m.group(1), m.group(2)
-            if target == layer:
-                continue
-            why = None
-            if layer not in FRONT_ENDS and target in FRONT_ENDS:
-                why = "only the front ends include " + ", ".join(f"{f}/" for f in sorted(FRONT_ENDS))
-            elif layer not in FRONT_ENDS and header in K8S_CLIENT:
-                why = "the Kubernetes client (I/O) is for the front ends only"
-            for froms, tos, reason in RULES:
-                if why is None and layer in froms and target in tos:
-                    why = reason
+            header = m.group(1)
+            target_root, target_folder = place(pathlib.PurePath(m.group(2)).parts)
+            why = path_rule(root, folder, target_root, target_folder)
+            if why is None and root == target_root == "core":
+                why = core_rule(folder, target_folder)
             if why:
-                found[(rel, header)] = why
+                found[(str(path), header)] = why
     return found
 
 
@@ -112,7 +141,7 @@ def main():
         print(f"{allowlist}: '{key[0]} {key[1]}' is no longer a violation: remove the line")
         failed = True
     if not failed:
-        print(f"include layers: ok ({len(found)} allowed violations left in {allowlist.name})")
+        print(f"include rules: ok ({len(found)} allowed violations left in {allowlist.name})")
     return 1 if failed else 0
 
 

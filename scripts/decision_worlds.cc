@@ -10,8 +10,8 @@
 #include <string>
 
 #include "generator.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/typed_labels.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/typed_labels.h"
 
 namespace kai::bench {
 namespace {

@@ -62,14 +62,14 @@
 
 #include "property_support.h"
 
-#include "kai/framework/config.h"
-#include "kai/framework/plugin.h"
-#include "kai/framework/session.h"
-#include "kai/framework/statement.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/typed_labels.h"
-#include "kai/sim/simulator.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/typed_labels.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/snapshot/snapshot.h"
 
 // bench/generator.cc is not in any library kai_tests links; compile its YAML writer here (the
 // only test translation unit that does so).

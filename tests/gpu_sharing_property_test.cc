@@ -40,12 +40,12 @@
 #include <vector>
 
 #include "../bench/generator.h"
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/framework/statement.h"
-#include "kai/k8s/typed_labels.h"
-#include "kai/sim/simulator.h"
-#include "kai/snapshot/fit.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/typed_labels.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/snapshot/fit.h"
 
 namespace kai {
 namespace {

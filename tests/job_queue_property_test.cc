@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "kai/actions/common/job_queue.h"
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/framework/statement.h"
-#include "kai/k8s/keys.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/actions/common/job_queue.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/snapshot/snapshot.h"
 #include "property_support.h"
 
 namespace kai {

@@ -14,8 +14,8 @@
 #include <string>
 #include <utility>
 
-#include "kai/k8s/keys.h"
-#include "kai/model/cluster.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/model/cluster.h"
 
 namespace kai::testing {
 

@@ -32,11 +32,11 @@
 
 #include "../bench/generator.h"  // ToYaml (compiled into kai_tests by disruption_property_test.cc)
 
-#include "kai/framework/config.h"
-#include "kai/framework/subgroups.h"
-#include "kai/k8s/keys.h"
-#include "kai/sim/simulator.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/subgroups.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "fake_server.h"
-#include "kai/binder/plugins.h"
-#include "kai/k8s/api_client.h"
+#include "kai/daemons/binder/plugins.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::binder {
 namespace {

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "fake_server.h"
-#include "kai/controllersd/controllers.h"
-#include "kai/k8s/api_client.h"
+#include "kai/daemons/controllers/controllers.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::controllersd {
 namespace {

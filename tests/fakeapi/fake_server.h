@@ -27,7 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 extern char** environ;
 

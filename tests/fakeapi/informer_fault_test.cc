@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "fake_server.h"
-#include "kai/informer/informer.h"
-#include "kai/informer/watch_hub.h"
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/decode.h"
-#include "kai/scheduler/commit.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/daemons/scheduler/commit.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/informer/watch_hub.h"
 
 namespace kai {
 namespace {

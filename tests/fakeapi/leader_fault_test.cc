@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "fake_server.h"
-#include "kai/k8s/api_client.h"
-#include "kai/scheduler/leader.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/runtime/leader.h"
 
 namespace kai::scheduler {
 namespace {

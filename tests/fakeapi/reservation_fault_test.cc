@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "fake_server.h"
-#include "kai/k8s/api_client.h"
-#include "kai/reservation/reservation.h"
+#include "kai/daemons/reservation/reservation.h"
+#include "kai/kube/client/api_client.h"
 #include "kai/testing/log_record.h"
 #include "kai/testing/scoped_env.h"
 

@@ -1,6 +1,6 @@
 // A fake NVML for tests (the shared library kai_fake_nvml): the calls kai's NVML wrapper
-// (src/kai/reservation/nvml.h) resolves, answering what environment variables script, read at
-// nvmlInit_v2:
+// (src/kai/daemons/reservation/nvml.h) resolves, answering what environment variables script, read
+// at nvmlInit_v2:
 //
 //   FAKE_NVML_DEVICES   uuid:name:MiB per device, ';'-separated
 //                       (default: one device, GPU-fake-0000:Fake GPU:81920)

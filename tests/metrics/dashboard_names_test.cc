@@ -10,12 +10,12 @@
 #include <sstream>
 #include <string>
 
-#include "kai/binder/controller.h"
-#include "kai/controllersd/queue_metrics.h"
-#include "kai/k8s/api_client.h"
-#include "kai/scheduler/metrics.h"
-#include "kai/serve/controller_metrics.h"
-#include "kai/serve/metrics.h"
+#include "kai/daemons/binder/controller.h"
+#include "kai/daemons/controllers/queue_metrics.h"
+#include "kai/daemons/scheduler/metrics.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/serve/controller_metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai {
 namespace {

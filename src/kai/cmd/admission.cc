@@ -6,11 +6,11 @@
 #include <iostream>
 #include <sstream>
 
-#include "kai/admission/review.h"
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/webhook/server.h"
+#include "kai/core/admission/review.h"
+#include "kai/daemons/admission/server.h"
 
 namespace kai::cmd {
 namespace {

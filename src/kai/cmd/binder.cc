@@ -3,10 +3,10 @@
 
 #include <iostream>
 
-#include "kai/binder/controller.h"
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
+#include "kai/daemons/binder/controller.h"
 
 namespace kai::cmd {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
-#include "kai/io/manifest_files.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/kube/io/manifest_files.h"
 
 namespace kai::cmd {
 namespace {

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "kai/cmd/flags.h"
-#include "kai/io/usage_file.h"
-#include "kai/sim/simulator.h"
-#include "kai/util/trace.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/util/trace.h"
+#include "kai/kube/io/usage_file.h"
 
 namespace kai::cmd {
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/serve/log.h"
-#include "kai/usage/usage_store.h"
-#include "kai/util/time.h"
+#include "kai/core/usage/usage_store.h"
+#include "kai/core/util/time.h"
+#include "kai/kube/serve/log.h"
 
 namespace kai {
 class TraceSink;

@@ -6,7 +6,7 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/controllersd/controllers.h"
+#include "kai/daemons/controllers/controllers.h"
 
 namespace kai::cmd {
 namespace {

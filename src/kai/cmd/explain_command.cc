@@ -12,14 +12,14 @@
 
 #include "kai/cmd/command.h"
 #include "kai/cmd/flags.h"
-#include "kai/explain/counterfactual.h"
-#include "kai/explain/eviction.h"
-#include "kai/framework/config.h"
-#include "kai/io/manifest_files.h"
-#include "kai/io/usage_file.h"
-#include "kai/resource/quantity.h"
-#include "kai/scheduler/scheduler.h"
-#include "kai/util/time.h"
+#include "kai/core/explain/counterfactual.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/eviction.h"
+#include "kai/core/resource/quantity.h"
+#include "kai/core/util/time.h"
+#include "kai/daemons/scheduler/scheduler.h"
+#include "kai/kube/io/manifest_files.h"
+#include "kai/kube/io/usage_file.h"
 
 namespace kai::cmd {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "kai/k8s/decode_fields.h"
-#include "kai/util/time.h"
+#include "kai/core/k8s/decode_fields.h"
+#include "kai/core/util/time.h"
 
 namespace kai::cmd {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/serve/log.h"
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
+#include "kai/kube/serve/log.h"
 
 namespace kai::cmd {
 

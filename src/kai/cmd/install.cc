@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "kai/cmd/command.h"
-#include "kai/run/install_command.h"
+#include "kai/cmd/run/install_command.h"
 
 namespace kai::cmd {
 namespace {

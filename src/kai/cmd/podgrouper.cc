@@ -6,7 +6,7 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/podgrouperd/controller.h"
+#include "kai/daemons/podgrouper/controller.h"
 
 namespace kai::cmd {
 namespace {

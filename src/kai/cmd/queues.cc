@@ -11,14 +11,14 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/explain/queues.h"
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/io/manifest_files.h"
-#include "kai/io/usage_dir.h"
-#include "kai/resource/quantity.h"
-#include "kai/scheduler/scheduler.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/explain/queues.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/resource/quantity.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/daemons/scheduler/scheduler.h"
+#include "kai/kube/io/manifest_files.h"
+#include "kai/kube/io/usage_dir.h"
 
 namespace kai::cmd {
 namespace {

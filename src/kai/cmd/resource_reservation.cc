@@ -6,7 +6,7 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/reservation/reservation.h"
+#include "kai/daemons/reservation/reservation.h"
 
 namespace kai::cmd {
 namespace {

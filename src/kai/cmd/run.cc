@@ -7,9 +7,9 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/run/all.h"
-#include "kai/run/run.h"
-#include "kai/scheduler/leader.h"
+#include "kai/cmd/run/all.h"
+#include "kai/cmd/run/run.h"
+#include "kai/kube/runtime/leader.h"
 
 namespace kai::cmd {
 namespace {

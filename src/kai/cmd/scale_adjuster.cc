@@ -7,8 +7,8 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/scaleadjuster/calculator.h"
-#include "kai/scaleadjusterd/controller.h"
+#include "kai/core/scaleadjuster/calculator.h"
+#include "kai/daemons/scaleadjuster/controller.h"
 
 namespace kai::cmd {
 namespace {

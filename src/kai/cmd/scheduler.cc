@@ -8,8 +8,8 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/framework/config.h"
-#include "kai/scheduler/scheduler.h"
+#include "kai/core/framework/config.h"
+#include "kai/daemons/scheduler/scheduler.h"
 
 namespace kai::cmd {
 namespace {

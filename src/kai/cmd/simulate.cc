@@ -7,10 +7,10 @@
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
-#include "kai/framework/config.h"
-#include "kai/io/manifest_files.h"
-#include "kai/sim/output.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/sim/output.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/kube/io/manifest_files.h"
 
 namespace kai::cmd {
 namespace {

@@ -10,17 +10,17 @@
 
 #include "kai/cmd/command.h"
 #include "kai/cmd/flags.h"
-#include "kai/framework/config.h"
-#include "kai/io/manifest_files.h"
-#include "kai/k8s/decode.h"
-#include "kai/k8s/doc.h"
-#include "kai/usage/db_config.h"
-#include "kai/util/time.h"
-#include "kai/whatif/engine.h"
-#include "kai/whatif/html.h"
-#include "kai/whatif/metrics.h"
-#include "kai/whatif/output.h"
-#include "kai/whatif/variant.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/usage/db_config.h"
+#include "kai/core/util/time.h"
+#include "kai/core/whatif/engine.h"
+#include "kai/core/whatif/html.h"
+#include "kai/core/whatif/metrics.h"
+#include "kai/core/whatif/output.h"
+#include "kai/core/whatif/variant.h"
+#include "kai/kube/io/manifest_files.h"
 
 namespace kai::cmd {
 namespace {

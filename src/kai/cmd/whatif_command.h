@@ -1,6 +1,6 @@
 #pragma once
 // `kai whatif`: the driver (files, flags, progress bar) over libkai's what-if loop
-// (src/kai/whatif/, docs/whatif.md).
+// (src/kai/core/whatif/, docs/whatif.md).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>

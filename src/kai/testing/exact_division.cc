@@ -10,7 +10,7 @@
 #include <optional>
 #include <utility>
 
-#include "kai/plugins/proportion/division_state.h"
+#include "kai/core/plugins/proportion/division_state.h"
 
 namespace kai::proportion {
 namespace {

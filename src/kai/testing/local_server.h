@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::testing {
 

@@ -3,7 +3,7 @@
 // error fails the calling test (with the decoder's message) and yields what was decoded.
 #include <gtest/gtest.h>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::testutil {
 

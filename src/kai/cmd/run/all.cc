@@ -1,9 +1,9 @@
-#include "kai/run/all.h"
+#include "kai/cmd/run/all.h"
 
 #include <algorithm>
 
-#include "kai/informer/watch_hub.h"
-#include "kai/k8s/kubeconfig.h"
+#include "kai/kube/client/kubeconfig.h"
+#include "kai/kube/informer/watch_hub.h"
 
 namespace kai::run {
 namespace {

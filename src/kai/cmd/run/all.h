@@ -3,14 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "kai/binder/controller.h"
-#include "kai/controllersd/controllers.h"
-#include "kai/podgrouperd/controller.h"
-#include "kai/run/run.h"
-#include "kai/scaleadjusterd/controller.h"
-#include "kai/scheduler/scheduler.h"
-#include "kai/util/result.h"
-#include "kai/webhook/server.h"
+#include "kai/cmd/run/run.h"
+#include "kai/core/util/result.h"
+#include "kai/daemons/admission/server.h"
+#include "kai/daemons/binder/controller.h"
+#include "kai/daemons/controllers/controllers.h"
+#include "kai/daemons/podgrouper/controller.h"
+#include "kai/daemons/scaleadjuster/controller.h"
+#include "kai/daemons/scheduler/scheduler.h"
 
 namespace kai::informer {
 class WatchHub;

@@ -1,4 +1,4 @@
-#include "kai/run/install_command.h"
+#include "kai/cmd/run/install_command.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,9 +9,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "kai/admission/review.h"
-#include "kai/install/install.h"
-#include "kai/webhook/certs.h"
+#include "kai/core/admission/review.h"
+#include "kai/core/install/install.h"
+#include "kai/daemons/admission/certs.h"
 
 namespace kai::run {
 namespace {

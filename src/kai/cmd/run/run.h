@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::run {
 

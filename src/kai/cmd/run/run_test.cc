@@ -1,4 +1,4 @@
-#include "kai/run/run.h"
+#include "kai/cmd/run/run.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 #include <memory>
 
-#include "kai/framework/plugin.h"
+#include "kai/core/framework/plugin.h"
 
 namespace kai::actions {
 

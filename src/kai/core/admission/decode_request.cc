@@ -1,8 +1,8 @@
-#include "kai/admission/decode_request.h"
+#include "kai/core/admission/decode_request.h"
 
 #include <algorithm>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::admission {
 namespace {

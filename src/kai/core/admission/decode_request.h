@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/admission/admission.h"
+#include "kai/core/admission/admission.h"
 
 namespace kai::admission {
 

@@ -1,5 +1,5 @@
-#include "kai/admission/admission.h"
-#include "kai/k8s/json_body.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/k8s/json_body.h"
 
 namespace kai::admission {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cctype>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/pod_view.h"
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/pod_view.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::admission {
 namespace {

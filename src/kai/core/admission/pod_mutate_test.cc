@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/test_support.h"
-#include "kai/binder/objects.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/test_support.h"
+#include "kai/daemons/binder/objects.h"
 
 namespace kai::admission {
 namespace {

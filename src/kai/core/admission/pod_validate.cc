@@ -2,11 +2,11 @@
 // (pkg/admission/webhook/v1alpha2/, pkg/binder/plugins/gpusharing/gpu-request/).
 #include <algorithm>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/pod_view.h"
-#include "kai/k8s/decode_fields.h"
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/pod_view.h"
+#include "kai/core/k8s/decode_fields.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::admission {
 namespace {

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/test_support.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/test_support.h"
 
 namespace kai::admission {
 namespace {

@@ -1,7 +1,7 @@
-#include "kai/admission/pod_view.h"
+#include "kai/core/admission/pod_view.h"
 
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::admission {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/admission/admission.h"
+#include "kai/core/admission/admission.h"
 
 namespace kai::admission {
 

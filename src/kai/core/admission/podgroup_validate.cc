@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/decode_request.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/decode_request.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::admission {
 namespace {

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "kai/admission/admission.h"
-#include "kai/admission/decode_request.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/admission/decode_request.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::admission {
 namespace {

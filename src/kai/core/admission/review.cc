@@ -1,9 +1,9 @@
-#include "kai/admission/review.h"
+#include "kai/core/admission/review.h"
 
 #include <algorithm>
 #include <functional>
 
-#include "kai/k8s/json_body.h"
+#include "kai/core/k8s/json_body.h"
 
 namespace kai::admission {
 namespace {

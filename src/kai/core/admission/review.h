@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "kai/admission/admission.h"
-#include "kai/k8s/doc.h"
-#include "kai/util/result.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/util/result.h"
 
 namespace kai::admission {
 

@@ -1,4 +1,4 @@
-#include "kai/admission/review.h"
+#include "kai/core/admission/review.h"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kai/admission/admission.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/admission/admission.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::admission::testing {
 

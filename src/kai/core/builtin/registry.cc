@@ -4,9 +4,9 @@
 // register hooks in priority order, highest first.
 #include <algorithm>
 
-#include "kai/actions/builtin.h"
-#include "kai/framework/plugin.h"
-#include "kai/plugins/builtin.h"
+#include "kai/core/actions/builtin.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/plugins/builtin.h"
 
 namespace kai {
 namespace {

@@ -1,8 +1,8 @@
 // Decoders of objects.h: only the fields KAI's status controllers read.
 #include <cstdlib>
 
-#include "kai/controllers/objects.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/controllers/objects.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::controllers {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/controllers/quantity.h"
-#include "kai/k8s/doc.h"
+#include "kai/core/controllers/quantity.h"
+#include "kai/core/k8s/doc.h"
 
 namespace kai::controllers {
 

@@ -1,10 +1,10 @@
-#include "kai/controllers/pod_group_status.h"
+#include "kai/core/controllers/pod_group_status.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "kai/controllers/status_patch.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/controllers/status_patch.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::controllers {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/controllers/quantity.h"
+#include "kai/core/controllers/quantity.h"
 
 #include <array>
 #include <cctype>

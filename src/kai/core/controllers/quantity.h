@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
 
 namespace kai::controllers {
 
@@ -21,8 +21,8 @@ struct KubeQuantity {
   friend bool operator==(const KubeQuantity&, const KubeQuantity&) = default;
 };
 
-// "1Gi", "500m", "0.5", "1e3": the grammar of apimachinery (kai/resource/quantity.h); the error
-// quotes the text.
+// "1Gi", "500m", "0.5", "1e3": the grammar of apimachinery (kai/core/resource/quantity.h); the
+// error quotes the text.
 Result<KubeQuantity> ParseKubeQuantity(std::string_view text);
 // apimachinery's canonical text: the largest suffix that keeps the number an integer (decimal
 // suffixes in steps of 10^3, binary ones in steps of 2^10; a binary quantity under 1024 or with a

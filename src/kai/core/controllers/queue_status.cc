@@ -1,4 +1,4 @@
-#include "kai/controllers/queue_status.h"
+#include "kai/core/controllers/queue_status.h"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <tuple>
 
-#include "kai/controllers/status_patch.h"
+#include "kai/core/controllers/status_patch.h"
 
 namespace kai::controllers {
 namespace {

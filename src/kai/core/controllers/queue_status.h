@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/controllers/objects.h"
+#include "kai/core/controllers/objects.h"
 
 namespace kai::controllers {
 

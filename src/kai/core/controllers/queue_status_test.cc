@@ -1,8 +1,8 @@
-#include "kai/controllers/queue_status.h"
+#include "kai/core/controllers/queue_status.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 
 namespace kai::controllers {
 namespace {

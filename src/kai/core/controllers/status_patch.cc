@@ -1,4 +1,4 @@
-#include "kai/controllers/status_patch.h"
+#include "kai/core/controllers/status_patch.h"
 
 namespace kai::controllers {
 

@@ -3,8 +3,8 @@
 // with other names must null the names it lost, or the server keeps them.
 #include <string_view>
 
-#include "kai/controllers/objects.h"
-#include "kai/k8s/json_body.h"
+#include "kai/core/controllers/objects.h"
+#include "kai/core/k8s/json_body.h"
 
 namespace kai::controllers {
 

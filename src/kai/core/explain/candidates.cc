@@ -1,12 +1,12 @@
 // Candidate changes from the first cycle's typed reasons (never from their text): each reason
 // kind names what would lift it, and its fields give the amount or the object involved.
-#include "kai/explain/candidates.h"
+#include "kai/core/explain/candidates.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "kai/plugins/predicates/predicates.h"
+#include "kai/core/plugins/predicates/predicates.h"
 
 namespace kai::explain_detail {
 

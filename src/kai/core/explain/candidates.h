@@ -5,9 +5,9 @@
 #include <optional>
 #include <vector>
 
-#include "kai/explain/changes.h"
-#include "kai/explain/counterfactual.h"
-#include "kai/framework/session.h"
+#include "kai/core/explain/changes.h"
+#include "kai/core/explain/counterfactual.h"
+#include "kai/core/framework/session.h"
 
 namespace kai::explain_detail {
 

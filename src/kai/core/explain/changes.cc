@@ -1,8 +1,8 @@
-#include "kai/explain/changes.h"
+#include "kai/core/explain/changes.h"
 
 #include <algorithm>
 
-#include "kai/explain/reasons.h"
+#include "kai/core/framework/reasons.h"
 
 namespace kai {
 

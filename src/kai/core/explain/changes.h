@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/util/result.h"
-#include "kai/util/time.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
+#include "kai/core/util/time.h"
 
 namespace kai {
 

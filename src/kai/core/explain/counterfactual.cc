@@ -1,4 +1,4 @@
-#include "kai/explain/counterfactual.h"
+#include "kai/core/explain/counterfactual.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <set>
 #include <tuple>
 
-#include "kai/explain/candidates.h"
+#include "kai/core/explain/candidates.h"
 
 namespace kai {
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "kai/explain/changes.h"
-#include "kai/explain/reasons.h"
-#include "kai/framework/config.h"
-#include "kai/model/cluster.h"
-#include "kai/sim/simulator.h"
-#include "kai/util/result.h"
+#include "kai/core/explain/changes.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/util/result.h"
 
 namespace kai {
 

@@ -1,13 +1,13 @@
 // kai explain's counterfactuals: every suggestion kind is applied to the input world and the
 // cycle re-run with kai simulate's engine; the workload then runs.
-#include "kai/explain/counterfactual.h"
+#include "kai/core/explain/counterfactual.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 #include "kai/testing/allocate_once.h"
 
 namespace kai {

@@ -8,8 +8,8 @@
 #include <memory>
 #include <tuple>
 
-#include "kai/explain/candidates.h"
-#include "kai/plugins/predicates/predicates.h"
+#include "kai/core/explain/candidates.h"
+#include "kai/core/plugins/predicates/predicates.h"
 
 namespace kai::explain_detail {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kai/explain/reasons.h"
+#include "kai/core/framework/reasons.h"
 #include "kai/testing/allocate_once.h"
 
 namespace kai {

@@ -1,9 +1,9 @@
-#include "kai/explain/queues.h"
+#include "kai/core/explain/queues.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/explain/queues.h"
+#include "kai/core/explain/queues.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/plugins/proportion/proportion.h"
+#include "kai/core/plugins/proportion/proportion.h"
 
 namespace kai {
 namespace {

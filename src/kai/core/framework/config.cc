@@ -1,4 +1,4 @@
-#include "kai/framework/config.h"
+#include "kai/core/framework/config.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "kai/framework/plugin.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/util/time.h"
 
 namespace kai {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/util/result.h"
-#include "kai/util/trace.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
+#include "kai/core/util/trace.h"
 
 namespace kai {
 

@@ -7,11 +7,11 @@
 #include <utility>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/io/manifest_files.h"
-#include "kai/k8s/decode.h"
-#include "kai/sim/simulator.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/util/time.h"
+#include "kai/kube/io/manifest_files.h"
 
 namespace kai {
 namespace {

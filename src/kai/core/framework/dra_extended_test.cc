@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "kai/framework/session.h"
-#include "kai/framework/statement.h"
-#include "kai/k8s/decode.h"
-#include "kai/scheduler/decisions.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/daemons/scheduler/decisions.h"
 #include "kai/testing/manifest.h"
 
 namespace kai {

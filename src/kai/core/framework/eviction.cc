@@ -1,9 +1,9 @@
-#include "kai/explain/eviction.h"
+#include "kai/core/framework/eviction.h"
 
 #include <initializer_list>
 #include <string_view>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai {
 namespace {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "kai/explain/reasons.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/explain/eviction.h"
+#include "kai/core/framework/eviction.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "kai/framework/hooks.h"
+#include "kai/core/framework/hooks.h"
 
 #include <algorithm>
 
-#include "kai/framework/session.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/explain/reasons.h"
-#include "kai/snapshot/fit.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/snapshot/fit.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

@@ -1,8 +1,8 @@
-#include "kai/framework/job_tasks.h"
+#include "kai/core/framework/job_tasks.h"
 
 #include <algorithm>
 
-#include "kai/framework/subgroups.h"
+#include "kai/core/framework/subgroups.h"
 
 namespace kai {
 namespace {

@@ -6,7 +6,7 @@
 // other jobs).
 #include <vector>
 
-#include "kai/framework/session.h"
+#include "kai/core/framework/session.h"
 
 namespace kai {
 

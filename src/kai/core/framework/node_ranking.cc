@@ -1,4 +1,4 @@
-#include "kai/framework/node_ranking.h"
+#include "kai/core/framework/node_ranking.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <new>
 #include <type_traits>
 
-#include "kai/framework/session.h"
-#include "kai/snapshot/fit.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/snapshot/fit.h"
 
 namespace kai {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

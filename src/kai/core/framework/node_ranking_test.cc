@@ -1,4 +1,4 @@
-#include "kai/framework/node_ranking.h"
+#include "kai/core/framework/node_ranking.h"
 
 #include <gtest/gtest.h>
 
@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "kai/actions/common/placement.h"
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/framework/statement.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/testing.h"
-#include "kai/k8s/typed_labels.h"
-#include "kai/snapshot/fit.h"
+#include "kai/core/actions/common/placement.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/testing.h"
+#include "kai/core/k8s/typed_labels.h"
+#include "kai/core/snapshot/fit.h"
 
 namespace kai {
 namespace {

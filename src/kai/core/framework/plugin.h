@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
 
 namespace kai {
 
@@ -43,7 +43,7 @@ struct ActionInfo {
 };
 
 // The static registry: every plugin and action kai knows. Declared here, defined above the
-// plugins and actions by src/kai/builtin/registry.cc (the framework includes neither).
+// plugins and actions by src/kai/core/builtin/registry.cc (the framework includes neither).
 const std::vector<PluginInfo>& AllPlugins();
 const std::vector<ActionInfo>& AllActions();
 const PluginInfo* FindPlugin(std::string_view name);

@@ -1,11 +1,11 @@
-#include "kai/explain/reasons.h"
+#include "kai/core/framework/reasons.h"
 
 #include <algorithm>
 #include <iterator>
 #include <map>
 #include <tuple>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/explain/reasons.h"
+#include "kai/core/framework/reasons.h"
 
 #include <gtest/gtest.h>
 

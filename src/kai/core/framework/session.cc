@@ -1,8 +1,8 @@
-#include "kai/framework/session.h"
+#include "kai/core/framework/session.h"
 
 #include <chrono>
 
-#include "kai/framework/node_ranking.h"
+#include "kai/core/framework/node_ranking.h"
 
 namespace kai {
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/framework/hooks.h"
-#include "kai/framework/plugin.h"
-#include "kai/framework/session_metrics.h"
-#include "kai/framework/session_state.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/hooks.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/framework/session_metrics.h"
+#include "kai/core/framework/session_state.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

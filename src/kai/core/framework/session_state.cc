@@ -1,11 +1,11 @@
-#include "kai/framework/session_state.h"
+#include "kai/core/framework/session_state.h"
 
 #include <algorithm>
 #include <atomic>
 #include <numeric>
 
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai {
 namespace {

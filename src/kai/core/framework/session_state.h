@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/explain/eviction.h"
-#include "kai/explain/reasons.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/eviction.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

@@ -1,5 +1,5 @@
-#include "kai/framework/statement.h"
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 #include <algorithm>
 

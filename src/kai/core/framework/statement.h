@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/session.h"
+#include "kai/core/framework/session.h"
 
 namespace kai {
 

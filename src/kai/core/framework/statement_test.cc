@@ -1,4 +1,4 @@
-#include "kai/framework/statement.h"
+#include "kai/core/framework/statement.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai {
 namespace {

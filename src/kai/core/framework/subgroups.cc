@@ -1,4 +1,4 @@
-#include "kai/framework/subgroups.h"
+#include "kai/core/framework/subgroups.h"
 
 #include <functional>
 

@@ -4,7 +4,7 @@
 // a simulation as it evicts and places pods.
 #include <functional>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

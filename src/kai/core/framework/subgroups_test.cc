@@ -1,12 +1,12 @@
-#include "kai/framework/subgroups.h"
+#include "kai/core/framework/subgroups.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/testing.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/testing.h"
 
 namespace kai {
 namespace {

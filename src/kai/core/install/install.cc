@@ -1,11 +1,11 @@
-#include "kai/install/install.h"
+#include "kai/core/install/install.h"
 
 #include <algorithm>
 #include <map>
 #include <string_view>
 
-#include "kai/admission/review.h"
-#include "kai/k8s/doc.h"
+#include "kai/core/admission/review.h"
+#include "kai/core/k8s/doc.h"
 
 namespace kai::install {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/install/embedded.h"
-#include "kai/util/result.h"
+#include "kai/core/install/embedded.h"
+#include "kai/core/util/result.h"
 
 namespace kai::install {
 

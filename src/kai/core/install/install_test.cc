@@ -1,10 +1,10 @@
-#include "kai/install/install.h"
+#include "kai/core/install/install.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 
 namespace kai::install {
 namespace {

@@ -1,7 +1,7 @@
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
-#include "kai/k8s/decode_fields.h"
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/decode_fields.h"
+#include "kai/core/k8s/doc.h"
 
 // The decoder's entry points: documents and Lists to objects of known kinds. Each kind's decoder
 // has its own file (decode_fields.h lists them).

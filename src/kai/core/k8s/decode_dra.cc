@@ -2,8 +2,8 @@
 // spec.resourceClaims. v1beta1 writes a request's fields on the request itself (v1 nests them
 // under `exactly`) and a device's attributes and capacity under `basic`; both read into the same
 // model (model/dra.h).
-#include "kai/k8s/decode_fields.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/decode_fields.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::decoding {
 namespace {

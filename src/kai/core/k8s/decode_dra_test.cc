@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai {
 namespace {

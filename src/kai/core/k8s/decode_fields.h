@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/k8s/doc.h"
-#include "kai/model/cluster.h"
-#include "kai/util/time.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/time.h"
 
 namespace kai::decoding {
 

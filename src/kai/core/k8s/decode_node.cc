@@ -1,6 +1,6 @@
-#include "kai/k8s/decode_fields.h"
+#include "kai/core/k8s/decode_fields.h"
 
-#include "kai/k8s/typed_labels.h"
+#include "kai/core/k8s/typed_labels.h"
 
 namespace kai::decoding {
 namespace {

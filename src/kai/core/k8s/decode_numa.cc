@@ -2,8 +2,8 @@
 // kubelet to align (QoS class, per-container requests) and the placement records of running pods.
 #include <algorithm>
 
-#include "kai/k8s/decode_fields.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/decode_fields.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::decoding {
 namespace {

@@ -1,10 +1,10 @@
-#include "kai/k8s/decode_fields.h"
+#include "kai/core/k8s/decode_fields.h"
 
 #include <set>
 
-#include "kai/k8s/keys.h"
-#include "kai/k8s/typed_labels.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/typed_labels.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::decoding {
 namespace {

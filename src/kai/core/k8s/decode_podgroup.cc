@@ -1,6 +1,6 @@
-#include "kai/k8s/decode_fields.h"
+#include "kai/core/k8s/decode_fields.h"
 
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::decoding {
 namespace {

@@ -1,6 +1,6 @@
-#include "kai/k8s/decode_fields.h"
+#include "kai/core/k8s/decode_fields.h"
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::decoding {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/k8s/decode_fields.h"
+#include "kai/core/k8s/decode_fields.h"
 
 namespace kai::decoding {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/encode.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/encode.h"
 
 namespace kai {
 namespace {

@@ -1,5 +1,5 @@
-#include "kai/k8s/decode.h"
-#include "kai/io/manifest_files.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/kube/io/manifest_files.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
 
 namespace kai::doc {
 

@@ -1,8 +1,8 @@
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::doc {
 namespace {

@@ -1,9 +1,9 @@
-#include "kai/k8s/encode.h"
+#include "kai/core/k8s/encode.h"
 
 #include <yaml-cpp/yaml.h>
 
-#include "kai/k8s/keys.h"
-#include "kai/util/time.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/util/time.h"
 
 namespace kai {
 namespace {

@@ -6,7 +6,7 @@
 // with `kai simulate -f`.
 #include <string>
 
-#include "kai/model/cluster.h"
+#include "kai/core/model/cluster.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/k8s/encode.h"
+#include "kai/core/k8s/encode.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai {
 namespace {

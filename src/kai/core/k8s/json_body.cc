@@ -1,9 +1,9 @@
-#include "kai/k8s/json_body.h"
+#include "kai/core/k8s/json_body.h"
 
 #include <cstdio>
 
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::k8s {
 

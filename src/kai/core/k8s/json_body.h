@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "kai/model/dra.h"
-#include "kai/model/numa.h"
-#include "kai/util/time.h"
+#include "kai/core/model/dra.h"
+#include "kai/core/model/numa.h"
+#include "kai/core/util/time.h"
 
 namespace kai::k8s {
 

@@ -2,7 +2,7 @@
 // Every label, annotation and well-known name that kai reads or writes, in one place.
 #include <string_view>
 
-#include "kai/model/defaults.h"
+#include "kai/core/model/defaults.h"
 
 namespace kai::keys {
 

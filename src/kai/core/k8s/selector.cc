@@ -1,4 +1,4 @@
-#include "kai/k8s/selector.h"
+#include "kai/core/k8s/selector.h"
 
 #include <algorithm>
 #include <array>

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/k8s/doc.h"
-#include "kai/util/result.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/util/result.h"
 
 namespace kai::k8s {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::testing {
 

@@ -1,11 +1,11 @@
-#include "kai/k8s/typed_labels.h"
+#include "kai/core/k8s/typed_labels.h"
 
 #include <charconv>
 #include <optional>
 #include <string_view>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai {
 namespace {

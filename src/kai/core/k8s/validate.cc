@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai {
 namespace {

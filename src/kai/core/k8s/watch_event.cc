@@ -1,4 +1,4 @@
-#include "kai/k8s/watch_event.h"
+#include "kai/core/k8s/watch_event.h"
 
 #include <optional>
 #include <string>

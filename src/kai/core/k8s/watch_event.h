@@ -3,8 +3,8 @@
 // without I/O, so that the reflector acts only on well-formed events and a fuzzer can reach it.
 #include <string_view>
 
-#include "kai/k8s/doc.h"
-#include "kai/util/result.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/util/result.h"
 
 namespace kai::k8s {
 

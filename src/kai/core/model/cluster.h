@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/defaults.h"
-#include "kai/model/dra.h"
-#include "kai/model/labels.h"
-#include "kai/model/numa.h"
-#include "kai/resource/resources.h"
-#include "kai/util/compact_vector.h"
-#include "kai/util/interned_string.h"
-#include "kai/util/time.h"
+#include "kai/core/model/defaults.h"
+#include "kai/core/model/dra.h"
+#include "kai/core/model/labels.h"
+#include "kai/core/model/numa.h"
+#include "kai/core/resource/resources.h"
+#include "kai/core/util/compact_vector.h"
+#include "kai/core/util/interned_string.h"
+#include "kai/core/util/time.h"
 
 namespace kai {
 

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/model/meta.h"
-#include "kai/util/interned_string.h"
+#include "kai/core/model/meta.h"
+#include "kai/core/util/interned_string.h"
 
 namespace kai {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <utility>
 
-#include "kai/util/interned_string.h"
+#include "kai/core/util/interned_string.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/model/labels.h"
+#include "kai/core/model/labels.h"
 
 #include <gtest/gtest.h>
 

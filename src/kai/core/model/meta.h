@@ -3,9 +3,9 @@
 #include <optional>
 #include <string>
 
-#include "kai/model/labels.h"
-#include "kai/util/interned_string.h"
-#include "kai/util/time.h"
+#include "kai/core/model/labels.h"
+#include "kai/core/util/interned_string.h"
+#include "kai/core/util/time.h"
 
 namespace kai {
 

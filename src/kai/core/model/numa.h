@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/resource/resources.h"
+#include "kai/core/resource/resources.h"
 
 namespace kai {
 

@@ -2,7 +2,7 @@
 // Factories of the built-in plugins (one folder each under plugins/).
 #include <memory>
 
-#include "kai/framework/plugin.h"
+#include "kai/core/framework/plugin.h"
 
 namespace kai::plugins {
 

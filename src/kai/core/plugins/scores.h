@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 class Session;

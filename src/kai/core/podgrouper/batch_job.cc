@@ -1,8 +1,8 @@
 // A batch/v1 Job (PG/job/job_grouper.go): one PodGroup per Job, minMember 1 or the Job's
 // kai.scheduler/batch-min-member annotation. With --search-legacy-pg, a PodGroup under the name
 // older versions gave each pod (pg-<pod>-<job uid>) is kept, so running pods are not re-parented.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,6 +1,6 @@
 // A CronJob's pod (PG/cronjobs/crobjob-grouper.go): grouped per run, under the pod's Job (the
 // first owner reference of kind Job), never under the CronJob.
-#include "kai/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/default_grouper.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,10 +1,10 @@
-#include "kai/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/default_grouper.h"
 
 #include <array>
 #include <cctype>
 
-#include "kai/podgrouper/go_duration.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/go_duration.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "kai/podgrouper/grouper.h"
+#include "kai/core/podgrouper/grouper.h"
 
 namespace kai::podgrouper {
 

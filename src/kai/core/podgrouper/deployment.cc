@@ -1,7 +1,7 @@
 // A Deployment's pod (PG/deployment/deployment_grouper.go): one PodGroup per pod, owned by the
 // pod (pg-<pod>-<pod uid>), so that replicas come and go one by one; priority class inference.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

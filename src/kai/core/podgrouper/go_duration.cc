@@ -1,4 +1,4 @@
-#include "kai/podgrouper/go_duration.h"
+#include "kai/core/podgrouper/go_duration.h"
 
 #include <cstdlib>
 

@@ -1,8 +1,8 @@
-#include "kai/podgrouper/grouper.h"
+#include "kai/core/podgrouper/grouper.h"
 
 #include <cctype>
 
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 
 namespace kai::podgrouper {
 namespace {

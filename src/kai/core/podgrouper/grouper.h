@@ -8,11 +8,11 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/podgrouper/keys.h"
-#include "kai/podgrouper/metadata.h"
-#include "kai/podgrouper/object.h"
-#include "kai/podgrouper/reader.h"
-#include "kai/util/result.h"
+#include "kai/core/podgrouper/keys.h"
+#include "kai/core/podgrouper/metadata.h"
+#include "kai/core/podgrouper/object.h"
+#include "kai/core/podgrouper/reader.h"
+#include "kai/core/util/result.h"
 
 namespace kai::podgrouper {
 

@@ -8,11 +8,11 @@
 #include <map>
 #include <sstream>
 
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/go_duration.h"
-#include "kai/podgrouper/hub.h"
-#include "kai/podgrouper/podgroup.h"
-#include "kai/podgrouper/podgrouper.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/go_duration.h"
+#include "kai/core/podgrouper/hub.h"
+#include "kai/core/podgrouper/podgroup.h"
+#include "kai/core/podgrouper/podgrouper.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,6 +1,6 @@
-#include "kai/podgrouper/hub.h"
+#include "kai/core/podgrouper/hub.h"
 
-#include "kai/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/default_grouper.h"
 
 namespace kai::podgrouper {
 

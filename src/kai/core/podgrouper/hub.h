@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kai/podgrouper/grouper.h"
+#include "kai/core/podgrouper/grouper.h"
 
 namespace kai::podgrouper {
 

@@ -7,8 +7,8 @@
 //
 // While a PodGroup of the older flat shape exists for the JobSet (no SubGroups), the older
 // handler runs instead: one flat PodGroup, per replicatedJob under InOrder.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

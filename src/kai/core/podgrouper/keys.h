@@ -4,7 +4,7 @@
 // set on their pods), beside the shared ones of k8s/keys.h.
 #include <string_view>
 
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::podgrouper::keys {
 

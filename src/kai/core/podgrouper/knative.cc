@@ -5,8 +5,8 @@
 // pod, minMember 1, priority class inference.
 #include <set>
 
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,9 +1,9 @@
 // The Kubeflow training operator's distributed jobs (PG/kubeflow/distributed_common.go), and the
 // kinds that need nothing more: TFJob, XGBoostJob (Master and Worker required) and JAXJob (Worker
 // required).
-#include "kai/podgrouper/kubeflow.h"
+#include "kai/core/podgrouper/kubeflow.h"
 
-#include "kai/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/default_grouper.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -4,7 +4,7 @@
 #include <span>
 #include <string_view>
 
-#include "kai/podgrouper/grouper.h"
+#include "kai/core/podgrouper/grouper.h"
 
 namespace kai::podgrouper {
 

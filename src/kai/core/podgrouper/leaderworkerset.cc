@@ -4,8 +4,8 @@
 // (1) and `workers` (the rest), or with a segment size, segments `segment-<i>`: under the
 // LeaderWorker policy the first segment holds the leader (as children `leader` and `workers`),
 // under LeaderExcluded the leader sits alone before the segments.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/podgrouper/metadata.h"
+#include "kai/core/podgrouper/metadata.h"
 
 #include <algorithm>
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/model/labels.h"
-#include "kai/podgrouper/object.h"
+#include "kai/core/model/labels.h"
+#include "kai/core/podgrouper/object.h"
 
 namespace kai::podgrouper {
 

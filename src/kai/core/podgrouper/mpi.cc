@@ -1,9 +1,9 @@
 // A Kubeflow MPIJob (PG/kubeflow/mpi/mpi-grouper.go): Launcher and Worker replica types required.
 // With launcherCreationPolicy WaitForWorkersReady the launcher pod is created once the workers
 // run, so while no live launcher pod exists the launcher does not count towards minMember.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
-#include "kai/podgrouper/kubeflow.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
+#include "kai/core/podgrouper/kubeflow.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,7 +1,7 @@
 // A Kubeflow Notebook (PG/kubeflow/notebook/notebook_grouper.go): minMember 1, priority class
 // build (interactive work).
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

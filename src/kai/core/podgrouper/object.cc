@@ -1,4 +1,4 @@
-#include "kai/podgrouper/object.h"
+#include "kai/core/podgrouper/object.h"
 
 #include <charconv>
 

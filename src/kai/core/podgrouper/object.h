@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/k8s/doc.h"
-#include "kai/model/labels.h"
-#include "kai/util/result.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/model/labels.h"
+#include "kai/core/util/result.h"
 
 namespace kai::podgrouper {
 

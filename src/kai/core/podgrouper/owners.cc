@@ -1,4 +1,4 @@
-#include "kai/podgrouper/owners.h"
+#include "kai/core/podgrouper/owners.h"
 
 namespace kai::podgrouper {
 

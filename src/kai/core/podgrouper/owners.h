@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/podgrouper/object.h"
-#include "kai/podgrouper/reader.h"
-#include "kai/util/result.h"
+#include "kai/core/podgrouper/object.h"
+#include "kai/core/podgrouper/reader.h"
+#include "kai/core/util/result.h"
 
 namespace kai::podgrouper {
 

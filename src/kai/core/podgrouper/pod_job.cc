@@ -1,8 +1,8 @@
 // A pod that is its own top owner (PG/podjob/podjob.go), or a Spark pod (PG/spark/spark.go):
 // Spark's executors are owned by the driver pod, and every pod of one application (driver and
 // executors) joins the PodGroup named by its spark-app-selector label.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

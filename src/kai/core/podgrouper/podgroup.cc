@@ -1,7 +1,7 @@
-#include "kai/podgrouper/podgroup.h"
+#include "kai/core/podgrouper/podgroup.h"
 
-#include "kai/k8s/json_body.h"
-#include "kai/podgrouper/go_duration.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/podgrouper/go_duration.h"
 
 namespace kai::podgrouper {
 namespace {

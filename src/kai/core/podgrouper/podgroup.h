@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/labels.h"
-#include "kai/podgrouper/grouper.h"
-#include "kai/podgrouper/metadata.h"
-#include "kai/podgrouper/object.h"
-#include "kai/util/result.h"
+#include "kai/core/model/labels.h"
+#include "kai/core/podgrouper/grouper.h"
+#include "kai/core/podgrouper/metadata.h"
+#include "kai/core/podgrouper/object.h"
+#include "kai/core/util/result.h"
 
 namespace kai::podgrouper {
 

@@ -1,6 +1,6 @@
-#include "kai/podgrouper/podgrouper.h"
+#include "kai/core/podgrouper/podgrouper.h"
 
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

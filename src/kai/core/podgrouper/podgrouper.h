@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "kai/podgrouper/grouper.h"
-#include "kai/podgrouper/hub.h"
-#include "kai/podgrouper/metadata.h"
-#include "kai/podgrouper/object.h"
-#include "kai/podgrouper/owners.h"
-#include "kai/podgrouper/reader.h"
+#include "kai/core/podgrouper/grouper.h"
+#include "kai/core/podgrouper/hub.h"
+#include "kai/core/podgrouper/metadata.h"
+#include "kai/core/podgrouper/object.h"
+#include "kai/core/podgrouper/owners.h"
+#include "kai/core/podgrouper/reader.h"
 
 namespace kai::podgrouper {
 

@@ -5,9 +5,9 @@
 // parent of segments worker-0..n-1, those past the minimum elastic (minMember 0).
 #include <algorithm>
 
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
-#include "kai/podgrouper/kubeflow.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
+#include "kai/core/podgrouper/kubeflow.h"
 
 namespace kai::podgrouper {
 namespace {

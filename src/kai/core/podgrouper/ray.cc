@@ -4,8 +4,8 @@
 // SubGroups `headgroup` and one per worker group (by groupName, else worker-group-<i>), each with
 // the topology its template's annotations state; no SubGroups while a PodGroup of the older flat
 // shape exists. The label ray.io/priority-class-name of the top owner names the priority class.
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -7,7 +7,7 @@
 #include <cctype>
 #include <set>
 
-#include "kai/podgrouper/hub.h"
+#include "kai/core/podgrouper/hub.h"
 
 namespace kai::podgrouper {
 namespace {

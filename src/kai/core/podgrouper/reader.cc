@@ -1,4 +1,4 @@
-#include "kai/podgrouper/reader.h"
+#include "kai/core/podgrouper/reader.h"
 
 namespace kai::podgrouper {
 namespace {

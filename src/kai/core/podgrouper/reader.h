@@ -15,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kai/model/labels.h"
-#include "kai/podgrouper/object.h"
-#include "kai/util/result.h"
+#include "kai/core/model/labels.h"
+#include "kai/core/podgrouper/object.h"
+#include "kai/core/util/result.h"
 
 namespace kai::podgrouper {
 

@@ -5,9 +5,9 @@
 // kind's default priority class and preemptibility (from the defaults ConfigMap) as labels.
 #include <vector>
 
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/hub.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/hub.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -1,7 +1,7 @@
 // Kinds of a rule or two each: AzureML's AmlJob (PG/aml/), NVIDIA's SPOTRequest
 // (PG/spotrequest/) and Run:ai's RunaiJob (PG/runaijob/).
-#include "kai/podgrouper/default_grouper.h"
-#include "kai/podgrouper/keys.h"
+#include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 #include <gtest/gtest.h>
 

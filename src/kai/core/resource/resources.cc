@@ -1,4 +1,4 @@
-#include "kai/resource/resources.h"
+#include "kai/core/resource/resources.h"
 
 #include <array>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai {
 namespace {

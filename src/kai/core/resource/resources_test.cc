@@ -1,4 +1,4 @@
-#include "kai/resource/resources.h"
+#include "kai/core/resource/resources.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "kai/scaleadjuster/calculator.h"
+#include "kai/core/scaleadjuster/calculator.h"
 
 #include <algorithm>
 
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::scaleadjuster {
 namespace {

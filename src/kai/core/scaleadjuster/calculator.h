@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/scaleadjuster/pod_facts.h"
+#include "kai/core/scaleadjuster/pod_facts.h"
 
 namespace kai::scaleadjuster {
 

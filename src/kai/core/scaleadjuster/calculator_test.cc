@@ -1,8 +1,8 @@
-#include "kai/scaleadjuster/calculator.h"
+#include "kai/core/scaleadjuster/calculator.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/scaleadjuster/test_pods.h"
+#include "kai/core/scaleadjuster/test_pods.h"
 
 namespace kai::scaleadjuster {
 namespace {

@@ -1,14 +1,14 @@
-#include "kai/scaleadjuster/plan.h"
+#include "kai/core/scaleadjuster/plan.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/pod_security.h"
-#include "kai/resource/quantity.h"
-#include "kai/scaleadjuster/calculator.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/pod_security.h"
+#include "kai/core/resource/quantity.h"
+#include "kai/core/scaleadjuster/calculator.h"
 
 namespace kai::scaleadjuster {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/scaleadjuster/pod_facts.h"
-#include "kai/util/time.h"
+#include "kai/core/scaleadjuster/pod_facts.h"
+#include "kai/core/util/time.h"
 
 namespace kai::scaleadjuster {
 

@@ -1,10 +1,10 @@
-#include "kai/scaleadjuster/plan.h"
+#include "kai/core/scaleadjuster/plan.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "kai/scaleadjuster/test_pods.h"
+#include "kai/core/scaleadjuster/test_pods.h"
 
 namespace kai::scaleadjuster {
 namespace {

@@ -1,11 +1,11 @@
-#include "kai/scaleadjuster/pod_facts.h"
+#include "kai/core/scaleadjuster/pod_facts.h"
 
 #include <array>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::scaleadjuster {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "kai/k8s/doc.h"
-#include "kai/model/cluster.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/model/cluster.h"
 
 namespace kai::scaleadjuster {
 

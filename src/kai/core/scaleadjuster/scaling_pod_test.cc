@@ -1,8 +1,8 @@
 // The scaling pod's manifest (KAI's scaler/scaling_pod_test.go and its test_pods/*.yaml).
 #include <gtest/gtest.h>
 
-#include "kai/scaleadjuster/plan.h"
-#include "kai/scaleadjuster/test_pods.h"
+#include "kai/core/scaleadjuster/plan.h"
+#include "kai/core/scaleadjuster/test_pods.h"
 
 namespace kai::scaleadjuster {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/k8s/doc.h"
-#include "kai/scaleadjuster/pod_facts.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/scaleadjuster/pod_facts.h"
 
 namespace kai::scaleadjuster::testing {
 

@@ -1,4 +1,4 @@
-#include "kai/sim/output.h"
+#include "kai/core/sim/output.h"
 
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/prettywriter.h>
@@ -9,7 +9,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::sim {
 namespace {

@@ -3,7 +3,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/sim/simulator.h"
+#include "kai/core/sim/simulator.h"
 
 namespace kai::sim {
 

@@ -1,12 +1,12 @@
-#include "kai/sim/simulator.h"
+#include "kai/core/sim/simulator.h"
 
 #include <map>
 
-#include "kai/snapshot/compare.h"
+#include "kai/core/snapshot/compare.h"
 
-#include "kai/framework/plugin.h"
-#include "kai/k8s/keys.h"
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 namespace kai::sim {
 namespace {

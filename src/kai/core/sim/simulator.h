@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "kai/explain/reasons.h"
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/model/cluster.h"
-#include "kai/snapshot/cache.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/usage/usage_store.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/snapshot/cache.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/usage/usage_store.h"
 
 namespace kai::sim {
 

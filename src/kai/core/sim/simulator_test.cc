@@ -1,15 +1,15 @@
 // The simulator's world model between cycles: a pending pod pipelined onto room a reclaim freed
 // keeps that node as its nominated node for one cycle, and allocate serves it first.
-#include "kai/sim/simulator.h"
+#include "kai/core/sim/simulator.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "kai/framework/config.h"
-#include "kai/io/manifest_files.h"
-#include "kai/k8s/decode.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/util/time.h"
+#include "kai/kube/io/manifest_files.h"
 
 namespace kai {
 namespace {

@@ -1,11 +1,11 @@
-#include "kai/snapshot/cache.h"
+#include "kai/core/snapshot/cache.h"
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "kai/snapshot/derive.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/snapshot/derive.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai {
 namespace snapshot_detail {

@@ -19,8 +19,8 @@
 #include <span>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 namespace snapshot_detail {

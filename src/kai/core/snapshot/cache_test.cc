@@ -1,4 +1,4 @@
-#include "kai/snapshot/cache.h"
+#include "kai/core/snapshot/cache.h"
 
 #include <gtest/gtest.h>
 
@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/framework/plugin.h"
-#include "kai/framework/session.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/testing.h"
-#include "kai/snapshot/compare.h"
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/plugin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/testing.h"
+#include "kai/core/snapshot/compare.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 namespace kai {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/snapshot/compare.h"
+#include "kai/core/snapshot/compare.h"
 
 #include <sstream>
 
@@ -230,8 +230,7 @@ void CompareMap(Diff& d, const char* what, const std::unordered_map<K, V>& want,
   [[maybe_unused]] const auto& [now, nodes, pods, jobs, queues, root_queues, node_by_name,
                                 queue_by_name, node_name_rank, topologies,
                                 dra,  // not compared: SnapshotCache rebuilds whole with DRA
-                                numa,
-                                fair_share_capacity] = s;
+                                numa, fair_share_capacity] = s;
   [[maybe_unused]] const auto& [n_obj, n_name, n_allocatable, n_idle, n_releasing, n_used,
                                 n_gpu_memory_mib, n_gpu_memory_synced, n_gpu_devices, n_mig_enabled,
                                 n_mig_strategy, n_legacy_mig_pods, n_gpu_groups, n_max_group_room,

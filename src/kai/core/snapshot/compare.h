@@ -3,7 +3,7 @@
 // to its contract of equality with a full BuildSnapshot.
 #include <string>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

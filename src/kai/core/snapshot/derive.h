@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai::snapshot_detail {
 

@@ -1,11 +1,11 @@
-#include "kai/snapshot/dra.h"
+#include "kai/core/snapshot/dra.h"
 
 #include <algorithm>
 #include <cctype>
 #include <unordered_set>
 
-#include "kai/snapshot/dra_cel.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/dra_cel.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 namespace {

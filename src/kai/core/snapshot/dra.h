@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kai/model/cluster.h"
+#include "kai/core/model/cluster.h"
 
 namespace kai {
 

@@ -1,10 +1,10 @@
-#include "kai/snapshot/dra_cel.h"
+#include "kai/core/snapshot/dra_cel.h"
 
 #include <charconv>
 #include <optional>
 #include <vector>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai {
 namespace {

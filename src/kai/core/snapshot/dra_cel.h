@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "kai/model/dra.h"
+#include "kai/core/model/dra.h"
 
 namespace kai {
 

@@ -1,10 +1,10 @@
-#include "kai/snapshot/dra.h"
+#include "kai/core/snapshot/dra.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/k8s/testing.h"
-#include "kai/snapshot/dra_cel.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/k8s/testing.h"
+#include "kai/core/snapshot/dra_cel.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 namespace {

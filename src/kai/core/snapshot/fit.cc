@@ -1,4 +1,4 @@
-#include "kai/snapshot/fit.h"
+#include "kai/core/snapshot/fit.h"
 
 #include <algorithm>
 #include <charconv>

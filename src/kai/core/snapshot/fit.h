@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "kai/resource/resources.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/snapshot.h"
-#include "kai/util/function_ref.h"
+#include "kai/core/resource/resources.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/snapshot.h"
+#include "kai/core/util/function_ref.h"
 
 namespace kai {
 

@@ -1,13 +1,13 @@
-#include "kai/snapshot/fit.h"
+#include "kai/core/snapshot/fit.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai {
 namespace {

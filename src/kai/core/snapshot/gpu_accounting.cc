@@ -1,10 +1,10 @@
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
-#include "kai/model/defaults.h"
+#include "kai/core/model/defaults.h"
 
 namespace kai {
 namespace {

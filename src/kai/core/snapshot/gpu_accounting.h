@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kai/resource/resources.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/resource/resources.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/snapshot/numa.h"
+#include "kai/core/snapshot/numa.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/model/numa.h"
-#include "kai/resource/resources.h"
+#include "kai/core/model/numa.h"
+#include "kai/core/resource/resources.h"
 
 namespace kai {
 

@@ -1,12 +1,12 @@
-#include "kai/snapshot/numa.h"
+#include "kai/core/snapshot/numa.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "kai/explain/reasons.h"
-#include "kai/k8s/decode.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 #include <algorithm>
 #include <tuple>

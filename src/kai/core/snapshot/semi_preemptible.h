@@ -11,7 +11,7 @@
 // a floor pod that stops being active-allocated leaves it (Session::MovePod keeps this live).
 #include <vector>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
 

@@ -1,6 +1,6 @@
 // Semi-preemptible PodGroups: which pods form the protected floor, how the floor is charged to
 // quota, and that disruptive actions only take pods above it.
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 #include <gtest/gtest.h>
 
@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "kai/actions/common/eviction_units.h"
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/k8s/decode.h"
-#include "kai/k8s/testing.h"
-#include "kai/plugins/proportion/proportion.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/actions/common/eviction_units.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/testing.h"
+#include "kai/core/plugins/proportion/proportion.h"
+#include "kai/core/sim/simulator.h"
 
 namespace kai {
 namespace {

@@ -1,13 +1,13 @@
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
-#include "kai/snapshot/derive.h"
-#include "kai/snapshot/dra.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/snapshot/derive.h"
+#include "kai/core/snapshot/dra.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai {
 namespace snapshot_detail {

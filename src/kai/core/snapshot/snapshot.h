@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/resource/resources.h"
-#include "kai/snapshot/numa.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/resource/resources.h"
+#include "kai/core/snapshot/numa.h"
 
 namespace kai {
 

@@ -1,13 +1,13 @@
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "kai/k8s/decode.h"
-#include "kai/k8s/testing.h"
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/testing.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 namespace kai {
 namespace {

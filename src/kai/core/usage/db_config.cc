@@ -1,4 +1,4 @@
-#include "kai/usage/db_config.h"
+#include "kai/core/usage/db_config.h"
 
 #include <algorithm>
 #include <charconv>

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/k8s/doc.h"
-#include "kai/usage/usage_store.h"
-#include "kai/util/result.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/usage/usage_store.h"
+#include "kai/core/util/result.h"
 
 namespace kai::usage {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/usage/usage_store.h"
+#include "kai/core/usage/usage_store.h"
 
 namespace kai::usage {
 

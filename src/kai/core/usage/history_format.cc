@@ -1,4 +1,4 @@
-#include "kai/usage/history_format.h"
+#include "kai/core/usage/history_format.h"
 
 #include <charconv>
 #include <cstdio>

@@ -11,8 +11,8 @@
 #include <string>
 #include <string_view>
 
-#include "kai/usage/history.h"
-#include "kai/util/result.h"
+#include "kai/core/usage/history.h"
+#include "kai/core/util/result.h"
 
 namespace kai::usage {
 

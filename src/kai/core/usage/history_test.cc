@@ -1,4 +1,4 @@
-#include "kai/usage/history.h"
+#include "kai/core/usage/history.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
-#include "kai/usage/usage_store.h"
+#include "kai/core/usage/usage_store.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "kai/k8s/doc.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::usage {
 namespace {

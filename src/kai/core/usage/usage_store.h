@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/resource/resources.h"
-#include "kai/util/result.h"
-#include "kai/util/time.h"
+#include "kai/core/resource/resources.h"
+#include "kai/core/util/result.h"
+#include "kai/core/util/time.h"
 
 namespace kai::usage {
 

@@ -1,5 +1,5 @@
-#include "kai/usage/usage_store.h"
-#include "kai/io/usage_file.h"
+#include "kai/core/usage/usage_store.h"
+#include "kai/kube/io/usage_file.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "kai/util/time.h"
+#include "kai/core/util/time.h"
 
 namespace kai::usage {
 namespace {

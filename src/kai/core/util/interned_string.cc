@@ -1,4 +1,4 @@
-#include "kai/util/interned_string.h"
+#include "kai/core/util/interned_string.h"
 
 #include <mutex>
 #include <ostream>

@@ -1,4 +1,4 @@
-#include "kai/util/interned_string.h"
+#include "kai/core/util/interned_string.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/util/compact_vector.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/compact_vector.h"
 
 namespace kai {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/util/time.h"
+#include "kai/core/util/time.h"
 
 #include <chrono>
 

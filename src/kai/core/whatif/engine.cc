@@ -1,13 +1,13 @@
-#include "kai/whatif/engine.h"
+#include "kai/core/whatif/engine.h"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 #include <queue>
 
-#include "kai/sim/simulator.h"
-#include "kai/usage/history.h"
-#include "kai/whatif/job_objects.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/usage/history.h"
+#include "kai/core/whatif/job_objects.h"
 
 namespace kai::whatif {
 namespace {

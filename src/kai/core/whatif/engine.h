@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/model/cluster.h"
-#include "kai/usage/db_config.h"
-#include "kai/util/result.h"
-#include "kai/util/time.h"
-#include "kai/whatif/trace.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/usage/db_config.h"
+#include "kai/core/util/result.h"
+#include "kai/core/util/time.h"
+#include "kai/core/whatif/trace.h"
 
 namespace kai::whatif {
 

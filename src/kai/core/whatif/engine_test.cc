@@ -1,13 +1,13 @@
 // The what-if event loop on a one-node cluster: arrivals, completions, the schedule period,
 // evictions that restart a job, idle stretches and time-based fair share, all on the simulated
 // clock.
-#include "kai/whatif/engine.h"
+#include "kai/core/whatif/engine.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/framework/config.h"
-#include "kai/k8s/decode.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/util/time.h"
 
 namespace kai::whatif {
 namespace {

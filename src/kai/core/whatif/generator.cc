@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kai/k8s/doc.h"
-#include "kai/whatif/rng.h"
-#include "kai/whatif/trace.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/whatif/rng.h"
+#include "kai/core/whatif/trace.h"
 
 namespace kai::whatif {
 namespace {

@@ -1,10 +1,10 @@
-#include "kai/whatif/html.h"
+#include "kai/core/whatif/html.h"
 
 #include <algorithm>
 #include <set>
 
-#include "kai/whatif/output.h"
-#include "kai/whatif/svg.h"
+#include "kai/core/whatif/output.h"
+#include "kai/core/whatif/svg.h"
 
 namespace kai::whatif {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/whatif/metrics.h"
+#include "kai/core/whatif/metrics.h"
 
 namespace kai::whatif {
 

@@ -1,7 +1,7 @@
-#include "kai/whatif/job_objects.h"
+#include "kai/core/whatif/job_objects.h"
 
-#include "kai/k8s/decode.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::whatif {
 namespace {

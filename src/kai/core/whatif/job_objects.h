@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/util/result.h"
-#include "kai/util/time.h"
-#include "kai/whatif/trace.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
+#include "kai/core/util/time.h"
+#include "kai/core/whatif/trace.h"
 
 namespace kai::whatif {
 

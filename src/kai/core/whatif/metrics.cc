@@ -1,4 +1,4 @@
-#include "kai/whatif/metrics.h"
+#include "kai/core/whatif/metrics.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/whatif/engine.h"
+#include "kai/core/whatif/engine.h"
 
 namespace kai::whatif {
 

@@ -1,4 +1,4 @@
-#include "kai/whatif/output.h"
+#include "kai/core/whatif/output.h"
 
 #include <rapidjson/ostreamwrapper.h>
 #include <rapidjson/prettywriter.h>
@@ -8,7 +8,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "kai/resource/quantity.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::whatif {
 

@@ -1,13 +1,13 @@
 // Reports: percentiles, spans, the table, JSON and the HTML page (self-contained, labelled axes).
-#include "kai/whatif/output.h"
+#include "kai/core/whatif/output.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
 #include <sstream>
 
-#include "kai/whatif/html.h"
-#include "kai/whatif/metrics.h"
+#include "kai/core/whatif/html.h"
+#include "kai/core/whatif/metrics.h"
 
 namespace kai::whatif {
 namespace {

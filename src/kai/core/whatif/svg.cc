@@ -1,4 +1,4 @@
-#include "kai/whatif/svg.h"
+#include "kai/core/whatif/svg.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,12 +1,12 @@
-#include "kai/whatif/trace.h"
+#include "kai/core/whatif/trace.h"
 
 #include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
 
-#include "kai/resource/quantity.h"
-#include "kai/util/time.h"
+#include "kai/core/resource/quantity.h"
+#include "kai/core/util/time.h"
 
 namespace kai::whatif {
 namespace {

@@ -1,8 +1,8 @@
-#include "kai/whatif/trace.h"
+#include "kai/core/whatif/trace.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/whatif/rng.h"
+#include "kai/core/whatif/rng.h"
 
 namespace kai::whatif {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/whatif/variant.h"
+#include "kai/core/whatif/variant.h"
 
 namespace kai::whatif {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/cluster.h"
+#include "kai/core/model/cluster.h"
 
 namespace kai::whatif {
 

@@ -1,14 +1,14 @@
 // Variants: an identical variant changes nothing; more GPUs never make a queue that stays within
 // its quota wait longer (p95), over several seeded traces.
-#include "kai/whatif/variant.h"
+#include "kai/core/whatif/variant.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/framework/config.h"
-#include "kai/k8s/decode.h"
-#include "kai/util/time.h"
-#include "kai/whatif/engine.h"
-#include "kai/whatif/metrics.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/util/time.h"
+#include "kai/core/whatif/engine.h"
+#include "kai/core/whatif/metrics.h"
 
 namespace kai::whatif {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/webhook/certs.h"
+#include "kai/daemons/admission/certs.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
 
 namespace kai::webhook {
 

@@ -1,4 +1,4 @@
-#include "kai/webhook/certs.h"
+#include "kai/daemons/admission/certs.h"
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>

@@ -1,4 +1,4 @@
-#include "kai/webhook/server.h"
+#include "kai/daemons/admission/server.h"
 
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
@@ -10,13 +10,13 @@
 #include <random>
 #include <thread>
 
-#include "kai/admission/review.h"
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/decode.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/kubeconfig.h"
-#include "kai/serve/http_server.h"
-#include "kai/serve/metrics.h"
+#include "kai/core/admission/review.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/client/kubeconfig.h"
+#include "kai/kube/serve/http_server.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::webhook {
 namespace {

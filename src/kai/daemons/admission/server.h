@@ -14,8 +14,8 @@
 #include <ostream>
 #include <string>
 
-#include "kai/admission/admission.h"
-#include "kai/k8s/api_client.h"
+#include "kai/core/admission/admission.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::webhook {
 

@@ -1,7 +1,7 @@
-#include "kai/binder/binder.h"
+#include "kai/daemons/binder/binder.h"
 
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::binder {
 namespace {

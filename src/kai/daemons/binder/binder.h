@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/binder/plugins.h"
-#include "kai/binder/reservation.h"
+#include "kai/daemons/binder/plugins.h"
+#include "kai/daemons/binder/reservation.h"
 
 namespace kai::binder {
 

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "kai/binder/controller.h"
-#include "kai/binder/objects.h"
-#include "kai/binder/plugins.h"
-#include "kai/binder/reservation.h"
-#include "kai/binder/workqueue.h"
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/daemons/binder/controller.h"
+#include "kai/daemons/binder/objects.h"
+#include "kai/daemons/binder/plugins.h"
+#include "kai/daemons/binder/reservation.h"
+#include "kai/kube/runtime/workqueue.h"
 
 namespace kai::binder {
 namespace {

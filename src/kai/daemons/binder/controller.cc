@@ -1,4 +1,4 @@
-#include "kai/binder/controller.h"
+#include "kai/daemons/binder/controller.h"
 
 #include <unistd.h>
 
@@ -10,16 +10,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "kai/binder/binder.h"
-#include "kai/informer/informer.h"
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/scheduler/background.h"
-#include "kai/scheduler/leader.h"
-#include "kai/scheduler/server.h"
-#include "kai/serve/controller_metrics.h"
-#include "kai/serve/metrics.h"
-#include "kai/util/time.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/util/time.h"
+#include "kai/daemons/binder/binder.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/runtime/background.h"
+#include "kai/kube/runtime/leader.h"
+#include "kai/kube/runtime/server.h"
+#include "kai/kube/serve/controller_metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::binder {
 

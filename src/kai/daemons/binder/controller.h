@@ -21,12 +21,12 @@
 #include <iosfwd>
 #include <string>
 
-#include "kai/binder/plugins.h"
-#include "kai/binder/reservation.h"
-#include "kai/binder/workqueue.h"
-#include "kai/informer/informer.h"
-#include "kai/scheduler/background.h"
-#include "kai/serve/metrics.h"
+#include "kai/daemons/binder/plugins.h"
+#include "kai/daemons/binder/reservation.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/runtime/background.h"
+#include "kai/kube/runtime/workqueue.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::binder {
 

@@ -7,8 +7,8 @@
 // status.extendedResourceClaimStatus. A retried bind finds the claim it made before.
 #include <rapidjson/document.h>
 
-#include "kai/binder/plugins.h"
-#include "kai/k8s/json_body.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/daemons/binder/plugins.h"
 
 namespace kai::binder {
 namespace {

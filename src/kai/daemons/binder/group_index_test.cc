@@ -1,4 +1,4 @@
-#include "kai/binder/group_index.h"
+#include "kai/daemons/binder/group_index.h"
 
 #include <gtest/gtest.h>
 

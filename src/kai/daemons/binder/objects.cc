@@ -1,9 +1,9 @@
-#include "kai/binder/objects.h"
+#include "kai/daemons/binder/objects.h"
 
 #include <charconv>
 
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::binder {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/k8s/doc.h"
-#include "kai/model/cluster.h"
-#include "kai/util/result.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
 
 namespace kai::binder {
 

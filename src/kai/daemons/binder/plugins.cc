@@ -1,11 +1,11 @@
-#include "kai/binder/plugins.h"
+#include "kai/daemons/binder/plugins.h"
 
 #include <algorithm>
 #include <charconv>
 #include <thread>
 
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
 
 namespace kai::binder {
 namespace {

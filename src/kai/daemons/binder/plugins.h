@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/binder/objects.h"
-#include "kai/k8s/api_client.h"
+#include "kai/daemons/binder/objects.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::binder {
 

@@ -1,4 +1,4 @@
-#include "kai/binder/reservation.h"
+#include "kai/daemons/binder/reservation.h"
 
 #include <openssl/evp.h>
 
@@ -10,9 +10,9 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
 
 namespace kai::binder {
 namespace {

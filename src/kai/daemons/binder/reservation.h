@@ -19,10 +19,10 @@
 #include <utility>
 #include <vector>
 
-#include "kai/binder/group_index.h"
-#include "kai/binder/objects.h"
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/pod_security.h"
+#include "kai/core/k8s/pod_security.h"
+#include "kai/daemons/binder/group_index.h"
+#include "kai/daemons/binder/objects.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::binder {
 

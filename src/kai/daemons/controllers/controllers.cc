@@ -1,4 +1,4 @@
-#include "kai/controllersd/controllers.h"
+#include "kai/daemons/controllers/controllers.h"
 
 #include <algorithm>
 #include <atomic>
@@ -12,18 +12,18 @@
 #include <unordered_set>
 #include <vector>
 
-#include "kai/binder/workqueue.h"
-#include "kai/controllers/pod_group_status.h"
-#include "kai/controllers/queue_status.h"
-#include "kai/controllersd/defaults.h"
-#include "kai/controllersd/queue_metrics.h"
-#include "kai/informer/reflector.h"
-#include "kai/informer/watch_hub.h"
-#include "kai/k8s/kubeconfig.h"
-#include "kai/scheduler/leader.h"
-#include "kai/scheduler/server.h"
-#include "kai/serve/controller_metrics.h"
-#include "kai/serve/metrics.h"
+#include "kai/core/controllers/pod_group_status.h"
+#include "kai/core/controllers/queue_status.h"
+#include "kai/daemons/controllers/defaults.h"
+#include "kai/daemons/controllers/queue_metrics.h"
+#include "kai/kube/client/kubeconfig.h"
+#include "kai/kube/informer/reflector.h"
+#include "kai/kube/informer/watch_hub.h"
+#include "kai/kube/runtime/leader.h"
+#include "kai/kube/runtime/server.h"
+#include "kai/kube/runtime/workqueue.h"
+#include "kai/kube/serve/controller_metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::controllersd {
 namespace {

@@ -11,7 +11,7 @@
 #include <ostream>
 #include <string>
 
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::informer {
 class WatchHub;

@@ -1,10 +1,10 @@
-#include "kai/controllersd/defaults.h"
+#include "kai/daemons/controllers/defaults.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "kai/install/install.h"
-#include "kai/k8s/api_client.h"
+#include "kai/core/install/install.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::controllersd {
 namespace {

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::controllersd {
 

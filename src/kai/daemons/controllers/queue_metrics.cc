@@ -1,4 +1,4 @@
-#include "kai/controllersd/queue_metrics.h"
+#include "kai/daemons/controllers/queue_metrics.h"
 
 namespace kai::controllersd {
 namespace {

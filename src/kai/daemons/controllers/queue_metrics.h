@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/controllers/queue_status.h"
-#include "kai/serve/metrics.h"
+#include "kai/core/controllers/queue_status.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::controllersd {
 

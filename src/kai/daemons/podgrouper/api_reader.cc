@@ -1,4 +1,4 @@
-#include "kai/podgrouperd/api_reader.h"
+#include "kai/daemons/podgrouper/api_reader.h"
 
 #include <algorithm>
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "kai/k8s/api_client.h"
-#include "kai/podgrouper/reader.h"
+#include "kai/core/podgrouper/reader.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::podgrouperd {
 

@@ -1,4 +1,4 @@
-#include "kai/podgrouperd/controller.h"
+#include "kai/daemons/podgrouper/controller.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,17 +9,17 @@
 #include <unordered_set>
 #include <vector>
 
-#include "kai/binder/workqueue.h"
-#include "kai/informer/informer.h"
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/kubeconfig.h"
-#include "kai/podgrouper/podgroup.h"
-#include "kai/podgrouper/podgrouper.h"
-#include "kai/podgrouperd/api_reader.h"
-#include "kai/scheduler/server.h"
-#include "kai/serve/controller_metrics.h"
-#include "kai/serve/metrics.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/podgrouper/podgroup.h"
+#include "kai/core/podgrouper/podgrouper.h"
+#include "kai/daemons/podgrouper/api_reader.h"
+#include "kai/kube/client/kubeconfig.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/runtime/server.h"
+#include "kai/kube/runtime/workqueue.h"
+#include "kai/kube/serve/controller_metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::podgrouperd {
 namespace {

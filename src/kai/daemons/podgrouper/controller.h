@@ -8,9 +8,9 @@
 #include <ostream>
 #include <string>
 
-#include "kai/k8s/api_client.h"
-#include "kai/podgrouper/grouper.h"
-#include "kai/scheduler/leader.h"
+#include "kai/core/podgrouper/grouper.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/runtime/leader.h"
 
 namespace kai::informer {
 class WatchHub;

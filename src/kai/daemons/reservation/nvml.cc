@@ -1,4 +1,4 @@
-#include "kai/reservation/nvml.h"
+#include "kai/daemons/reservation/nvml.h"
 
 #include <dlfcn.h>
 

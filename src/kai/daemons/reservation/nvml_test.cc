@@ -1,6 +1,6 @@
 // The NVML wrapper against the fake NVML (tests/fakenvml, KAI_FAKE_NVML), whose answers the
 // FAKE_NVML_* variables script; and `kai resource-reservation --print` through the built binary.
-#include "kai/reservation/nvml.h"
+#include "kai/daemons/reservation/nvml.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,14 +1,14 @@
-#include "kai/reservation/reservation.h"
+#include "kai/daemons/reservation/reservation.h"
 
 #include <algorithm>
 #include <atomic>
 #include <ostream>
 #include <thread>
 
-#include "kai/k8s/doc.h"
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/reservation/nvml.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/daemons/reservation/nvml.h"
 
 namespace kai::reservation {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/kubeconfig.h"
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/client/kubeconfig.h"
 
 namespace kai::reservation {
 

@@ -1,4 +1,4 @@
-#include "kai/scaleadjusterd/controller.h"
+#include "kai/daemons/scaleadjuster/controller.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,14 +9,14 @@
 #include <thread>
 #include <vector>
 
-#include "kai/informer/informer.h"
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/k8s/kubeconfig.h"
-#include "kai/scheduler/leader.h"
-#include "kai/scheduler/server.h"
-#include "kai/serve/controller_metrics.h"
-#include "kai/serve/metrics.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/kube/client/kubeconfig.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/runtime/leader.h"
+#include "kai/kube/runtime/server.h"
+#include "kai/kube/serve/controller_metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::scaleadjusterd {
 namespace {

@@ -11,9 +11,9 @@
 #include <ostream>
 #include <string>
 
-#include "kai/k8s/api_client.h"
-#include "kai/scaleadjuster/plan.h"
-#include "kai/util/time.h"
+#include "kai/core/scaleadjuster/plan.h"
+#include "kai/core/util/time.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::informer {
 class WatchHub;

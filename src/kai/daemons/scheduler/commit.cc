@@ -1,4 +1,4 @@
-#include "kai/scheduler/commit.h"
+#include "kai/daemons/scheduler/commit.h"
 
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
@@ -10,10 +10,10 @@
 #include <set>
 #include <thread>
 
-#include "kai/k8s/json_body.h"
-#include "kai/k8s/keys.h"
-#include "kai/resource/quantity.h"
-#include "kai/util/time.h"
+#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/resource/quantity.h"
+#include "kai/core/util/time.h"
 
 namespace kai::scheduler {
 namespace {

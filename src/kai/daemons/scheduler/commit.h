@@ -22,10 +22,10 @@
 #include <optional>
 #include <string>
 
-#include "kai/informer/informer.h"
-#include "kai/k8s/api_client.h"
-#include "kai/scheduler/background.h"
-#include "kai/scheduler/decisions.h"
+#include "kai/daemons/scheduler/decisions.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/runtime/background.h"
 
 namespace kai::scheduler {
 

@@ -1,4 +1,4 @@
-#include "kai/scheduler/commit.h"
+#include "kai/daemons/scheduler/commit.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 #include "kai/testing/local_server.h"
 
 namespace kai::scheduler {

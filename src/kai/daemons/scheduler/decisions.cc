@@ -1,12 +1,12 @@
-#include "kai/scheduler/decisions.h"
+#include "kai/daemons/scheduler/decisions.h"
 
 #include <cstdio>
 #include <functional>
 #include <map>
 
-#include "kai/framework/subgroups.h"
-#include "kai/k8s/keys.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/subgroups.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/util/time.h"
 
 namespace kai::scheduler {
 namespace {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "kai/explain/reasons.h"
-#include "kai/framework/session.h"
-#include "kai/model/cluster.h"
-#include "kai/snapshot/dra.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/snapshot/dra.h"
 
 namespace kai::scheduler {
 

@@ -1,12 +1,12 @@
 // The status events a cycle's decisions carry: KAI's NotReady, StaleJob and Pipelined.
-#include "kai/scheduler/decisions.h"
+#include "kai/daemons/scheduler/decisions.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "kai/framework/statement.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/decode.h"
 #include "kai/testing/manifest.h"
 
 namespace kai::scheduler {

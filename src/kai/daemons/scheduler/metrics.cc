@@ -1,4 +1,4 @@
-#include "kai/scheduler/metrics.h"
+#include "kai/daemons/scheduler/metrics.h"
 
 #include <set>
 #include <string_view>

@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/framework/session_metrics.h"
-#include "kai/informer/informer.h"
-#include "kai/scheduler/commit.h"
-#include "kai/serve/metrics.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session_metrics.h"
+#include "kai/daemons/scheduler/commit.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::scheduler {
 

@@ -1,11 +1,11 @@
-#include "kai/scheduler/metrics.h"
+#include "kai/daemons/scheduler/metrics.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/framework/config.h"
-#include "kai/io/manifest_files.h"
-#include "kai/sim/simulator.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/util/time.h"
+#include "kai/kube/io/manifest_files.h"
 
 namespace kai::scheduler {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/scheduler/scheduler.h"
+#include "kai/daemons/scheduler/scheduler.h"
 
 #include <unistd.h>
 
@@ -8,19 +8,19 @@
 #include <thread>
 #include <tuple>
 
-#include "kai/framework/config.h"
-#include "kai/informer/informer.h"
-#include "kai/k8s/api_client.h"
-#include "kai/scheduler/commit.h"
-#include "kai/scheduler/decisions.h"
-#include "kai/scheduler/leader.h"
-#include "kai/scheduler/metrics.h"
-#include "kai/scheduler/server.h"
-#include "kai/scheduler/shard_status.h"
-#include "kai/scheduler/usage_recorder.h"
-#include "kai/sim/output.h"
-#include "kai/sim/simulator.h"
-#include "kai/snapshot/compare.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/sim/output.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/core/snapshot/compare.h"
+#include "kai/daemons/scheduler/commit.h"
+#include "kai/daemons/scheduler/decisions.h"
+#include "kai/daemons/scheduler/metrics.h"
+#include "kai/daemons/scheduler/shard_status.h"
+#include "kai/daemons/scheduler/usage_recorder.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/informer/informer.h"
+#include "kai/kube/runtime/leader.h"
+#include "kai/kube/runtime/server.h"
 
 namespace kai::scheduler {
 namespace {

@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "kai/k8s/api_client.h"
-#include "kai/model/cluster.h"
-#include "kai/util/result.h"
-#include "kai/util/time.h"
-#include "kai/util/trace.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
+#include "kai/core/util/time.h"
+#include "kai/core/util/trace.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::informer {
 class WatchHub;

@@ -1,10 +1,10 @@
-#include "kai/scheduler/shard_status.h"
+#include "kai/daemons/scheduler/shard_status.h"
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
 
-#include "kai/k8s/json_body.h"
+#include "kai/core/k8s/json_body.h"
 
 namespace kai::scheduler {
 namespace {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/doc.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/util/time.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::scheduler {
 

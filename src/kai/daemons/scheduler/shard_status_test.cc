@@ -1,4 +1,4 @@
-#include "kai/scheduler/shard_status.h"
+#include "kai/daemons/scheduler/shard_status.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <utility>
 
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 #include "kai/testing/local_server.h"
 
 namespace kai::scheduler {

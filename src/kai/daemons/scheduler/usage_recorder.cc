@@ -1,11 +1,11 @@
-#include "kai/scheduler/usage_recorder.h"
+#include "kai/daemons/scheduler/usage_recorder.h"
 
 #include <atomic>
 
-#include "kai/io/usage_dir.h"
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/http.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/sim/simulator.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/client/http.h"
+#include "kai/kube/io/usage_dir.h"
 
 namespace kai::scheduler {
 

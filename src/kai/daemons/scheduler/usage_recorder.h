@@ -15,12 +15,12 @@
 #include <string>
 #include <thread>
 
-#include "kai/k8s/doc.h"
-#include "kai/model/cluster.h"
-#include "kai/serve/metrics.h"
-#include "kai/snapshot/snapshot.h"
-#include "kai/usage/db_config.h"
-#include "kai/usage/history.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/snapshot/snapshot.h"
+#include "kai/core/usage/db_config.h"
+#include "kai/core/usage/history.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::usage {
 class UsageDir;

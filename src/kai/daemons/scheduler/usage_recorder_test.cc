@@ -1,4 +1,4 @@
-#include "kai/scheduler/usage_recorder.h"
+#include "kai/daemons/scheduler/usage_recorder.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

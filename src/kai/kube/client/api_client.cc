@@ -1,4 +1,4 @@
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 #include <algorithm>
 #include <charconv>

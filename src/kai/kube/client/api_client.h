@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "kai/k8s/doc.h"
-#include "kai/k8s/http.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/kube/client/http.h"
 
 namespace kai::k8s {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "kai/k8s/kubeconfig.h"
+#include "kai/kube/client/kubeconfig.h"
 
 namespace kai::k8s {
 

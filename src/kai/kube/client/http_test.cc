@@ -1,4 +1,4 @@
-#include "kai/k8s/http.h"
+#include "kai/kube/client/http.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>

@@ -1,4 +1,4 @@
-#include "kai/k8s/kubeconfig.h"
+#include "kai/kube/client/kubeconfig.h"
 
 #include <openssl/evp.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
 
 namespace kai::k8s {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/k8s/kubeconfig.h"
+#include "kai/kube/client/kubeconfig.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

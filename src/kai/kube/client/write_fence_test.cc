@@ -5,7 +5,7 @@
 #include <chrono>
 #include <memory>
 
-#include "kai/k8s/api_client.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::k8s {
 namespace {

@@ -1,12 +1,12 @@
-#include "kai/informer/informer.h"
+#include "kai/kube/informer/informer.h"
 
 #include <algorithm>
 #include <charconv>
 #include <unordered_set>
 
-#include "kai/informer/watch_hub.h"
-#include "kai/k8s/decode.h"
-#include "kai/k8s/keys.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/kube/informer/watch_hub.h"
 
 namespace kai::informer {
 

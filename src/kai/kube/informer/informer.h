@@ -16,10 +16,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kai/informer/reflector.h"
-#include "kai/k8s/api_client.h"
-#include "kai/model/cluster.h"
-#include "kai/snapshot/cache.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/snapshot/cache.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/informer/reflector.h"
 
 namespace kai::informer {
 

@@ -1,6 +1,6 @@
-#include "kai/informer/reflector.h"
+#include "kai/kube/informer/reflector.h"
 
-#include "kai/k8s/watch_event.h"
+#include "kai/core/k8s/watch_event.h"
 
 #include <algorithm>
 

@@ -21,8 +21,8 @@
 #include <string_view>
 #include <thread>
 
-#include "kai/k8s/api_client.h"
-#include "kai/k8s/doc.h"
+#include "kai/core/k8s/doc.h"
+#include "kai/kube/client/api_client.h"
 
 namespace kai::informer {
 

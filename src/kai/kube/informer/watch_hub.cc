@@ -1,9 +1,9 @@
-#include "kai/informer/watch_hub.h"
+#include "kai/kube/informer/watch_hub.h"
 
 #include <unordered_map>
 #include <unordered_set>
 
-#include "kai/k8s/selector.h"
+#include "kai/core/k8s/selector.h"
 
 namespace kai::informer {
 namespace {

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "kai/informer/reflector.h"
-#include "kai/k8s/api_client.h"
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
+#include "kai/kube/client/api_client.h"
+#include "kai/kube/informer/reflector.h"
 
 namespace kai::informer {
 

@@ -1,12 +1,12 @@
-#include "kai/io/manifest_files.h"
+#include "kai/kube/io/manifest_files.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "kai/framework/config.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "kai/model/cluster.h"
-#include "kai/util/result.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
 
 namespace kai {
 

@@ -1,4 +1,4 @@
-#include "kai/io/usage_dir.h"
+#include "kai/kube/io/usage_dir.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "kai/usage/history_format.h"
-#include "kai/util/result.h"
+#include "kai/core/usage/history_format.h"
+#include "kai/core/util/result.h"
 
 namespace kai::usage {
 

@@ -1,4 +1,4 @@
-#include "kai/io/usage_file.h"
+#include "kai/kube/io/usage_file.h"
 
 #include <fstream>
 #include <sstream>

@@ -3,8 +3,8 @@
 // text goes to usage::ParseUsage, which does no I/O.
 #include <string>
 
-#include "kai/usage/usage_store.h"
-#include "kai/util/result.h"
+#include "kai/core/usage/usage_store.h"
+#include "kai/core/util/result.h"
 
 namespace kai::usage {
 

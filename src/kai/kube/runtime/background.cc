@@ -1,4 +1,4 @@
-#include "kai/scheduler/background.h"
+#include "kai/kube/runtime/background.h"
 
 namespace kai::scheduler {
 

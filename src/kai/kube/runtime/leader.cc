@@ -1,4 +1,4 @@
-#include "kai/scheduler/leader.h"
+#include "kai/kube/runtime/leader.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "kai/util/time.h"
+#include "kai/core/util/time.h"
 
 namespace kai::scheduler {
 

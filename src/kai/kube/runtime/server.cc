@@ -1,9 +1,9 @@
-#include "kai/scheduler/server.h"
+#include "kai/kube/runtime/server.h"
 
 #include <algorithm>
 
-#include "kai/k8s/encode.h"
-#include "kai/serve/http_server.h"
+#include "kai/core/k8s/encode.h"
+#include "kai/kube/serve/http_server.h"
 
 namespace kai::scheduler {
 

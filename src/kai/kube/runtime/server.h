@@ -12,9 +12,9 @@
 #include <optional>
 #include <string>
 
-#include "kai/model/cluster.h"
-#include "kai/serve/metrics.h"
-#include "kai/util/result.h"
+#include "kai/core/model/cluster.h"
+#include "kai/core/util/result.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::scheduler {
 

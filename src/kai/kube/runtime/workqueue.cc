@@ -1,4 +1,4 @@
-#include "kai/binder/workqueue.h"
+#include "kai/kube/runtime/workqueue.h"
 
 #include <algorithm>
 

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "kai/serve/controller_metrics.h"
+#include "kai/kube/serve/controller_metrics.h"
 
 namespace kai::binder {
 

@@ -1,4 +1,4 @@
-#include "kai/serve/controller_metrics.h"
+#include "kai/kube/serve/controller_metrics.h"
 
 #include <algorithm>
 

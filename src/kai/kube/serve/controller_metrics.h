@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "kai/serve/metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 namespace kai::serve {
 

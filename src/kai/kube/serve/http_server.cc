@@ -1,4 +1,4 @@
-#include "kai/serve/http_server.h"
+#include "kai/kube/serve/http_server.h"
 
 #include <openssl/ssl.h>
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "kai/util/result.h"
+#include "kai/core/util/result.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
 

@@ -1,4 +1,4 @@
-#include "kai/serve/log.h"
+#include "kai/kube/serve/log.h"
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "kai/util/time.h"
+#include "kai/core/util/time.h"
 
 namespace kai::serve {
 namespace {

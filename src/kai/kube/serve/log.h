@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "kai/util/trace.h"
+#include "kai/core/util/trace.h"
 
 namespace kai::serve {
 

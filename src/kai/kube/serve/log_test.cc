@@ -1,4 +1,4 @@
-#include "kai/serve/log.h"
+#include "kai/kube/serve/log.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "kai/util/time.h"
+#include "kai/core/util/time.h"
 
 namespace kai::serve {
 namespace {

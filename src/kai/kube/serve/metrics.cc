@@ -1,4 +1,4 @@
-#include "kai/serve/metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 #include <prometheus/text_serializer.h>
 #include <sys/resource.h>

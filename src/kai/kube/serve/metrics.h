@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "kai/serve/http_server.h"
+#include "kai/kube/serve/http_server.h"
 
 namespace kai::serve {
 

@@ -1,8 +1,8 @@
-#include "kai/serve/metrics.h"
+#include "kai/kube/serve/metrics.h"
 
 #include <gtest/gtest.h>
 
-#include "kai/serve/controller_metrics.h"
+#include "kai/kube/serve/controller_metrics.h"
 
 namespace kai::serve {
 namespace {

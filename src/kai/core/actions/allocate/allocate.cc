@@ -3,10 +3,10 @@
 // fit in one simulation; otherwise everything it tried is rolled back.
 #include <algorithm>
 
-#include "kai/actions/builtin.h"
-#include "kai/actions/common/job_queue.h"
-#include "kai/actions/common/placement.h"
-#include "kai/framework/job_tasks.h"
+#include "kai/core/actions/builtin.h"
+#include "kai/core/actions/common/job_queue.h"
+#include "kai/core/actions/common/placement.h"
+#include "kai/core/framework/job_tasks.h"
 
 namespace kai::actions {
 namespace {

@@ -1,11 +1,11 @@
-#include "kai/actions/common/disruptive.h"
+#include "kai/core/actions/common/disruptive.h"
 
 #include <algorithm>
 #include <optional>
 
-#include "kai/actions/common/queue_use.h"
-#include "kai/resource/quantity.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/actions/common/queue_use.h"
+#include "kai/core/resource/quantity.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai::actions {
 namespace {

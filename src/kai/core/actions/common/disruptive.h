@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "kai/actions/common/job_queue.h"
-#include "kai/actions/common/solver.h"
+#include "kai/core/actions/common/job_queue.h"
+#include "kai/core/actions/common/solver.h"
 
 namespace kai::actions {
 

@@ -1,4 +1,4 @@
-#include "kai/actions/common/eviction_units.h"
+#include "kai/core/actions/common/eviction_units.h"
 
 #include <algorithm>
 

@@ -10,8 +10,8 @@
 #include <span>
 #include <vector>
 
-#include "kai/framework/session.h"
-#include "kai/framework/subgroups.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/subgroups.h"
 
 namespace kai::actions {
 

@@ -1,4 +1,4 @@
-#include "kai/actions/common/eviction_units.h"
+#include "kai/core/actions/common/eviction_units.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/actions/common/solver.h"
-#include "kai/framework/statement.h"
-#include "kai/k8s/decode.h"
+#include "kai/core/actions/common/solver.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/k8s/decode.h"
 
 namespace kai::actions {
 namespace {

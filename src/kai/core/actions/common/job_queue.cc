@@ -1,10 +1,10 @@
-#include "kai/actions/common/job_queue.h"
+#include "kai/core/actions/common/job_queue.h"
 
 #include <algorithm>
 
-#include "kai/framework/job_tasks.h"
-#include "kai/framework/subgroups.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/framework/job_tasks.h"
+#include "kai/core/framework/subgroups.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai::actions {
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "kai/framework/session.h"
+#include "kai/core/framework/session.h"
 
 namespace kai::actions {
 

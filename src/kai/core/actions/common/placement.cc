@@ -1,11 +1,11 @@
-#include "kai/actions/common/placement.h"
+#include "kai/core/actions/common/placement.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "kai/framework/job_tasks.h"
-#include "kai/framework/node_ranking.h"
-#include "kai/snapshot/fit.h"
+#include "kai/core/framework/job_tasks.h"
+#include "kai/core/framework/node_ranking.h"
+#include "kai/core/snapshot/fit.h"
 
 namespace kai::actions {
 

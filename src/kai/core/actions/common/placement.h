@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "kai/framework/statement.h"
+#include "kai/core/framework/statement.h"
 
 namespace kai::actions {
 

@@ -1,4 +1,4 @@
-#include "kai/actions/common/queue_use.h"
+#include "kai/core/actions/common/queue_use.h"
 
 namespace kai::actions {
 namespace {

@@ -4,8 +4,8 @@
 #include <memory>
 #include <vector>
 
-#include "kai/explain/eviction.h"
-#include "kai/framework/session.h"
+#include "kai/core/framework/eviction.h"
+#include "kai/core/framework/session.h"
 
 namespace kai::actions {
 

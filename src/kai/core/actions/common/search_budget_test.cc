@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "kai/framework/config.h"
-#include "kai/k8s/decode.h"
-#include "kai/sim/simulator.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/sim/simulator.h"
 #include "kai/testing/allocate_once.h"
 
 namespace kai {

@@ -1,4 +1,4 @@
-#include "kai/actions/common/solver.h"
+#include "kai/core/actions/common/solver.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,13 +7,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "kai/actions/common/job_queue.h"
-#include "kai/actions/common/placement.h"
-#include "kai/actions/common/queue_use.h"
-#include "kai/framework/job_tasks.h"
-#include "kai/framework/subgroups.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/actions/common/job_queue.h"
+#include "kai/core/actions/common/placement.h"
+#include "kai/core/actions/common/queue_use.h"
+#include "kai/core/framework/job_tasks.h"
+#include "kai/core/framework/subgroups.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai::actions {
 

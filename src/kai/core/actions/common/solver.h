@@ -14,10 +14,10 @@
 
 #include <unordered_map>
 
-#include "kai/actions/common/eviction_units.h"
-#include "kai/actions/common/job_queue.h"
-#include "kai/framework/session_metrics.h"
-#include "kai/framework/statement.h"
+#include "kai/core/actions/common/eviction_units.h"
+#include "kai/core/actions/common/job_queue.h"
+#include "kai/core/framework/session_metrics.h"
+#include "kai/core/framework/statement.h"
 
 namespace kai::actions {
 

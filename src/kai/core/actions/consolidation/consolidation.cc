@@ -1,9 +1,9 @@
 // consolidation: move running preemptible pods to other nodes so that a pending job fits, when
 // every moved pod finds a new home (KAI actions/consolidation). Runs only under binpack (the
 // config drops it under spread) and not at all when max-consolidation-preemptees is 0.
-#include "kai/actions/builtin.h"
-#include "kai/actions/common/disruptive.h"
-#include "kai/framework/job_tasks.h"
+#include "kai/core/actions/builtin.h"
+#include "kai/core/actions/common/disruptive.h"
+#include "kai/core/framework/job_tasks.h"
 
 namespace kai::actions {
 namespace {

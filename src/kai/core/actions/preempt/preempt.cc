@@ -1,8 +1,8 @@
 // preempt: inside one queue, a job evicts preemptible jobs of strictly lower priority
 // (KAI actions/preempt). A non-preemptible preemptor over its queue's quota does not preempt.
-#include "kai/actions/builtin.h"
-#include "kai/actions/common/disruptive.h"
-#include "kai/framework/job_tasks.h"
+#include "kai/core/actions/builtin.h"
+#include "kai/core/actions/common/disruptive.h"
+#include "kai/core/framework/job_tasks.h"
 
 namespace kai::actions {
 namespace {

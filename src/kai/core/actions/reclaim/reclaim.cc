@@ -1,8 +1,8 @@
 // reclaim: a queue below its fair share takes resources back from queues above theirs, evicting
 // preemptible workloads of other queues (KAI actions/reclaim). The proportion plugin decides which
 // queues may reclaim, which victims qualify, and whether a scenario keeps fairness.
-#include "kai/actions/builtin.h"
-#include "kai/actions/common/disruptive.h"
+#include "kai/core/actions/builtin.h"
+#include "kai/core/actions/common/disruptive.h"
 
 namespace kai::actions {
 namespace {

@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "kai/actions/builtin.h"
-#include "kai/framework/statement.h"
-#include "kai/framework/subgroups.h"
+#include "kai/core/actions/builtin.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/framework/subgroups.h"
 
 namespace kai::actions {
 namespace {

@@ -15,10 +15,10 @@
 // placement takes and an eviction frees; the BindRequest carries them for the binder's claim.
 #include <algorithm>
 
-#include "kai/framework/session.h"
-#include "kai/k8s/keys.h"
-#include "kai/plugins/builtin.h"
-#include "kai/snapshot/dra.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/snapshot/dra.h"
 
 namespace kai::plugins {
 namespace {

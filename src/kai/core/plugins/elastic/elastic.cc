@@ -1,9 +1,9 @@
 // elastic: jobs below their gang minimum first, then jobs exactly at it, then jobs above it, so
 // that gangs complete before elastic jobs grow (KAI pkg/scheduler/plugins/elastic). The level is
 // taken per PodSet: one PodSet below its minimum puts the job below.
-#include "kai/framework/session.h"
-#include "kai/framework/subgroups.h"
-#include "kai/plugins/builtin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/subgroups.h"
+#include "kai/core/plugins/builtin.h"
 
 namespace kai::plugins {
 namespace {

@@ -4,10 +4,10 @@
 //   gpupack:  a shared GPU scores its used portion, a whole GPU 0 (fullest shared GPU first);
 //   gpuspread: a shared GPU scores 1 - used portion, a whole GPU 1 (emptiest first);
 //   gpusharingorder: scores::kGpuSharing when some live shared group has room for the pod.
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/scores.h"
-#include "kai/snapshot/fit.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/scores.h"
+#include "kai/core/snapshot/fit.h"
 
 namespace kai::plugins {
 namespace {

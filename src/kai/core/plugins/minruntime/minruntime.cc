@@ -8,10 +8,10 @@
 #include <utility>
 #include <vector>
 
-#include "kai/framework/session.h"
-#include "kai/framework/subgroups.h"
-#include "kai/plugins/builtin.h"
-#include "kai/util/time.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/subgroups.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/util/time.h"
 
 namespace kai::plugins {
 namespace {

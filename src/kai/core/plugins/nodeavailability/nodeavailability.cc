@@ -1,8 +1,8 @@
 // nodeavailability: prefer nodes where the task fits on idle resources (no pipelining needed).
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/scores.h"
-#include "kai/snapshot/fit.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/scores.h"
+#include "kai/core/snapshot/fit.h"
 
 namespace kai::plugins {
 namespace {

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/scores.h"
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/scores.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 namespace kai::plugins {
 namespace {

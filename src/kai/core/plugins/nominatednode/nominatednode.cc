@@ -1,7 +1,7 @@
 // nominatednode: a pod with status.nominatedNodeName prefers that node.
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/scores.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/scores.h"
 
 namespace kai::plugins {
 namespace {

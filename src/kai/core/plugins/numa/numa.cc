@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "kai/explain/reasons.h"
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/scores.h"
-#include "kai/snapshot/numa.h"
+#include "kai/core/framework/reasons.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/scores.h"
+#include "kai/core/snapshot/numa.h"
 
 namespace kai::plugins {
 namespace {

@@ -1,11 +1,11 @@
-#include "kai/plugins/podaffinity/podaffinity.h"
+#include "kai/core/plugins/podaffinity/podaffinity.h"
 
 #include <algorithm>
 #include <memory>
 
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/predicates/predicates.h"
-#include "kai/plugins/scores.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/predicates/predicates.h"
+#include "kai/core/plugins/scores.h"
 
 namespace kai::plugins {
 namespace {

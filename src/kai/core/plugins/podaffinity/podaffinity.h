@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "kai/framework/session.h"
+#include "kai/core/framework/session.h"
 
 namespace kai::plugins {
 

@@ -1,11 +1,11 @@
-#include "kai/plugins/podaffinity/podaffinity.h"
+#include "kai/core/plugins/podaffinity/podaffinity.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "kai/k8s/decode.h"
+#include "kai/core/k8s/decode.h"
 #include "kai/testing/allocate_once.h"
 
 namespace kai {

@@ -1,13 +1,13 @@
-#include "kai/plugins/predicates/predicates.h"
+#include "kai/core/plugins/predicates/predicates.h"
 
 #include <algorithm>
 #include <charconv>
 
-#include "kai/framework/session.h"
-#include "kai/k8s/keys.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/podaffinity/podaffinity.h"
-#include "kai/snapshot/gpu_accounting.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/k8s/keys.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/podaffinity/podaffinity.h"
+#include "kai/core/snapshot/gpu_accounting.h"
 
 namespace kai::plugins {
 namespace {

@@ -1,6 +1,6 @@
 // priority: jobs of higher priority go first (KAI pkg/scheduler/plugins/priority).
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
 
 namespace kai::plugins {
 namespace {

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "kai/plugins/proportion/resource_division.h"
+#include "kai/core/plugins/proportion/resource_division.h"
 
 namespace kai::proportion::division {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/snapshot.h"
 #include "kai/testing/allocate_once.h"
 
 namespace kai {

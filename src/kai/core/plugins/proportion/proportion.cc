@@ -1,14 +1,14 @@
-#include "kai/plugins/proportion/proportion.h"
+#include "kai/core/plugins/proportion/proportion.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-#include "kai/framework/job_tasks.h"
-#include "kai/plugins/builtin.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/framework/job_tasks.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai::plugins::proportion {
 namespace {

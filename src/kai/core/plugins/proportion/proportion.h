@@ -4,8 +4,8 @@
 // non-preemptible quota) on the leaf queue and every ancestor. kai-semantics.md §3.
 #include <array>
 
-#include "kai/framework/session.h"
-#include "kai/plugins/proportion/resource_division.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/proportion/resource_division.h"
 
 namespace kai::plugins::proportion {
 

@@ -1,4 +1,4 @@
-#include "kai/plugins/proportion/proportion.h"
+#include "kai/core/plugins/proportion/proportion.h"
 
 #include <gtest/gtest.h>
 
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "kai/framework/config.h"
-#include "kai/framework/session.h"
-#include "kai/framework/statement.h"
-#include "kai/snapshot/snapshot.h"
-#include "kai/usage/usage_store.h"
+#include "kai/core/framework/config.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/framework/statement.h"
+#include "kai/core/snapshot/snapshot.h"
+#include "kai/core/usage/usage_store.h"
 
 namespace kai::plugins::proportion {
 namespace {

@@ -15,10 +15,10 @@
 #include <map>
 #include <optional>
 
-#include "kai/framework/job_tasks.h"
-#include "kai/plugins/proportion/proportion.h"
-#include "kai/snapshot/gpu_accounting.h"
-#include "kai/snapshot/semi_preemptible.h"
+#include "kai/core/framework/job_tasks.h"
+#include "kai/core/plugins/proportion/proportion.h"
+#include "kai/core/snapshot/gpu_accounting.h"
+#include "kai/core/snapshot/semi_preemptible.h"
 
 namespace kai::plugins::proportion {
 namespace {

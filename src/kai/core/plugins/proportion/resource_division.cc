@@ -1,4 +1,4 @@
-#include "kai/plugins/proportion/resource_division.h"
+#include "kai/core/plugins/proportion/resource_division.h"
 
 // Behaviour reference: KAI pkg/scheduler/plugins/proportion/resource_division/resource_division.go
 // (with resource_share/resource_share.go for the requestable share and proportion.go for kValue).
@@ -65,7 +65,7 @@
 #include <tuple>
 #include <utility>
 
-#include "kai/plugins/proportion/division_state.h"
+#include "kai/core/plugins/proportion/division_state.h"
 
 namespace kai::proportion {
 namespace division {

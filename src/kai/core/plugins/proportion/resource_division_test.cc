@@ -1,4 +1,4 @@
-#include "kai/plugins/proportion/resource_division.h"
+#include "kai/core/plugins/proportion/resource_division.h"
 #include "kai/testing/exact_division.h"
 
 #include <algorithm>

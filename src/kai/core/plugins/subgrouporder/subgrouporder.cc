@@ -3,8 +3,8 @@
 // (no order among them); of the satisfied ones, those with a minimum before optional ones (minimum
 // 0); two optional ones by fewer satisfied members; two with minimums by the lower ratio of
 // satisfied members to minimum, compared exactly as a cross product.
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
 
 namespace kai::plugins {
 

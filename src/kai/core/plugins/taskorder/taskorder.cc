@@ -1,7 +1,7 @@
 // Task order inside a job: kubeflow master/launcher first, ray head first, then the
 // kai.scheduler/task-priority label (labelled before unlabelled, higher first, unparsable last).
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
 
 namespace kai::plugins {
 namespace {

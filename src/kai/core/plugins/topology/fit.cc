@@ -1,4 +1,4 @@
-#include "kai/plugins/topology/fit.h"
+#include "kai/core/plugins/topology/fit.h"
 
 #include <algorithm>
 #include <limits>

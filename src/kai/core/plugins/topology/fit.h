@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "kai/plugins/topology/tree.h"
+#include "kai/core/plugins/topology/tree.h"
 
 namespace kai::plugins::topology {
 

@@ -9,11 +9,11 @@
 //     capacity score highest: floor(10 (i+1) / n) x 1e5 for the i-th of n domains in packing order.
 #include <cmath>
 
-#include "kai/framework/session.h"
-#include "kai/plugins/builtin.h"
-#include "kai/plugins/scores.h"
-#include "kai/plugins/topology/fit.h"
-#include "kai/plugins/topology/tree.h"
+#include "kai/core/framework/session.h"
+#include "kai/core/plugins/builtin.h"
+#include "kai/core/plugins/scores.h"
+#include "kai/core/plugins/topology/fit.h"
+#include "kai/core/plugins/topology/tree.h"
 
 namespace kai::plugins {
 namespace {

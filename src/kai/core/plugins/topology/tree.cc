@@ -1,4 +1,4 @@
-#include "kai/plugins/topology/tree.h"
+#include "kai/core/plugins/topology/tree.h"
 
 #include <map>
 

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kai/snapshot/snapshot.h"
+#include "kai/core/snapshot/snapshot.h"
 
 namespace kai::plugins::topology {
 

@@ -1,11 +1,11 @@
-#include "kai/plugins/topology/tree.h"
+#include "kai/core/plugins/topology/tree.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "kai/k8s/decode.h"
-#include "kai/plugins/topology/fit.h"
+#include "kai/core/k8s/decode.h"
+#include "kai/core/plugins/topology/fit.h"
 #include "kai/testing/allocate_once.h"
 
 namespace kai::plugins::topology {
