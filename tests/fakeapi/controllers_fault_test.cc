@@ -13,6 +13,7 @@
 #include "fake_server.h"
 #include "kai/daemons/controllers/controllers.h"
 #include "kai/kube/client/api_client.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::controllersd {
 namespace {
@@ -55,7 +56,7 @@ class ControllersFakeApi : public ::testing::Test {
 
   void TearDown() override {
     if (thread_.joinable()) {
-      RequestControllersStop();
+      runtime::RequestProcessStop();
       thread_.join();
     }
   }
@@ -65,7 +66,7 @@ class ControllersFakeApi : public ::testing::Test {
   }
 
   int Stop() {
-    RequestControllersStop();
+    runtime::RequestProcessStop();
     thread_.join();
     return rc_;
   }

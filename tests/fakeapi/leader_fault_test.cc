@@ -14,7 +14,7 @@
 #include "kai/kube/client/api_client.h"
 #include "kai/kube/runtime/leader.h"
 
-namespace kai::scheduler {
+namespace kai::runtime {
 namespace {
 
 using namespace std::chrono_literals;
@@ -162,4 +162,4 @@ TEST_F(LeaderFakeApi, ReleaseLeavesTheLeaseWithEmptyHolderAndShortDuration) {
 }
 
 }  // namespace
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

@@ -11,13 +11,15 @@
 #include "kai/cmd/flags.h"
 #include "kai/core/admission/review.h"
 #include "kai/daemons/admission/server.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class AdmissionCommand final : public Command {
+class AdmissionCommand final : public DaemonCommand {
  public:
-  AdmissionCommand() { o_.admission.gpu_sharing_enabled = true; }  // as KAI's operator deploys it
+  // GPU sharing on, as KAI's operator deploys it.
+  AdmissionCommand() : DaemonCommand("admission") { o_.admission.gpu_sharing_enabled = true; }
 
   CLI::App* Add(CLI::App& app) override {
     CLI::App* c = app.add_subcommand(
@@ -60,17 +62,15 @@ class AdmissionCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "admission");
-    if (!log.ok()) return Fail(log.error().message);
-    if (print_config_) return PrintWebhookConfig();
-    if (auto e = kai_.Check()) return Fail(*e);
-    kai_.Warn((*log)->stream());
+  std::optional<std::string> Apply() override {
     if (webhook_port_ != 0) o_.address = "0.0.0.0:" + std::to_string(webhook_port_);
     if (o_.cert_file.empty()) o_.cert_file = std::string(kDefaultCertDir) + "/tls.crt";
     if (o_.key_file.empty()) o_.key_file = std::string(kDefaultCertDir) + "/tls.key";
-    StopOnSignals(&webhook::RequestAdmissionStop);
-    return webhook::RunAdmission(o_, (*log)->stream());
+    return std::nullopt;
+  }
+  int RunComponent(DaemonLog& log) override {
+    if (print_config_) return PrintWebhookConfig();
+    return webhook::RunAdmission(o_, log.stream());
   }
 
  private:
@@ -92,8 +92,6 @@ class AdmissionCommand final : public Command {
                    true);
   }
 
-  LogFlags log_;
-  KaiOnlyFlags kai_;
   int webhook_port_ = 0;
   int PrintWebhookConfig() const {
     if (ca_bundle_.empty() || url_.empty()) {

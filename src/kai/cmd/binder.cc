@@ -7,12 +7,15 @@
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
 #include "kai/daemons/binder/controller.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class BinderCommand final : public Command {
+class BinderCommand final : public DaemonCommand {
  public:
+  BinderCommand() : DaemonCommand("binder") {}
+
   CLI::App* Add(CLI::App& app) override {
     CLI::App* c =
         app.add_subcommand("binder", "bind pods as their BindRequests ask (KAI's binder)");
@@ -69,19 +72,10 @@ class BinderCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "binder");
-    if (!log.ok()) return Fail(log.error().message);
-    if (auto e = Apply()) return Fail(*e);
-    kai_.Warn((*log)->stream());
-    StopOnSignals(&binder::RequestBinderStop);
-    return binder::RunBinder(o_, (*log)->stream());
-  }
+  int RunComponent(DaemonLog& log) override { return binder::RunBinder(o_, log.stream()); }
 
  private:
-  LogFlags log_;
-  std::optional<std::string> Apply() {
-    if (auto e = kai_.Check()) return e;
+  std::optional<std::string> Apply() override {
     if (auto e =
             ParseSecondsOrDurationFlag("--resource-reservation-allocation-timeout",
                                        reservation_timeout_, o_.reservation.allocation_timeout)) {
@@ -115,7 +109,6 @@ class BinderCommand final : public Command {
   binder::ReservationPodFlags reservation_pod_;
   int base_delay_ = 1, max_delay_ = 60;
   LeaderFlags leader_;
-  KaiOnlyFlags kai_;
 };
 
 }  // namespace

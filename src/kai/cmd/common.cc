@@ -11,6 +11,7 @@
 #include "kai/core/sim/simulator.h"
 #include "kai/core/util/trace.h"
 #include "kai/kube/io/usage_file.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
@@ -96,6 +97,16 @@ void StopOnSignals(void (*stop)()) {
   g_stop.store(stop);
   std::signal(SIGTERM, OnStopSignal);
   std::signal(SIGINT, OnStopSignal);
+}
+
+int DaemonCommand::Run() {
+  auto log = DaemonLog::Open(log_, component_);
+  if (!log.ok()) return Fail(log.error().message);
+  if (auto e = Apply()) return Fail(*e);
+  if (auto e = kai_.Check()) return Fail(*e);
+  kai_.Warn((*log)->stream());
+  StopOnSignals(&runtime::RequestProcessStop);
+  return RunComponent(**log);
 }
 
 }  // namespace kai::cmd

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kai/cmd/command.h"
+#include "kai/cmd/flags.h"
 #include "kai/core/usage/usage_store.h"
 #include "kai/core/util/time.h"
 #include "kai/kube/serve/log.h"
@@ -40,8 +42,6 @@ std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::
 // KAI_DEBUG=1: the disruptive actions' search traced on stderr; otherwise null.
 TraceSink* DebugTrace();
 
-class LogFlags;
-
 // A daemon's logging: its logger on stderr, the stream its component writes its lines to, and
 // the disruptive actions' search trace (KAI_DEBUG=1 at any verbosity, or --v 5 and more).
 class DaemonLog {
@@ -61,5 +61,27 @@ class DaemonLog {
 
 // SIGTERM and SIGINT call `stop` (a component's stop request: async-signal-safe).
 void StopOnSignals(void (*stop)());
+
+// A long-running component's command (kai scheduler, binder, podgrouper, ...), the same start
+// for each: its logger from the logging flags, the command's own flags applied, KAI's flags that
+// kai only accepts checked and warned about, SIGTERM and SIGINT stopping the process's
+// components (runtime::RequestProcessStop), then the component on the runtime.
+class DaemonCommand : public Command {
+ public:
+  int Run() final;
+
+ protected:
+  explicit DaemonCommand(std::string component) : component_(std::move(component)) {}
+  // The flags that need more than a copy; an error names the flag.
+  virtual std::optional<std::string> Apply() { return std::nullopt; }
+  // Runs the component, logging to `log`; returns the process's exit status.
+  virtual int RunComponent(DaemonLog& log) = 0;
+
+  LogFlags log_;
+  KaiOnlyFlags kai_;
+
+ private:
+  std::string component_;
+};
 
 }  // namespace kai::cmd

@@ -7,12 +7,15 @@
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
 #include "kai/daemons/controllers/controllers.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class ControllersCommand final : public Command {
+class ControllersCommand final : public DaemonCommand {
  public:
+  ControllersCommand() : DaemonCommand("controllers") {}
+
   CLI::App* Add(CLI::App& app) override {
     CLI::App* c = app.add_subcommand(
         "controllers",
@@ -39,17 +42,12 @@ class ControllersCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "controllers");
-    if (!log.ok()) return Fail(log.error().message);
-    if (auto e = ParseDurationFlag("--resync-period", resync_period_, o_.resync_period)) {
-      return Fail(*e);
-    }
-    if (auto e = leader_.Apply()) return Fail(*e);
-    if (auto e = kai_.Check()) return Fail(*e);
-    kai_.Warn((*log)->stream());
-    StopOnSignals(&controllersd::RequestControllersStop);
-    return controllersd::RunControllers(o_, (*log)->stream());
+  std::optional<std::string> Apply() override {
+    if (auto e = ParseDurationFlag("--resync-period", resync_period_, o_.resync_period)) return e;
+    return leader_.Apply();
+  }
+  int RunComponent(DaemonLog& log) override {
+    return controllersd::RunControllers(o_, log.stream());
   }
 
  private:
@@ -69,8 +67,6 @@ class ControllersCommand final : public Command {
     kai_.OnlyValue(c, "queue-label-to-default-metric-value", "", labels);
   }
 
-  LogFlags log_;
-  KaiOnlyFlags kai_;
   controllersd::ControllersOptions o_;
   std::string resync_period_;
   LeaderFlags leader_;

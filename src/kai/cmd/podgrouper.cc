@@ -7,12 +7,15 @@
 #include "kai/cmd/common.h"
 #include "kai/cmd/flags.h"
 #include "kai/daemons/podgrouper/controller.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class PodGrouperCommand final : public Command {
+class PodGrouperCommand final : public DaemonCommand {
  public:
+  PodGrouperCommand() : DaemonCommand("podgrouper") {}
+
   CLI::App* Add(CLI::App& app) override {
     auto& g = o_.grouper;
     CLI::App* c = app.add_subcommand(
@@ -48,19 +51,10 @@ class PodGrouperCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "podgrouper");
-    if (!log.ok()) return Fail(log.error().message);
-    if (auto e = leader_.Apply()) return Fail(*e);
-    if (auto e = kai_.Check()) return Fail(*e);
-    kai_.Warn((*log)->stream());
-    StopOnSignals(&podgrouperd::RequestPodGrouperStop);
-    return podgrouperd::RunPodGrouper(o_, (*log)->stream());
-  }
+  std::optional<std::string> Apply() override { return leader_.Apply(); }
+  int RunComponent(DaemonLog& log) override { return podgrouperd::RunPodGrouper(o_, log.stream()); }
 
  private:
-  LogFlags log_;
-  KaiOnlyFlags kai_;
   podgrouperd::PodGrouperOptions o_;
   LeaderFlags leader_;
 };

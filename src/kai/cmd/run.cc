@@ -10,12 +10,15 @@
 #include "kai/cmd/run/all.h"
 #include "kai/cmd/run/run.h"
 #include "kai/kube/runtime/leader.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class RunCommand final : public Command {
+class RunCommand final : public DaemonCommand {
  public:
+  RunCommand() : DaemonCommand("run") {}
+
   CLI::App* Add(CLI::App& app) override {
     CLI::App* c = app.add_subcommand(
         "run",
@@ -55,10 +58,8 @@ class RunCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "run");
-    if (!log.ok()) return Fail(log.error().message);
-    if (auto e = leader_.Apply()) return Fail(*e);
+  std::optional<std::string> Apply() override {
+    if (auto e = leader_.Apply()) return e;
     o_.components = SplitCommas(components_);
     SameLease(o_.scheduler);
     SameLease(o_.binder);
@@ -68,13 +69,14 @@ class RunCommand final : public Command {
     o_.podgrouper.grouper.scheduler_name = o_.scheduler.scheduler_name;
     o_.admission.admission.scheduler_name = o_.scheduler.scheduler_name;
     o_.admission.admission.gpu_sharing_enabled = true;
-    o_.scheduler.trace = (*log)->trace();
-    StopOnSignals(&run::RequestRunStop);
-    return run::RunAll(o_, (*log)->stream());
+    return std::nullopt;
+  }
+  int RunComponent(DaemonLog& log) override {
+    o_.scheduler.trace = log.trace();
+    return run::RunAll(o_, log.stream());
   }
 
  private:
-  LogFlags log_;
   // Every component's lease timing and identity, as the flags set them.
   template <typename Options>
   void SameLease(Options& c) const {
@@ -86,7 +88,7 @@ class RunCommand final : public Command {
 
   run::AllOptions o_;
   std::string components_;
-  scheduler::LeaderOptions lease_;
+  runtime::LeaderOptions lease_;
   LeaderFlags leader_;
 };
 

@@ -9,12 +9,15 @@
 #include "kai/cmd/flags.h"
 #include "kai/core/scaleadjuster/calculator.h"
 #include "kai/daemons/scaleadjuster/controller.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class ScaleAdjusterCommand final : public Command {
+class ScaleAdjusterCommand final : public DaemonCommand {
  public:
+  ScaleAdjusterCommand() : DaemonCommand("scale-adjuster") {}
+
   CLI::App* Add(CLI::App& app) override {
     auto& a = o_.adjuster;
     CLI::App* c = app.add_subcommand(
@@ -41,19 +44,17 @@ class ScaleAdjusterCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "scale-adjuster");
-    if (!log.ok()) return Fail(log.error().message);
+  std::optional<std::string> Apply() override {
     auto ratio = scaleadjuster::ParseFractionCenti(memory_ratio_, "--gpu-memory-to-fraction-ratio");
-    if (!ratio.ok()) return Fail(ratio.error().message);
+    if (!ratio.ok()) return ratio.error().message;
     o_.adjuster.memory_fraction_centi = *ratio;
-    if (auto e = leader_.Apply()) return Fail(*e);
-    StopOnSignals(&scaleadjusterd::RequestScaleAdjusterStop);
-    return scaleadjusterd::RunScaleAdjuster(o_, (*log)->stream());
+    return leader_.Apply();
+  }
+  int RunComponent(DaemonLog& log) override {
+    return scaleadjusterd::RunScaleAdjuster(o_, log.stream());
   }
 
  private:
-  LogFlags log_;
   scaleadjusterd::ScaleAdjusterOptions o_;
   std::string memory_ratio_ = "0.1";
   LeaderFlags leader_;

@@ -10,12 +10,15 @@
 #include "kai/cmd/flags.h"
 #include "kai/core/framework/config.h"
 #include "kai/daemons/scheduler/scheduler.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::cmd {
 namespace {
 
-class SchedulerCommand final : public Command {
+class SchedulerCommand final : public DaemonCommand {
  public:
+  SchedulerCommand() : DaemonCommand("scheduler") {}
+
   CLI::App* Add(CLI::App& app) override {
     CLI::App* c =
         app.add_subcommand("scheduler", "schedule a Kubernetes cluster (KAI's scheduler)");
@@ -72,14 +75,9 @@ class SchedulerCommand final : public Command {
     return c;
   }
 
-  int Run() override {
-    auto log = DaemonLog::Open(log_, "scheduler");
-    if (!log.ok()) return Fail(log.error().message);
-    if (auto e = Apply()) return Fail(*e);
-    kai_.Warn((*log)->stream());
-    o_.trace = (*log)->trace();
-    StopOnSignals(&scheduler::RequestStop);
-    return scheduler::RunScheduler(o_, std::cout, (*log)->stream());
+  int RunComponent(DaemonLog& log) override {
+    o_.trace = log.trace();
+    return scheduler::RunScheduler(o_, std::cout, log.stream());
   }
 
  private:
@@ -151,12 +149,10 @@ class SchedulerCommand final : public Command {
     kai_.OnlyValue(c, "stuck-in-releasing-threshold", "2m", "kai's threshold is fixed at 2m");
   }
 
-  LogFlags log_;
-  KaiOnlyFlags kai_;
   std::deque<std::string> arg_values_;
   std::vector<CLI::Option*> arg_options_;
   // The flags that need more than a copy, into o_.
-  std::optional<std::string> Apply() {
+  std::optional<std::string> Apply() override {
     if (plugin_server_port_ != 0)
       o_.snapshot_address = "127.0.0.1:" + std::to_string(plugin_server_port_);
     if (!period_.empty()) {
@@ -165,7 +161,6 @@ class SchedulerCommand final : public Command {
       o_.period = p;
     }
     if (auto e = leader_.Apply()) return e;
-    if (auto e = kai_.Check()) return e;
     if (auto e = ApplyArgFlags()) return e;
     if (status_deferral_ == "0" || status_deferral_ == "0s") {
       o_.status_write_deferral = std::chrono::milliseconds(0);

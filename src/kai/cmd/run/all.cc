@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/watch_hub.h"
+#include "kai/kube/runtime/manager.h"
 
 namespace kai::run {
 namespace {
@@ -29,61 +29,57 @@ Result<Addresses> AddressesFor(const AllOptions& o, int index, informer::WatchHu
 // A component whose options carry the metrics, health and leader fields every long-running
 // component has; `run` is its shared-client entry point.
 template <class Options, class Run>
-Component Served(std::string name, Options opts, const AllOptions& o, const Addresses& a, Run run,
-                 void (*stop)()) {
+Component Served(std::string name, Options opts, const AllOptions& o, const Addresses& a, Run run) {
   opts.metrics_address = a.metrics;
   opts.health_address = a.health;
   opts.leader_elect = o.leader_elect;
   opts.watch_hub = a.hub;
   return {std::move(name),
-          [opts, run](const k8s::ApiClient& c, std::ostream& log) { return run(opts, c, log); },
-          stop};
+          [opts, run](const k8s::ApiClient& c, std::ostream& log, const std::atomic<bool>& stop) {
+            return run(opts, c, log, &stop);
+          }};
 }
 
 Component Scheduler(const AllOptions& o, const Addresses& a) {
-  return Served(
-      "scheduler", o.scheduler, o, a,
-      [](const scheduler::SchedulerOptions& opts, const k8s::ApiClient& c, std::ostream& log) {
-        return scheduler::RunScheduler(opts, c, log, log);
-      },
-      scheduler::RequestStop);
+  return Served("scheduler", o.scheduler, o, a,
+                [](const scheduler::SchedulerOptions& opts, const k8s::ApiClient& c,
+                   std::ostream& log, const std::atomic<bool>* stop) {
+                  return scheduler::RunScheduler(opts, c, log, log, stop);
+                });
 }
 
 Component Binder(const AllOptions& o, const Addresses& a) {
-  using Run = int (*)(const binder::BinderOptions&, const k8s::ApiClient&, std::ostream&);
-  return Served("binder", o.binder, o, a, static_cast<Run>(binder::RunBinder),
-                binder::RequestBinderStop);
+  using Run = int (*)(const binder::BinderOptions&, const k8s::ApiClient&, std::ostream&,
+                      const std::atomic<bool>*);
+  return Served("binder", o.binder, o, a, static_cast<Run>(binder::RunBinder));
 }
 
 Component PodGrouper(const AllOptions& o, const Addresses& a) {
-  using Run = int (*)(const podgrouperd::PodGrouperOptions&, const k8s::ApiClient&, std::ostream&);
-  return Served("podgrouper", o.podgrouper, o, a, static_cast<Run>(podgrouperd::RunPodGrouper),
-                podgrouperd::RequestPodGrouperStop);
+  using Run = int (*)(const podgrouperd::PodGrouperOptions&, const k8s::ApiClient&, std::ostream&,
+                      const std::atomic<bool>*);
+  return Served("podgrouper", o.podgrouper, o, a, static_cast<Run>(podgrouperd::RunPodGrouper));
 }
 
 Component Controllers(const AllOptions& o, const Addresses& a) {
-  using Run =
-      int (*)(const controllersd::ControllersOptions&, const k8s::ApiClient&, std::ostream&);
-  return Served("controllers", o.controllers, o, a, static_cast<Run>(controllersd::RunControllers),
-                controllersd::RequestControllersStop);
+  using Run = int (*)(const controllersd::ControllersOptions&, const k8s::ApiClient&, std::ostream&,
+                      const std::atomic<bool>*);
+  return Served("controllers", o.controllers, o, a, static_cast<Run>(controllersd::RunControllers));
 }
 
 Component ScaleAdjuster(const AllOptions& o, const Addresses& a) {
-  using Run =
-      int (*)(const scaleadjusterd::ScaleAdjusterOptions&, const k8s::ApiClient&, std::ostream&);
+  using Run = int (*)(const scaleadjusterd::ScaleAdjusterOptions&, const k8s::ApiClient&,
+                      std::ostream&, const std::atomic<bool>*);
   return Served("scale-adjuster", o.scale_adjuster, o, a,
-                static_cast<Run>(scaleadjusterd::RunScaleAdjuster),
-                scaleadjusterd::RequestScaleAdjusterStop);
+                static_cast<Run>(scaleadjusterd::RunScaleAdjuster));
 }
 
 // The webhook server has its own HTTPS address (it serves /healthz there).
 Component Admission(const AllOptions& o, const Addresses&) {
   auto opts = o.admission;
   return {"admission",
-          [opts](const k8s::ApiClient& c, std::ostream& log) {
-            return webhook::RunAdmission(opts, c, log);
-          },
-          [] { webhook::RequestAdmissionStop(); }};
+          [opts](const k8s::ApiClient& c, std::ostream& log, const std::atomic<bool>& stop) {
+            return webhook::RunAdmission(opts, c, log, &stop);
+          }};
 }
 
 using Factory = Component (*)(const AllOptions&, const Addresses&);
@@ -141,14 +137,12 @@ Result<std::vector<Component>> BuildComponents(const AllOptions& o, std::ostream
 }
 
 int RunAll(const AllOptions& o, std::ostream& err) {
-  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai: error: " << config.error().message << "\n";
+  auto opened = runtime::OpenClient(runtime::ClientOptionsOf(o));
+  if (!opened.ok()) {
+    err << "kai: error: " << opened.error().message << "\n";
     return 2;
   }
-  config->qps = o.qps;
-  config->burst = o.burst;
-  const k8s::ApiClient client(*config);
+  const k8s::ApiClient& client = *opened;
   std::mutex err_mu;
   informer::ReflectorOptions ro;
   ro.log = [&](const std::string& line) {

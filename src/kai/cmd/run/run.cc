@@ -8,10 +8,10 @@
 #include <streambuf>
 #include <thread>
 
+#include "kai/kube/runtime/manager.h"
+
 namespace kai::run {
 namespace {
-
-std::atomic<bool> g_stop{false};
 
 // Collects one component's output and hands it to the shared stream a whole line at a time.
 class LineBuffer : public std::streambuf {
@@ -64,17 +64,12 @@ struct Exit {
   std::string failed;
 };
 
-void StopAll(const std::vector<Component>& components) {
-  for (const Component& c : components) c.stop();
-}
-
 }  // namespace
-
-void RequestRunStop() { g_stop = true; }
 
 int RunComponents(const std::vector<Component>& components, const k8s::ApiClient& client,
                   std::ostream& err, std::mutex* err_mu) {
-  g_stop = false;
+  const uint64_t stops_seen = runtime::ProcessStopRequests();
+  std::atomic<bool> stop{false};
   std::mutex own_mu;
   std::mutex& sink_mu = err_mu ? *err_mu : own_mu;
   Exit exit;
@@ -85,8 +80,8 @@ int RunComponents(const std::vector<Component>& components, const k8s::ApiClient
     buffers.push_back(std::make_unique<LineBuffer>(err, sink_mu));
     logs.push_back(std::make_unique<std::ostream>(buffers.back().get()));
     std::ostream& log = *logs.back();
-    threads.emplace_back([&c, &client, &log, &exit] {
-      const int rc = c.run(client, log);
+    threads.emplace_back([&c, &client, &log, &exit, &stop] {
+      const int rc = c.run(client, log, stop);
       std::lock_guard<std::mutex> lock(exit.mu);
       ++exit.exited;
       if (rc != 0 && exit.first_failure == 0) {
@@ -98,9 +93,11 @@ int RunComponents(const std::vector<Component>& components, const k8s::ApiClient
   }
   {
     std::unique_lock<std::mutex> lock(exit.mu);
-    while (!g_stop && exit.exited == 0) exit.cv.wait_for(lock, std::chrono::milliseconds(100));
+    while (runtime::ProcessStopRequests() == stops_seen && exit.exited == 0) {
+      exit.cv.wait_for(lock, std::chrono::milliseconds(100));
+    }
   }
-  StopAll(components);
+  stop = true;
   for (auto& t : threads) t.join();
   logs.clear();
   buffers.clear();

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <thread>
 
+#include "kai/kube/runtime/manager.h"
+
 namespace kai::run {
 namespace {
 
@@ -15,16 +17,16 @@ k8s::ApiClient Client() { return k8s::ApiClient(k8s::ClusterConfig{}); }
 struct Fake {
   std::atomic<bool> stop{false};
   Component Make(const std::string& name, int lines, int rc) {
-    return {name,
-            [this, name, lines, rc](const k8s::ApiClient&, std::ostream& log) {
-              for (int i = 0; !stop; ++i) {
+    return {name, [this, name, lines, rc](const k8s::ApiClient&, std::ostream& log,
+                                          const std::atomic<bool>& stopped) {
+              for (int i = 0; !stopped; ++i) {
                 if (lines > 0 && i == lines) return rc;
                 log << name << " line " << i << " of a component's log\n";
                 if (i > 2000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
               }
+              stop = true;
               return 0;
-            },
-            [this] { stop = true; }};
+            }};
   }
 };
 
@@ -52,12 +54,12 @@ TEST(Run, LinesOfDifferentComponentsNeverInterleave) {
   EXPECT_GE(lines, 3000);
 }
 
-TEST(Run, RequestRunStopStopsEveryComponent) {
+TEST(Run, AProcessStopStopsEveryComponent) {
   Fake a, b;
   std::stringstream err;
   std::thread stopper([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    RequestRunStop();
+    runtime::RequestProcessStop();
   });
   EXPECT_EQ(RunComponents({a.Make("a", 0, 0), b.Make("b", 0, 0)}, Client(), err), 0);
   stopper.join();

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -15,6 +16,7 @@
 #include "kai/core/k8s/keys.h"
 #include "kai/kube/client/api_client.h"
 #include "kai/kube/client/kubeconfig.h"
+#include "kai/kube/runtime/manager.h"
 #include "kai/kube/serve/http_server.h"
 #include "kai/kube/serve/metrics.h"
 
@@ -25,7 +27,6 @@ namespace res = k8s::resources;
 using admission::ClusterLookup;
 using admission::Request;
 using admission::Verdict;
-std::atomic<bool> g_stop{false};
 
 // --- the serving certificate, read again when its files change ---
 
@@ -74,11 +75,9 @@ Result<CertPair> ReadPair(const std::string& cert_file, const std::string& key_f
 
 class CertStore {
  public:
-  CertStore(std::string cert_file, std::string key_file, std::ostream& err, std::mutex& log_mu)
-      : cert_file_(std::move(cert_file)),
-        key_file_(std::move(key_file)),
-        err_(err),
-        log_mu_(log_mu) {}
+  CertStore(std::string cert_file, std::string key_file,
+            std::function<void(const std::string&)> log)
+      : cert_file_(std::move(cert_file)), key_file_(std::move(key_file)), log_(std::move(log)) {}
 
   Status Load() {
     auto p = ReadPair(cert_file_, key_file_);
@@ -115,17 +114,14 @@ class CertStore {
     // A rotation may write the two files one after the other: keep the old pair until both
     // match again.
     if (auto s = Load(); !s.ok()) {
-      std::lock_guard<std::mutex> lock(log_mu_);
-      err_ << "kai admission: keeping the previous certificate: " << s.error().message << "\n";
+      log_("keeping the previous certificate: " + s.error().message);
       return;
     }
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai admission: certificate reloaded from " << cert_file_ << "\n";
+    log_("certificate reloaded from " + cert_file_);
   }
 
   const std::string cert_file_, key_file_;
-  std::ostream& err_;
-  std::mutex& log_mu_;
+  std::function<void(const std::string&)> log_;
   std::mutex mu_;
   std::shared_ptr<CertPair> pair_;
   std::string stamp_;
@@ -208,12 +204,10 @@ std::string RandomName(size_t n) {
 
 class Webhooks {
  public:
-  Webhooks(const ServerOptions& o, const ClusterLookup& lookup, std::ostream& err,
-           std::mutex& log_mu)
+  Webhooks(const ServerOptions& o, const ClusterLookup& lookup, runtime::Manager& m)
       : o_(o),
         lookup_(lookup),
-        err_(err),
-        log_mu_(log_mu),
+        m_(m),
         latency_(prometheus::BuildHistogram()
                      .Name("kai_admission_request_duration_seconds")
                      .Help("An admission review's handling, by webhook path (kai).")
@@ -277,10 +271,7 @@ class Webhooks {
     s.Add(std::move(r));
   }
 
-  void Log(const std::string& line) {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai admission: " << line << "\n";
-  }
+  void Log(const std::string& line) { m_.Log(line); }
 
   void Rejected(const char* path, const std::string& reason) {
     rejections_.Add({{"webhook", path}, {"reason", reason}}).Increment();
@@ -293,93 +284,83 @@ class Webhooks {
 
   const ServerOptions& o_;
   const ClusterLookup& lookup_;
-  std::ostream& err_;
-  std::mutex& log_mu_;
-  serve::MetricsRegistry metrics_;
+  runtime::Manager& m_;
+  serve::MetricsRegistry& metrics_ = m_.registry();
   prometheus::Family<prometheus::Histogram>& latency_;
   prometheus::Family<prometheus::Counter>& rejections_;
 };
 
-// /healthz and /readyz on `address` (nothing when it is ""): the process answers, so it is live
-// and ready, as controller-runtime's ping checks are.
-Status ServeHealth(serve::HttpServer& s, const std::string& address) {
-  if (address.empty()) return Ok();
-  for (const char* path : {"/healthz", "/readyz"}) {
-    s.Add(serve::Get(path, [](const serve::Request&) {
-      return serve::Response{200, "text/plain", "ok\n", {}};
-    }));
+// The webhook server on the component runtime: /metrics, /healthz and /readyz are the runtime's
+// (plain HTTP); the webhooks answer on their own TLS address. No lease: every replica serves.
+class Admission final : public runtime::Component {
+ public:
+  Admission(const ServerOptions& o, runtime::Manager& m)
+      : o_(o), m_(m), certs_(o.cert_file, o.key_file, m.Logger()), lookup_(m.client()) {}
+
+  Status Start() override {
+    const auto hp = serve::ParseAddress(o_.address);
+    if (!hp || hp->second == 0) return Error{"--bind-address " + o_.address + ": not HOST:PORT"};
+    if (auto s = certs_.Load(); !s.ok()) return s;
+    serve::Limits limits;
+    limits.workers = 4;
+    server_ = std::make_unique<serve::HttpServer>(limits);
+    hooks_ = std::make_unique<Webhooks>(o_, lookup_, m_);
+    hooks_->Routes(*server_);
+    return Ok();
   }
-  return s.Listen(address);
+
+  Status Sync(std::chrono::milliseconds) override { return Ok(); }
+  // The process answers, so it is ready, as controller-runtime's ping checks are.
+  bool Synced() const override { return true; }
+
+  int Run() override {
+    const auto tls = [this](SSL_CTX* ctx) {
+      SSL_CTX_set_cert_cb(ctx, CertCallback, &certs_);
+      return Ok();
+    };
+    if (Status st = server_->Listen(o_.address, tls); !st.ok()) {
+      m_.Log("error: " + st.error().message);
+      return 1;
+    }
+    m_.Log("serving on https://" + o_.address);
+    while (!m_.Stopping()) m_.Sleep(std::chrono::milliseconds(100));
+    return 0;
+  }
+
+  void Stop(bool) override {
+    if (server_) server_->Stop();
+  }
+
+ private:
+  const ServerOptions& o_;
+  runtime::Manager& m_;
+  CertStore certs_;
+  ApiLookup lookup_;
+  std::unique_ptr<serve::HttpServer> server_;
+  std::unique_ptr<Webhooks> hooks_;
+};
+
+runtime::ManagerOptions AdmissionManagerOptions(const ServerOptions& o) {
+  runtime::ManagerOptions m;
+  m.name = "admission";
+  m.metrics_address = o.metrics_address;
+  m.health_address = o.health_address;
+  return m;
 }
 
 }  // namespace
 
-void RequestAdmissionStop() { g_stop = true; }
-
 int RunAdmission(const ServerOptions& o, std::ostream& err) {
-  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai admission: error: " << config.error().message << "\n";
-    return 2;
-  }
-  config->qps = o.qps;
-  config->burst = o.burst;
-  const k8s::ApiClient client(*config);
-  return RunAdmission(o, client, err);
+  return runtime::RunComponent(
+      runtime::ClientOptionsOf(o), AdmissionManagerOptions(o), err,
+      [&](runtime::Manager& m) { return std::make_unique<Admission>(o, m); });
 }
 
-int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostream& err) {
-  g_stop = false;
-  std::mutex log_mu;
-  const auto hp = serve::ParseAddress(o.address);
-  if (!hp || hp->second == 0) {
-    err << "kai admission: --bind-address " << o.address << ": not HOST:PORT\n";
-    return 2;
-  }
-  CertStore certs(o.cert_file, o.key_file, err, log_mu);
-  if (auto s = certs.Load(); !s.ok()) {
-    err << "kai admission: error: " << s.error().message << "\n";
-    return 2;
-  }
-  ApiLookup lookup(client);
-  serve::Limits limits;
-  limits.workers = 4;
-  serve::HttpServer server(limits);
-  Webhooks hooks(o, lookup, err, log_mu);
-  hooks.Routes(server);
-  const auto tls = [&certs](SSL_CTX* ctx) {
-    SSL_CTX_set_cert_cb(ctx, CertCallback, &certs);
-    return Ok();
-  };
-  if (Status st = server.Listen(o.address, tls); !st.ok()) {
-    err << "kai admission: error: " << st.error().message << "\n";
-    return 1;
-  }
-  serve::HttpServer metrics_server;  // plain HTTP, for a scraper without the webhook's CA
-  if (!o.metrics_address.empty()) {
-    metrics_server.Add(serve::MetricsRoute(hooks.metrics()));
-    if (Status st = metrics_server.Listen(o.metrics_address); !st.ok()) {
-      err << "kai admission: --metrics-bind-address: " << st.error().message << "\n";
-      server.Stop();
-      return 1;
-    }
-  }
-  serve::HttpServer health_server;  // plain HTTP, for the kubelet's probes
-  if (Status st = ServeHealth(health_server, o.health_address); !st.ok()) {
-    err << "kai admission: --health-probe-bind-address: " << st.error().message << "\n";
-    metrics_server.Stop();
-    server.Stop();
-    return 1;
-  }
-  {
-    std::lock_guard<std::mutex> lock(log_mu);
-    err << "kai admission: serving on https://" << o.address << "\n";
-  }
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  health_server.Stop();
-  metrics_server.Stop();
-  server.Stop();
-  return 0;
+int RunAdmission(const ServerOptions& o, const k8s::ApiClient& client, std::ostream& err,
+                 const std::atomic<bool>* also_stop) {
+  return runtime::RunComponent(
+      client, AdmissionManagerOptions(o), err,
+      [&](runtime::Manager& m) { return std::make_unique<Admission>(o, m); }, also_stop);
 }
 
 }  // namespace kai::webhook

@@ -30,11 +30,12 @@ struct ServerOptions {
   admission::Options admission;
 };
 
-// Serves until RequestAdmissionStop (SIGTERM). Exit status: 0 on a stop, 2 on bad options or
-// unreadable certificate files, 1 when the address cannot be bound.
+// Serves on the component runtime (kube/runtime/manager.h) until a stop. Exit status: 0 on a
+// stop, 2 on bad options or unreadable certificate files, 1 when an address cannot be bound.
 int RunAdmission(const ServerOptions& options, std::ostream& err);
-// The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
-int RunAdmission(const ServerOptions& options, const k8s::ApiClient& client, std::ostream& err);
-void RequestAdmissionStop();
+// The same on a client the caller shares (`kai run`; options.kubeconfig is not read), also
+// stopping when `also_stop` is set.
+int RunAdmission(const ServerOptions& options, const k8s::ApiClient& client, std::ostream& err,
+                 const std::atomic<bool>* also_stop = nullptr);
 
 }  // namespace kai::webhook

@@ -18,15 +18,15 @@ namespace {
 using namespace std::chrono_literals;
 
 struct FakeClock {
-  Clock::time_point t{};
-  NowFn fn() {
+  runtime::Clock::time_point t{};
+  runtime::NowFn fn() {
     return [this] { return t; };
   }
 };
 
 TEST(BinderWorkQueue, KeyQueuedOnceAndNeverToTwoWorkers) {
   FakeClock c;
-  WorkQueue q({}, c.fn());
+  runtime::WorkQueue q({}, c.fn());
   q.Add("a");
   q.Add("a");
   EXPECT_EQ(q.Len(), 1u);
@@ -42,14 +42,14 @@ TEST(BinderWorkQueue, KeyQueuedOnceAndNeverToTwoWorkers) {
 // queue's and the reconciler's metrics (client-go's and controller-runtime's names).
 TEST(BinderWorkQueue, RunWorkerRetriesFailuresAndReportsThem) {
   FakeClock c;
-  WorkQueue q({}, c.fn());
+  runtime::WorkQueue q({}, c.fn());
   serve::MetricsRegistry r;
   q.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(r, "test"));
   serve::ReconcileMetrics reconciles(r, "test", 1);
   q.Add("ok");
   q.Add("fails");
   std::vector<std::string> seen;
-  RunWorker(
+  runtime::RunWorker(
       q,
       [&](const std::string& key) {
         seen.push_back(key);
@@ -71,7 +71,7 @@ TEST(BinderWorkQueue, RunWorkerRetriesFailuresAndReportsThem) {
 
 TEST(BinderWorkQueue, DelayedKeysWaitForTheClockEarliestWins) {
   FakeClock c;
-  WorkQueue q({}, c.fn());
+  runtime::WorkQueue q({}, c.fn());
   q.AddAfter("a", 4000ms);
   q.AddAfter("a", 2000ms);  // earlier: replaces
   q.AddAfter("a", 9000ms);  // later: ignored
@@ -87,7 +87,7 @@ TEST(BinderWorkQueue, DelayedKeysWaitForTheClockEarliestWins) {
 
 TEST(BinderWorkQueue, FailureDelaysDoubleToTheMaxUntilForgotten) {
   FakeClock c;
-  WorkQueue q({1000ms, 4000ms}, c.fn());
+  runtime::WorkQueue q({1000ms, 4000ms}, c.fn());
   std::vector<int64_t> delays;
   for (int i = 0; i < 5; ++i) {
     q.AddRateLimited("k");

@@ -16,8 +16,7 @@
 #include "kai/daemons/binder/binder.h"
 #include "kai/kube/informer/informer.h"
 #include "kai/kube/runtime/background.h"
-#include "kai/kube/runtime/leader.h"
-#include "kai/kube/runtime/server.h"
+#include "kai/kube/runtime/manager.h"
 #include "kai/kube/serve/controller_metrics.h"
 #include "kai/kube/serve/metrics.h"
 
@@ -45,7 +44,6 @@ std::optional<std::chrono::seconds> PendingRetry(const BindRequestObject& reques
 
 namespace {
 
-std::atomic<bool> g_stop{false};
 namespace res = k8s::resources;
 constexpr size_t kRequestsKind = 0;
 constexpr size_t kPodsKind = 1;
@@ -63,41 +61,40 @@ struct Counters {
   std::atomic<int64_t> parked{0};
 };
 
-class Controller : public GroupView {
+class Controller final : public GroupView, public runtime::Component {
  public:
-  Controller(const BinderOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o),
-        lead_(client, o.leader_elect,
-              scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
-        client_(lead_.client()),
-        err_(err),
-        queue_(o.rate_limit),
-        background_(20000, 4) {
+  Controller(const BinderOptions& o, runtime::Manager& m)
+      : o_(o), m_(m), client_(m.client()), queue_(o.rate_limit), background_(20000, 4) {
     queue_.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(registry_, kControllerName));
+    registry_.AddSource([this] { return Metrics(); });
   }
 
-  int Run() {
+  Status Start() override {
     auto config =
         MergePluginConfig(DefaultPluginConfig(), o_.plugins_json.empty() ? "{}" : o_.plugins_json);
-    if (!config.ok()) return Fail(2, config.error().message);
-    auto plugins = BuildPlugins(*config, client_, g_stop);
-    if (!plugins.ok()) return Fail(2, plugins.error().message);
+    if (!config.ok()) return config.error();
+    auto plugins = BuildPlugins(*config, client_, m_.stop_flag());
+    if (!plugins.ok()) return plugins.error();
     ReservationOptions ro = o_.reservation;
-    ro.log = [this](const std::string& l) { Log(l); };
+    ro.log = m_.Logger();
     reservations_ = std::make_unique<ReservationService>(client_, ro, this);
     binder_ = std::make_unique<Binder>(client_, *reservations_, std::move(plugins.value()));
     StartInformer();
-    if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
-      return Fail(1,
-                  "the caches did not sync within the time-out (is the API server reachable "
-                  "and is the BindRequest CRD installed? see deploy/crds)");
-    }
-    StartServers();
-    if (!AwaitLeadership()) {
-      if (lead_.Lost())
-        return Fail(scheduler::kLeadershipLostExit, scheduler::kLeadershipLostMessage);
-      return Fail(0, "");
-    }
+    return Ok();
+  }
+
+  Status Sync(std::chrono::milliseconds timeout) override {
+    if (informer_->WaitForFirstLists(timeout)) return Ok();
+    return Error{
+        "the caches did not sync within the time-out (is the API server reachable and is the "
+        "BindRequest CRD installed? see deploy/crds)"};
+  }
+
+  bool Synced() const override { return informer_ && informer_->Synced(); }
+
+  void Standby() override { Apply(); }  // keep the caches current while waiting
+
+  int Run() override {
     Apply();
     if (auto s = reservations_->SyncAll(); !s.ok())
       Log("syncing reservations: " + s.error().message);
@@ -105,27 +102,41 @@ class Controller : public GroupView {
     for (int i = 0; i < std::max(1, o_.max_concurrent); ++i)
       workers_.emplace_back([this] { Work(); });
     Log("started: " + std::to_string(workers_.size()) + " workers");
-    const int rc = Loop();
-    Shutdown();
-    return rc;
+    while (!m_.Stopping()) {
+      informer_->WaitForDeltas(std::chrono::milliseconds(50));
+      Apply();
+      ManageBackground();
+      const auto now = std::chrono::steady_clock::now();
+      if (o_.resync_period.count() > 0 && now - last_resync_ >= o_.resync_period) {
+        queue_.Add(kResync);
+        last_resync_ = now;
+      }
+    }
+    return 0;
+  }
+
+  // The queued keys and background writes are dropped after a lost lease (the fence refuses
+  // them anyway), flushed for a few seconds on a clean stop.
+  void Stop(bool lease_lost) override {
+    workers_stop_ = true;
+    queue_.ShutDown();
+    if (lease_lost) background_.Clear();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    background_.Resume();
+    if (!lease_lost && !background_.Flush(std::chrono::seconds(5))) {
+      Log("stopping with status writes or events unwritten");
+    }
+    if (informer_) informer_->Stop();
   }
 
  private:
-  int Fail(int code, const std::string& msg) {
-    if (!msg.empty()) Log(msg);
-    Shutdown();
-    return code;
-  }
-
-  void Log(const std::string& l) {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai binder: " << l << "\n";
-  }
+  void Log(const std::string& l) { m_.Log(l); }
 
   void StartInformer() {
     informer::InformerOptions io;
     io.hub = o_.watch_hub;
-    io.log = [this](const std::string& l) { Log(l); };
+    io.log = m_.Logger();
     io.on_delta = [this](size_t kind, const std::string& key, const ClusterState* obj) {
       OnDelta(kind, key, obj);
     };
@@ -137,66 +148,9 @@ class Controller : public GroupView {
     informer_->Start();
   }
 
-  void StartServers() {
-    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
-    scheduler::ServerHooks hooks;
-    hooks.ready = [this] { return informer_ && informer_->Synced(); };
-    registry_.AddSource([this] { return Metrics(); });
-    hooks.metrics = &registry_;
-    servers_ = std::make_unique<scheduler::Servers>(hooks);
-    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
-      Log(st.error().message);
-    }
-  }
-
-  bool AwaitLeadership() {
-    lead_.Start();
-    while (!g_stop && !lead_.Lost()) {
-      Apply();  // keep the caches current while waiting
-      if (lead_.Leading()) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-  }
-
-  int Loop() {
-    while (!g_stop) {
-      informer_->WaitForDeltas(std::chrono::milliseconds(50));
-      Apply();
-      ManageBackground();
-      const auto now = std::chrono::steady_clock::now();
-      if (o_.resync_period.count() > 0 && now - last_resync_ >= o_.resync_period) {
-        queue_.Add(kResync);
-        last_resync_ = now;
-      }
-      if (lead_.Lost()) {
-        Log(scheduler::kLeadershipLostMessage);
-        return scheduler::kLeadershipLostExit;
-      }
-    }
-    return 0;
-  }
-
   void Apply() {
     ClusterChanges changes;
     informer_->Apply(world_, changes);
-  }
-
-  // The queued keys and background writes are dropped after a lost lease (the fence refuses
-  // them anyway), flushed for a few seconds on a clean stop; then the lease is released.
-  void Shutdown() {
-    workers_stop_ = true;
-    queue_.ShutDown();
-    if (lead_.Lost()) background_.Clear();
-    for (auto& t : workers_) t.join();
-    workers_.clear();
-    background_.Resume();
-    if (!lead_.Lost() && !background_.Flush(std::chrono::seconds(5))) {
-      Log("stopping with status writes or events unwritten");
-    }
-    if (servers_) servers_->Stop();
-    lead_.Release();
-    if (informer_) informer_->Stop();
   }
 
   // Status writes and events wait while binds are flowing, at most the deferral at a time.
@@ -356,7 +310,7 @@ class Controller : public GroupView {
   // --- the workers ---
 
   void Work() {
-    RunWorker(
+    runtime::RunWorker(
         queue_,
         [this](const std::string& item) {
           ++in_flight_;
@@ -364,7 +318,7 @@ class Controller : public GroupView {
           --in_flight_;
           return done;
         },
-        [this] { return g_stop || workers_stop_; },
+        [this] { return m_.Stopping() || workers_stop_; },
         [this](const std::string&) { return &reconciles_; });
   }
 
@@ -570,24 +524,20 @@ class Controller : public GroupView {
   }
 
   const BinderOptions& o_;
-  scheduler::Leadership lead_;  // before client_: the binder writes through its fenced client
-  const k8s::ApiClient& client_;
-  std::ostream& err_;
-  std::mutex log_mu_;
-  // Before what reports to it, after the servers that read it (declared last).
-  serve::MetricsRegistry registry_;
+  runtime::Manager& m_;
+  const k8s::ApiClient& client_;  // the manager's, fenced by the lease
+  serve::MetricsRegistry& registry_ = m_.registry();
   serve::ReconcileMetrics reconciles_{registry_, kControllerName, o_.max_concurrent};
   prometheus::Histogram& bind_duration_ = prometheus::BuildHistogram()
                                               .Name("kai_binder_bind_duration_seconds")
                                               .Help("A successful bind (kai).")
                                               .Register(registry_.registry())
                                               .Add({}, serve::ExponentialBuckets(0.005, 2, 12));
-  WorkQueue queue_;
+  runtime::WorkQueue queue_;
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<ReservationService> reservations_;
   std::unique_ptr<Binder> binder_;
   std::atomic<bool> workers_stop_{false};
-  std::unique_ptr<scheduler::Servers> servers_;
   ClusterState world_;  // the informer's store (Apply's thread only)
   mutable std::mutex mu_;
   std::unordered_map<std::string, BindRequestObject> requests_;  // not Succeeded
@@ -605,7 +555,7 @@ class Controller : public GroupView {
   bool paused_ = false, deferral_spent_ = false;
   std::chrono::steady_clock::time_point paused_since_{}, last_resync_{};
   std::vector<std::thread> workers_;
-  scheduler::BackgroundWriter background_;  // after what its writes use; stops first
+  runtime::BackgroundWriter background_;  // after what its writes use; stops first
 };
 
 }  // namespace
@@ -613,7 +563,7 @@ class Controller : public GroupView {
 std::vector<prometheus::MetricFamily> BinderMetricFamilies(const BinderMetricValues& v) {
   const auto n = [](int64_t x) { return static_cast<double>(x); };
   const ReservationStats& rs = v.reservations;
-  const scheduler::WriteStats& bg = v.writes;
+  const runtime::WriteStats& bg = v.writes;
   const informer::InformerStats& st = v.watch;
   return {
       serve::CounterFamily(
@@ -652,24 +602,21 @@ std::vector<prometheus::MetricFamily> BinderMetricFamilies(const BinderMetricVal
   };
 }
 
-void RequestBinderStop() { g_stop = true; }
-
-int RunBinder(const BinderOptions& options, std::ostream& err) {
-  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai: error: " << config.error().message << "\n";
-    return 2;
-  }
-  config->qps = options.qps;
-  config->burst = options.burst;
-  const k8s::ApiClient client(*config);
-  return RunBinder(options, client, err);
+runtime::ManagerOptions BinderManagerOptions(const BinderOptions& o) {
+  return runtime::ManagerOptionsOf("binder", o);
 }
 
-int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err) {
-  g_stop = false;
-  Controller c(options, client, err);
-  return c.Run();
+int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err,
+              const std::atomic<bool>* also_stop) {
+  return runtime::RunComponent(
+      client, BinderManagerOptions(options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controller>(options, m); }, also_stop);
+}
+
+int RunBinder(const BinderOptions& options, std::ostream& err) {
+  return runtime::RunComponent(
+      runtime::ClientOptionsOf(options), BinderManagerOptions(options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controller>(options, m); });
 }
 
 }  // namespace kai::binder

@@ -36,7 +36,8 @@ struct BinderOptions {
   int burst = 300;
   std::string scheduler_name = "kai-scheduler";
   int max_concurrent = 10;
-  RateLimit rate_limit;  // failures the status write could not record: 1 s doubling to 60 s
+  runtime::RateLimit
+      rate_limit;  // failures the status write could not record: 1 s doubling to 60 s
   ReservationOptions reservation;
   std::string plugins_json;  // --plugins overrides of DefaultPluginConfig()
   std::chrono::milliseconds resync_period{60000};
@@ -64,21 +65,23 @@ FailureOutcome OnFailure(const BindRequestObject& request);
 // from now, or nullopt when the failure was final.
 std::optional<std::chrono::seconds> PendingRetry(const BindRequestObject& request);
 
-// Runs the binder; returns the process exit code (0 after RequestBinderStop, 1 on a runtime
-// failure, 2 on bad configuration). `err` receives the log.
 // The binder's own metrics (kai_binder_*), from its counts at scrape time.
 struct BinderMetricValues {
   int64_t succeeded = 0, failed = 0, retried = 0, parked = 0, groups_awaited = 0;
   int64_t already_bound = 0, invalid_deleted = 0, depth = 0, delayed = 0;
   ReservationStats reservations;
-  scheduler::WriteStats writes;
+  runtime::WriteStats writes;
   informer::InformerStats watch;
 };
 std::vector<prometheus::MetricFamily> BinderMetricFamilies(const BinderMetricValues& v);
 
+// The binder on the component runtime (kube/runtime/manager.h): the exit status is the
+// runtime's (0 after a stop, 1 on a lost lease or caches that never synced, 2 on bad
+// configuration); `err` receives the log.
 int RunBinder(const BinderOptions& options, std::ostream& err);
-// The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
-int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err);
-void RequestBinderStop();
+// The same on a client the caller shares (`kai run`; options.kubeconfig is not read), also
+// stopping when `also_stop` is set.
+int RunBinder(const BinderOptions& options, const k8s::ApiClient& client, std::ostream& err,
+              const std::atomic<bool>* also_stop = nullptr);
 
 }  // namespace kai::binder

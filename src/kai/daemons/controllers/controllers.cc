@@ -19,8 +19,7 @@
 #include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/reflector.h"
 #include "kai/kube/informer/watch_hub.h"
-#include "kai/kube/runtime/leader.h"
-#include "kai/kube/runtime/server.h"
+#include "kai/kube/runtime/manager.h"
 #include "kai/kube/runtime/workqueue.h"
 #include "kai/kube/serve/controller_metrics.h"
 #include "kai/kube/serve/metrics.h"
@@ -34,7 +33,6 @@ using controllers::PodFacts;
 using controllers::PodGroupFacts;
 using controllers::PriorityClassFacts;
 using controllers::QueueFacts;
-std::atomic<bool> g_stop{false};
 
 constexpr std::string_view kGroupPrefix = "pg/";
 constexpr std::string_view kQueuePrefix = "q/";
@@ -69,50 +67,68 @@ using Decoder = Result<T> (*)(const doc::Node&);
 
 enum class Outcome { kDone, kRetry };
 
-class Controllers {
+class Controllers final : public runtime::Component {
  public:
-  Controllers(const ControllersOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o),
-        lead_(client, o.leader_elect,
-              scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
-        client_(lead_.client()),
-        err_(err) {
+  Controllers(const ControllersOptions& o, runtime::Manager& m)
+      : o_(o), m_(m), client_(m.client()) {
     queue_.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(registry_, "controllers"));
+    registry_.AddSource([this] { return Metrics(); });
   }
 
-  int Run() {
+  Status Start() override {
     StartReflectors();
-    if (!WaitForSync()) {
-      return Fail(1,
-                  "the watches did not sync within the time-out (is the API server reachable "
-                  "and are the CRDs installed? see deploy/crds)");
+    return Ok();
+  }
+
+  Status Sync(std::chrono::milliseconds timeout) override {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (!Synced()) {
+      if (m_.Stopping()) return Ok();
+      if (std::chrono::steady_clock::now() >= until) {
+        return Error{
+            "the watches did not sync within the time-out (is the API server reachable and are "
+            "the CRDs installed? see deploy/crds)"};
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (!StartServers()) return Fail(2, "");
-    if (!AwaitLeadership()) {
-      if (lead_.Lost())
-        return Fail(scheduler::kLeadershipLostExit, scheduler::kLeadershipLostMessage);
-      return Fail(0, "");
-    }
+    return Ok();
+  }
+
+  bool Synced() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::all_of(synced_.begin(), synced_.end(), [](bool b) { return b; });
+  }
+
+  int Run() override {
     if (o_.create_defaults) threads_.emplace_back([this] { CreateDefaults(); });
     EnqueueAll();
     for (int i = 0; i < std::max(1, o_.workers); ++i) workers_.emplace_back([this] { Work(); });
     Log("started: " + std::to_string(workers_.size()) + " workers");
-    const int rc = Loop();
-    Shutdown();
-    return rc;
+    auto last_resync = std::chrono::steady_clock::now();
+    while (!m_.Stopping()) {
+      m_.Sleep(std::chrono::milliseconds(100));
+      const auto now = std::chrono::steady_clock::now();
+      if (o_.resync_period.count() > 0 && now - last_resync >= o_.resync_period) {
+        EnqueueAll();
+        last_resync = now;
+      }
+    }
+    return 0;
+  }
+
+  void Stop(bool) override {
+    queue_.ShutDown();
+    for (auto& t : workers_) t.join();
+    workers_.clear();
+    for (uint64_t id : subscriptions_) o_.watch_hub->Unsubscribe(id);
+    subscriptions_.clear();
+    for (auto& r : reflectors_) r->Stop();
+    for (auto& t : threads_) t.join();
+    threads_.clear();
   }
 
  private:
-  int Fail(int code, const std::string& msg) {
-    if (!msg.empty()) Log(msg);
-    Shutdown();
-    return code;
-  }
-
-  void Log(const std::string& line) {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai controllers: " << line << "\n";
-  }
+  void Log(const std::string& line) { m_.Log(line); }
 
   // --- the cache ---------------------------------------------------------------------------
 
@@ -217,20 +233,6 @@ class Controllers {
     add(res::kQueue, queue_sink_);
   }
 
-  bool Synced() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return std::all_of(synced_.begin(), synced_.end(), [](bool b) { return b; });
-  }
-
-  bool WaitForSync() {
-    const auto until = std::chrono::steady_clock::now() + o_.sync_timeout;
-    while (!Synced()) {
-      if (g_stop || std::chrono::steady_clock::now() >= until) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return true;
-  }
-
   // --- what a change makes stale (called with mu_ held) --------------------------------------
 
   void Enqueue(std::string_view prefix, const std::string& key) {
@@ -300,14 +302,14 @@ class Controllers {
   // --- reconciling -----------------------------------------------------------------------------
 
   void Work() {
-    binder::RunWorker(
+    runtime::RunWorker(
         queue_,
         [this](const std::string& key) {
           const bool group = IsGroupKey(key);
           const std::string object = key.substr(group ? kGroupPrefix.size() : kQueuePrefix.size());
           return (group ? ReconcileGroup(object) : ReconcileQueue(object)) == Outcome::kDone;
         },
-        [] { return g_stop.load(); },
+        [this] { return m_.Stopping(); },
         [this](const std::string& key) {
           return IsGroupKey(key) ? &group_reconciles_ : &queue_reconciles_;
         });
@@ -425,72 +427,16 @@ class Controllers {
     return QueueMetricFamilies(queues, o_.metrics_namespace);
   }
 
-  bool StartServers() {
-    if (o_.metrics_address.empty() && o_.health_address.empty()) return true;
-    scheduler::ServerHooks hooks;
-    hooks.ready = [this] { return Synced(); };
-    registry_.AddSource([this] { return Metrics(); });
-    hooks.metrics = &registry_;
-    servers_ = std::make_unique<scheduler::Servers>(hooks);
-    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
-      Log(st.error().message);
-      return false;
-    }
-    return true;
-  }
-
-  bool AwaitLeadership() {
-    lead_.Start();
-    return lead_.WaitForLeadership(g_stop) && !g_stop;
-  }
-
-  int Loop() {
-    auto last_resync = std::chrono::steady_clock::now();
-    while (!g_stop) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      const auto now = std::chrono::steady_clock::now();
-      if (o_.resync_period.count() > 0 && now - last_resync >= o_.resync_period) {
-        EnqueueAll();
-        last_resync = now;
-      }
-      if (lead_.Lost()) {
-        Log(scheduler::kLeadershipLostMessage);
-        return scheduler::kLeadershipLostExit;
-      }
-    }
-    return 0;
-  }
-
   void CreateDefaults() {
-    EnsureDefaults(
-        client_, g_stop, [this](const std::string& l) { Log(l); },
-        [](std::chrono::milliseconds d) {
-          const auto until = std::chrono::steady_clock::now() + d;
-          while (!g_stop && std::chrono::steady_clock::now() < until) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-          }
-        });
-  }
-
-  void Shutdown() {
-    g_stop = true;
-    queue_.ShutDown();
-    for (auto& t : workers_) t.join();
-    workers_.clear();
-    if (servers_) servers_->Stop();
-    lead_.Release();  // after the status writers stopped (a lost lease only stops the elector)
-    for (uint64_t id : subscriptions_) o_.watch_hub->Unsubscribe(id);
-    subscriptions_.clear();
-    for (auto& r : reflectors_) r->Stop();
-    for (auto& t : threads_) t.join();
-    threads_.clear();
+    EnsureDefaults(client_, m_.stop_flag(), m_.Logger(),
+                   [this](std::chrono::milliseconds d) { m_.Sleep(d); });
   }
 
   const ControllersOptions& o_;
-  scheduler::Leadership lead_;  // before client_: the controllers write through its fence
-  const k8s::ApiClient& client_;
-  std::ostream& err_;
-  std::mutex log_mu_, mu_, metrics_mu_;
+  runtime::Manager& m_;
+  const k8s::ApiClient& client_;  // the manager's, fenced by the lease
+  mutable std::mutex mu_;
+  std::mutex metrics_mu_;
   // The cache (mu_): only what the status computations read, per live object.
   KindStore<PodFacts> pods_;
   KindStore<NodeFacts> nodes_;
@@ -504,37 +450,27 @@ class Controllers {
   std::vector<uint64_t> subscriptions_;  // kinds kai run's hub serves
   std::vector<bool> synced_;             // by watched kind (mu_)
   std::vector<std::thread> threads_, workers_;
-  // Before what reports to it, after the servers that read it.
-  serve::MetricsRegistry registry_;
+  serve::MetricsRegistry& registry_ = m_.registry();
   serve::ReconcileMetrics group_reconciles_{registry_, "podgroup", o_.workers};
   serve::ReconcileMetrics queue_reconciles_{registry_, "queue", o_.workers};
-  binder::WorkQueue queue_;
+  runtime::WorkQueue queue_;
   std::map<std::string, controllers::QueueMetrics> metrics_;  // live queues only
   std::atomic<int64_t> writes_{0};
-  std::unique_ptr<scheduler::Servers> servers_;
 };
 
 }  // namespace
 
-void RequestControllersStop() { g_stop = true; }
-
 int RunControllers(const ControllersOptions& options, const k8s::ApiClient& client,
-                   std::ostream& err) {
-  g_stop = false;
-  Controllers c(options, client, err);
-  return c.Run();
+                   std::ostream& err, const std::atomic<bool>* also_stop) {
+  return runtime::RunComponent(
+      client, runtime::ManagerOptionsOf("controllers", options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controllers>(options, m); }, also_stop);
 }
 
 int RunControllers(const ControllersOptions& options, std::ostream& err) {
-  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai controllers: error: " << config.error().message << "\n";
-    return 2;
-  }
-  config->qps = options.qps;
-  config->burst = options.burst;
-  k8s::ApiClient client(*config);
-  return RunControllers(options, client, err);
+  return runtime::RunComponent(
+      runtime::ClientOptionsOf(options), runtime::ManagerOptionsOf("controllers", options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controllers>(options, m); });
 }
 
 }  // namespace kai::controllersd

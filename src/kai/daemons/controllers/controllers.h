@@ -7,6 +7,7 @@
 // reconcile recomputes that status from the cache and patches the status subresource only when
 // the value differs from what the server holds, so a restart at any moment converges and an
 // unchanged cluster is never written.
+#include <atomic>
 #include <chrono>
 #include <ostream>
 #include <string>
@@ -42,12 +43,13 @@ struct ControllersOptions {
   informer::WatchHub* watch_hub = nullptr;
 };
 
-// Runs until RequestControllersStop (SIGTERM). Exit status: 0 on a stop, 1 when the watches never
-// synced or the leader lease was lost, 2 on bad options or an address that cannot be bound.
+// Runs on the component runtime (kube/runtime/manager.h) until a stop; the exit status is the
+// runtime's (0 on a stop, 1 when the watches never synced, the lease was lost or an address
+// cannot be bound, 2 on bad options). The first form shares a client and also stops on
+// `also_stop` (`kai run`); the second resolves the kubeconfig (--kubeconfig, --context,
+// $KUBECONFIG, in-cluster, ~/.kube/config).
 int RunControllers(const ControllersOptions& options, const k8s::ApiClient& client,
-                   std::ostream& err);
-// Resolves the kubeconfig (--kubeconfig, --context, $KUBECONFIG, in-cluster, ~/.kube/config).
+                   std::ostream& err, const std::atomic<bool>* also_stop = nullptr);
 int RunControllers(const ControllersOptions& options, std::ostream& err);
-void RequestControllersStop();
 
 }  // namespace kai::controllersd

@@ -16,7 +16,7 @@
 #include "kai/daemons/podgrouper/api_reader.h"
 #include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/informer.h"
-#include "kai/kube/runtime/server.h"
+#include "kai/kube/runtime/manager.h"
 #include "kai/kube/runtime/workqueue.h"
 #include "kai/kube/serve/controller_metrics.h"
 #include "kai/kube/serve/metrics.h"
@@ -26,7 +26,6 @@ namespace {
 
 namespace res = k8s::resources;
 using podgrouper::ApplyPlan;
-std::atomic<bool> g_stop{false};
 
 // What one pod's reconcile ended with: done, or to be tried again (the rate limiter's delay).
 enum class Outcome { kDone, kRetry };
@@ -35,89 +34,55 @@ struct Counters {
   std::atomic<int64_t> grouped{0}, created{0}, updated{0}, failed{0};
 };
 
-class Controller {
+class Controller final : public runtime::Component {
  public:
-  Controller(const PodGrouperOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o),
-        lead_(client, o.leader_elect, WithLog(o.leader)),
-        client_(lead_.client()),
-        err_(err),
-        reader_(client_) {
+  Controller(const PodGrouperOptions& o, runtime::Manager& m)
+      : o_(o), m_(m), client_(m.client()), reader_(client_) {
     queue_.SetMetrics(std::make_shared<serve::WorkQueueMetrics>(registry_, "pod"));
+    registry_.AddSource([this] { return Metrics(); });
   }
 
-  int Run() {
+  Status Start() override {
     StartInformer();
-    if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
-      Log("the pod watch did not sync within the time-out (is the API server reachable?)");
-      informer_->Stop();
-      return 1;
-    }
-    StartServers();
-    if (!AwaitLeadership()) return lead_.Lost() ? Lose() : Shutdown(0);
+    return Ok();
+  }
+
+  Status Sync(std::chrono::milliseconds timeout) override {
+    if (informer_->WaitForFirstLists(timeout)) return Ok();
+    return Error{"the pod watch did not sync within the time-out (is the API server reachable?)"};
+  }
+
+  bool Synced() const override { return informer_ && informer_->Synced(); }
+
+  // A standby keeps applying its watch, so that it takes over warm.
+  void Standby() override { ApplyWatch(); }
+
+  int Run() override {
     for (int i = 0; i < std::max(1, o_.max_concurrent); ++i) {
       workers_.emplace_back([this] { Work(); });
     }
     Log("started: " + std::to_string(workers_.size()) + " workers, pods of scheduler " +
         o_.grouper.scheduler_name);
-    while (!g_stop) {
-      ClusterChanges changes;
-      informer_->WaitForDeltas(std::chrono::milliseconds(100));
-      informer_->Apply(world_, changes);
-      if (lead_.Lost()) return Lose();
-    }
-    return Shutdown(0);
+    while (!m_.Stopping()) ApplyWatch();
+    return 0;
   }
 
- private:
-  void Log(const std::string& line) {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai podgrouper: " << line << "\n";
-  }
-
-  scheduler::LeaderOptions WithLog(scheduler::LeaderOptions lo) {
-    lo.log = [this](const std::string& l) { Log(l); };
-    return lo;
-  }
-
-  // The queued pods are dropped unwritten (the fence refuses their writes anyway).
-  int Lose() {
-    Log(scheduler::kLeadershipLostMessage);
-    return Shutdown(scheduler::kLeadershipLostExit);
-  }
-
-  int Shutdown(int rc) {
+  // The queued pods are dropped unwritten after a lost lease (the fence refuses their writes).
+  void Stop(bool) override {
     workers_stop_ = true;
     queue_.ShutDown();
     for (auto& t : workers_) t.join();
     workers_.clear();
-    if (servers_) servers_->Stop();
-    lead_.Release();  // after the writers stopped (a lost lease only stops the elector)
-    informer_->Stop();
-    return rc;
+    if (informer_) informer_->Stop();
   }
 
-  void StartServers() {
-    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
-    scheduler::ServerHooks hooks;
-    hooks.ready = [this] { return informer_->Synced() && lead_.Leading(); };
-    registry_.AddSource([this] { return Metrics(); });
-    hooks.metrics = &registry_;
-    servers_ = std::make_unique<scheduler::Servers>(hooks);
-    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
-      Log(st.error().message);
-    }
-  }
+ private:
+  void Log(const std::string& line) { m_.Log(line); }
 
-  // A standby keeps applying its watch (so that it takes over warm) until it leads or stops.
-  bool AwaitLeadership() {
-    lead_.Start();
-    while (!g_stop && !lead_.Lost() && !lead_.Leading()) {
-      ClusterChanges changes;
-      informer_->WaitForDeltas(std::chrono::milliseconds(100));
-      informer_->Apply(world_, changes);
-    }
-    return !g_stop && lead_.Leading();
+  void ApplyWatch() {
+    ClusterChanges changes;
+    informer_->WaitForDeltas(std::chrono::milliseconds(100));
+    informer_->Apply(world_, changes);
   }
 
   std::vector<prometheus::MetricFamily> Metrics() const {
@@ -131,13 +96,13 @@ class Controller {
             serve::CounterOf("kai_podgrouper_reconcile_errors_total",
                              "Pod reconciles that failed and were retried.", n(counters_.failed)),
             serve::GaugeOf("kai_podgrouper_leader", "1 while this replica leads.",
-                           lead_.Leading() ? 1 : 0)};
+                           m_.Leading() ? 1 : 0)};
   }
 
   void StartInformer() {
     informer::InformerOptions io;
     io.hub = o_.watch_hub;
-    io.log = [this](const std::string& l) { Log(l); };
+    io.log = m_.Logger();
     io.on_delta = [this](size_t, const std::string& key, const ClusterState* obj) {
       OnPod(key, obj && !obj->pods.empty() ? &obj->pods[0] : nullptr);
     };
@@ -164,9 +129,9 @@ class Controller {
   }
 
   void Work() {
-    binder::RunWorker(
+    runtime::RunWorker(
         queue_, [this](const std::string& key) { return Reconcile(key) == Outcome::kDone; },
-        [this] { return g_stop || workers_stop_; },
+        [this] { return m_.Stopping() || workers_stop_; },
         [this](const std::string&) { return &reconciles_; });
   }
 
@@ -277,47 +242,47 @@ class Controller {
   }
 
   const PodGrouperOptions& o_;
-  scheduler::Leadership lead_;  // before client_: the pod grouper writes through its fence
-  const k8s::ApiClient& client_;
-  std::ostream& err_;
+  runtime::Manager& m_;
+  const k8s::ApiClient& client_;  // the manager's, fenced by the lease
   ApiReader reader_;
-  std::mutex log_mu_, mu_;
-  // Before what reports to it, after the servers that read it.
-  serve::MetricsRegistry registry_;
+  std::mutex mu_;
+  serve::MetricsRegistry& registry_ = m_.registry();
   serve::ReconcileMetrics reconciles_{registry_, "pod", std::max(1, o_.max_concurrent)};
-  binder::WorkQueue queue_;
+  runtime::WorkQueue queue_;
   std::unordered_set<std::string> grouped_;  // pods grouped and annotated (live pods only)
   std::unordered_map<std::string, std::string> warned_;  // pod -> its last PodGrouperWarning
   std::atomic<uint64_t> event_seq_{0};
   std::unique_ptr<informer::Informer> informer_;
   ClusterState world_;  // what Apply fills (the pods, kept for the watch's bookkeeping)
   std::vector<std::thread> workers_;
-  std::unique_ptr<scheduler::Servers> servers_;
   std::atomic<bool> workers_stop_{false};
   Counters counters_;
 };
 
 }  // namespace
 
-void RequestPodGrouperStop() { g_stop = true; }
-
-int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err) {
-  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai podgrouper: error: " << config.error().message << "\n";
-    return 2;
-  }
-  config->qps = options.qps;
-  config->burst = options.burst;
-  const k8s::ApiClient client(*config);
-  return RunPodGrouper(options, client, err);
+runtime::ManagerOptions PodGrouperManagerOptions(const PodGrouperOptions& o) {
+  runtime::ManagerOptions m;
+  m.name = "podgrouper";
+  m.leader_elect = o.leader_elect;
+  m.leader = o.leader;
+  m.metrics_address = o.metrics_address;
+  m.health_address = o.health_address;
+  m.sync_timeout = o.sync_timeout;
+  return m;
 }
 
-int RunPodGrouper(const PodGrouperOptions& options, const k8s::ApiClient& client,
-                  std::ostream& err) {
-  g_stop = false;
-  Controller c(options, client, err);
-  return c.Run();
+int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err) {
+  return runtime::RunComponent(
+      runtime::ClientOptionsOf(options), PodGrouperManagerOptions(options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controller>(options, m); });
+}
+
+int RunPodGrouper(const PodGrouperOptions& options, const k8s::ApiClient& client, std::ostream& err,
+                  const std::atomic<bool>* also_stop) {
+  return runtime::RunComponent(
+      client, PodGrouperManagerOptions(options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controller>(options, m); }, also_stop);
 }
 
 }  // namespace kai::podgrouperd

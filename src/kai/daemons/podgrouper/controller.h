@@ -4,6 +4,7 @@
 // API discovery), the PodGroup is created or updated (fields others set are kept), and the pod
 // gets the pod-group-name annotation (and its SubGroup label) the scheduler reads. Every step is
 // idempotent: a restart at any point converges.
+#include <atomic>
 #include <chrono>
 #include <ostream>
 #include <string>
@@ -29,9 +30,9 @@ struct PodGrouperOptions {
   std::string health_address;   // host:port for /healthz, /readyz; "" = off
   // --leader-elect: only the holder of the Lease groups pods (a standby keeps its watch warm).
   bool leader_elect = false;
-  scheduler::LeaderOptions leader = DefaultLease();
-  static scheduler::LeaderOptions DefaultLease() {
-    scheduler::LeaderOptions l;
+  runtime::LeaderOptions leader = DefaultLease();
+  static runtime::LeaderOptions DefaultLease() {
+    runtime::LeaderOptions l;
     l.name = "kai-podgrouper";
     return l;
   }
@@ -39,11 +40,10 @@ struct PodGrouperOptions {
   informer::WatchHub* watch_hub = nullptr;
 };
 
-// Runs until RequestPodGrouperStop (SIGTERM). Exit status: 0 on a stop, 1 when the watch never
-// synced, 2 on bad options. The second form shares a client (`kai run`).
+// Runs on the component runtime (kube/runtime/manager.h) until a stop; the exit status is the
+// runtime's. The second form shares a client and also stops on `also_stop` (`kai run`).
 int RunPodGrouper(const PodGrouperOptions& options, std::ostream& err);
-int RunPodGrouper(const PodGrouperOptions& options, const k8s::ApiClient& client,
-                  std::ostream& err);
-void RequestPodGrouperStop();
+int RunPodGrouper(const PodGrouperOptions& options, const k8s::ApiClient& client, std::ostream& err,
+                  const std::atomic<bool>* also_stop = nullptr);
 
 }  // namespace kai::podgrouperd

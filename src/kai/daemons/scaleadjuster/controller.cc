@@ -13,8 +13,7 @@
 #include "kai/core/k8s/keys.h"
 #include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/informer.h"
-#include "kai/kube/runtime/leader.h"
-#include "kai/kube/runtime/server.h"
+#include "kai/kube/runtime/manager.h"
 #include "kai/kube/serve/controller_metrics.h"
 #include "kai/kube/serve/metrics.h"
 
@@ -25,54 +24,63 @@ namespace res = k8s::resources;
 using scaleadjuster::AdjustPlan;
 using scaleadjuster::PodFacts;
 using Clock = std::chrono::steady_clock;
-std::atomic<bool> g_stop{false};
 
 struct Counters {
   std::atomic<int64_t> passes{0}, created{0}, deleted{0}, failures{0};
 };
 
-class Controller {
+class Controller final : public runtime::Component {
  public:
-  Controller(const ScaleAdjusterOptions& o, const k8s::ApiClient& client, std::ostream& err)
-      : o_(o),
-        c_(o.adjuster),
-        lead_(client, o.leader_elect,
-              scheduler::LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
-        client_(lead_.client()),
-        err_(err) {}
+  Controller(const ScaleAdjusterOptions& o, runtime::Manager& m)
+      : o_(o), c_(o.adjuster), m_(m), client_(m.client()) {
+    registry_.AddSource([this] { return Metrics(); });
+  }
 
-  int Run() {
-    StartServers();
-    if (!AwaitLeadership()) return Shutdown(lead_.Lost() ? Lose() : 0);
+  Status Start() override {
     StartInformers();
+    return Ok();
+  }
+
+  Status Sync(std::chrono::milliseconds timeout) override {
     for (auto& inf : informers_) {
-      if (!inf->WaitForFirstLists(o_.sync_timeout)) {
-        Log("the pod watches did not sync within the time-out (is the API server reachable?)");
-        return Shutdown(1);
+      if (!inf->WaitForFirstLists(timeout)) {
+        return Error{
+            "the pod watches did not sync within the time-out (is the API server reachable?)"};
       }
     }
-    synced_ = true;
+    return Ok();
+  }
+
+  bool Synced() const override {
+    return std::all_of(informers_.begin(), informers_.end(),
+                       [](const auto& inf) { return inf->Synced(); });
+  }
+
+  void Standby() override { ApplyDeltas(); }
+
+  int Run() override {
     Log("started: scaling pods in " + c_.ns + " for the fractional pods of " + c_.scheduler_name);
-    return Shutdown(Loop());
+    Clock::time_point next_pass = Clock::now();
+    bool dirty = true;
+    while (!m_.Stopping()) {
+      informers_[0]->WaitForDeltas(std::chrono::milliseconds(100));
+      if (ApplyDeltas() > 0) dirty = true;
+      const Clock::time_point now = Clock::now();
+      if (now < next_pass && !(dirty && now - last_pass_ >= o_.debounce)) continue;
+      dirty = false;
+      last_pass_ = now;
+      next_pass = now + MeasuredPass();
+    }
+    return 0;
+  }
+
+  // A pass writes on the Run thread, so nothing writes once Run returned.
+  void Stop(bool) override {
+    for (auto& inf : informers_) inf->Stop();
   }
 
  private:
-  void Log(const std::string& line) {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai scale-adjuster: " << line << "\n" << std::flush;
-  }
-
-  void StartServers() {
-    if (o_.metrics_address.empty() && o_.health_address.empty()) return;
-    scheduler::ServerHooks hooks;
-    hooks.ready = [this] { return synced_.load(); };
-    registry_.AddSource([this] { return Metrics(); });
-    hooks.metrics = &registry_;
-    servers_ = std::make_unique<scheduler::Servers>(hooks);
-    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address); !st.ok()) {
-      Log(st.error().message);
-    }
-  }
+  void Log(const std::string& line) { m_.Log(line); }
 
   std::vector<prometheus::MetricFamily> Metrics() const {
     const auto n = [](int64_t v) { return static_cast<double>(v); };
@@ -85,22 +93,12 @@ class Controller {
                              n(n_.failures))};
   }
 
-  bool AwaitLeadership() {
-    lead_.Start();
-    return lead_.WaitForLeadership(g_stop) && !g_stop;
-  }
-
-  int Lose() {
-    Log(scheduler::kLeadershipLostMessage);
-    return scheduler::kLeadershipLostExit;
-  }
-
   // Two watches only to wake the passes (a pass reads the pods itself, with their conditions):
   // the scheduler's unbound pods (a pod leaves it when bound) and the scaling pods.
   void StartInformers() {
     informer::InformerOptions io;
     io.hub = o_.watch_hub;
-    io.log = [this](const std::string& l) { Log(l); };
+    io.log = m_.Logger();
     const std::string scaling = "fieldSelector=" + k8s::UrlEscape("metadata.namespace=" + c_.ns) +
                                 "&" + ScalingLabelQuery();
     informers_.push_back(std::make_unique<informer::Informer>(
@@ -118,22 +116,6 @@ class Controller {
       n += informers_[i]->Apply(worlds_[i], changes);
     }
     return n;
-  }
-
-  int Loop() {
-    Clock::time_point next_pass = Clock::now();
-    bool dirty = true;
-    while (!g_stop) {
-      informers_[0]->WaitForDeltas(std::chrono::milliseconds(100));
-      if (ApplyDeltas() > 0) dirty = true;
-      if (lead_.Lost()) return Lose();
-      const Clock::time_point now = Clock::now();
-      if (now < next_pass && !(dirty && now - last_pass_ >= o_.debounce)) continue;
-      dirty = false;
-      last_pass_ = now;
-      next_pass = now + MeasuredPass();
-    }
-    return 0;
   }
 
   // A pass, reported as controller-runtime reports a reconcile (an error when a call failed).
@@ -258,27 +240,15 @@ class Controller {
     last_notes_ = std::move(now);
   }
 
-  // A pass writes on this thread, so nothing writes once the loop returned: the lease goes.
-  int Shutdown(int rc) {
-    for (auto& inf : informers_) inf->Stop();
-    if (servers_) servers_->Stop();
-    lead_.Release();
-    return rc;
-  }
-
   const ScaleAdjusterOptions& o_;
   const scaleadjuster::AdjusterConfig& c_;
-  scheduler::Leadership lead_;  // before client_: the passes write through its fence
-  const k8s::ApiClient& client_;
-  std::ostream& err_;
-  std::mutex log_mu_;
+  runtime::Manager& m_;
+  const k8s::ApiClient& client_;  // the manager's, fenced by the lease
   Counters n_;
-  std::atomic<bool> synced_{false};
   std::vector<std::unique_ptr<informer::Informer>> informers_;
   std::vector<ClusterState> worlds_;  // what the watches hold (their bookkeeping only)
-  serve::MetricsRegistry registry_;
+  serve::MetricsRegistry& registry_ = m_.registry();
   serve::ReconcileMetrics passes_{registry_, "scaleadjuster", 1};
-  std::unique_ptr<scheduler::Servers> servers_;
   std::optional<UnixSeconds> last_delete_;  // starts the cool-down (KAI: lastScaleUpTime)
   std::set<std::string> last_notes_;
   Clock::time_point last_pass_{};
@@ -286,25 +256,17 @@ class Controller {
 
 }  // namespace
 
-void RequestScaleAdjusterStop() { g_stop = true; }
-
 int RunScaleAdjuster(const ScaleAdjusterOptions& options, const k8s::ApiClient& client,
-                     std::ostream& err) {
-  Controller c(options, client, err);
-  return c.Run();
+                     std::ostream& err, const std::atomic<bool>* also_stop) {
+  return runtime::RunComponent(
+      client, runtime::ManagerOptionsOf("scale-adjuster", options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controller>(options, m); }, also_stop);
 }
 
 int RunScaleAdjuster(const ScaleAdjusterOptions& options, std::ostream& err) {
-  g_stop = false;  // a process's run (tests run several); `kai run` uses the other entry
-  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai scale-adjuster: error: " << config.error().message << "\n";
-    return 2;
-  }
-  config->qps = options.qps;
-  config->burst = options.burst;
-  k8s::ApiClient client(*config);
-  return RunScaleAdjuster(options, client, err);
+  return runtime::RunComponent(
+      runtime::ClientOptionsOf(options), runtime::ManagerOptionsOf("scale-adjuster", options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Controller>(options, m); });
 }
 
 }  // namespace kai::scaleadjusterd

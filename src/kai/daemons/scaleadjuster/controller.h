@@ -6,6 +6,7 @@
 // the scaling pods (labelled app=<app label>) and converges: missing scaling pods are created,
 // unneeded ones deleted, so scaling pods a previous run left are adopted or deleted at start and
 // a restart at any moment leaves no orphan.
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <ostream>
@@ -40,14 +41,12 @@ struct ScaleAdjusterOptions {
   informer::WatchHub* watch_hub = nullptr;
 };
 
-// Runs on `client` until RequestScaleAdjusterStop (a request made before the call is kept, so a
-// thread started and stopped at once still stops). Exit status: 0 on a stop, 1 when the watches
-// never synced or the leader lease was lost.
+// Runs on the component runtime (kube/runtime/manager.h) on `client` until a stop, or until
+// `also_stop` is set (`kai run`); the exit status is the runtime's (0 on a stop, 1 when the
+// watches never synced or the lease was lost).
 int RunScaleAdjuster(const ScaleAdjusterOptions& options, const k8s::ApiClient& client,
-                     std::ostream& err);
-// The same on the client the options' kubeconfig gives (2 when it cannot be resolved); a
-// process's entry point, it clears an earlier stop request first.
+                     std::ostream& err, const std::atomic<bool>* also_stop = nullptr);
+// The same on the client the options' kubeconfig gives (2 when it cannot be resolved).
 int RunScaleAdjuster(const ScaleAdjusterOptions& options, std::ostream& err);
-void RequestScaleAdjusterStop();
 
 }  // namespace kai::scaleadjusterd

@@ -56,7 +56,7 @@ class Committer {
   CommitResult Commit(const Decisions& d, UnixSeconds now);
   // Status writes and events go out in the background; this waits for them (--once, shutdown).
   bool FlushBackground(std::chrono::milliseconds timeout);
-  WriteStats background_stats() const { return background_.stats(); }
+  runtime::WriteStats background_stats() const { return background_.stats(); }
   // No longer the leader: queued status writes and events are dropped and what was written is
   // forgotten, so that a leader again writes every status anew.
   void Abandon();
@@ -102,7 +102,7 @@ class Committer {
   std::atomic<uint64_t> event_seq_{0};
   std::optional<std::chrono::steady_clock::time_point> deferred_since_;  // Commit's thread only
   bool deferral_spent_ = false;
-  BackgroundWriter background_;  // last member: its workers stop before the rest goes
+  runtime::BackgroundWriter background_;  // last member: its workers stop before the rest goes
 };
 
 }  // namespace kai::scheduler

@@ -288,7 +288,7 @@ std::vector<prometheus::MetricFamily> AbsentKindsMetrics(
 // The informer's and the background writers' counters (kai's own).
 std::vector<prometheus::MetricFamily> WatchAndWriteMetrics(const std::string& ns,
                                                            const informer::InformerStats& st,
-                                                           const WriteStats& bg) {
+                                                           const runtime::WriteStats& bg) {
   std::vector<prometheus::MetricFamily> out;
   for (const auto& [name, help, v] :
        std::initializer_list<std::tuple<const char*, const char*, int64_t>>{

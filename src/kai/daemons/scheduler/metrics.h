@@ -95,6 +95,6 @@ std::vector<prometheus::MetricFamily> AbsentKindsMetrics(
 // background_writes_*_total).
 std::vector<prometheus::MetricFamily> WatchAndWriteMetrics(const std::string& ns,
                                                            const informer::InformerStats& st,
-                                                           const WriteStats& bg);
+                                                           const runtime::WriteStats& bg);
 
 }  // namespace kai::scheduler

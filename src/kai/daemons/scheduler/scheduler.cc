@@ -19,13 +19,12 @@
 #include "kai/daemons/scheduler/usage_recorder.h"
 #include "kai/kube/client/api_client.h"
 #include "kai/kube/informer/informer.h"
-#include "kai/kube/runtime/leader.h"
+#include "kai/kube/runtime/manager.h"
 #include "kai/kube/runtime/server.h"
 
 namespace kai::scheduler {
 namespace {
 
-std::atomic<bool> g_stop{false};
 namespace res = k8s::resources;
 
 std::string SelectorFor(const std::string& key, const std::string& value) {
@@ -112,33 +111,33 @@ void Print(const sim::CycleReport& report, UnixSeconds now, const std::string& f
   }
 }
 
-class Loop {
+class Loop final : public runtime::Component {
  public:
-  Loop(const SchedulerOptions& o, const k8s::ApiClient& client, std::ostream& out,
-       std::ostream& err)
-      : o_(o),
-        lead_(client, o.leader_elect && !o.dry_run,
-              LeaderOptionsOf(o, [this](const std::string& l) { Log(l); })),
-        client_(lead_.client()),
-        out_(out),
-        err_(err) {}
+  Loop(const SchedulerOptions& o, runtime::Manager& m, std::ostream& out)
+      : o_(o), m_(m), client_(m.client()), out_(out) {
+    registry_.AddSource([this] { return WatchMetrics(); });
+  }
 
-  int Run() {
+  Status Start() override {
     auto shard = AwaitShard();
-    if (!shard.ok()) return Fail(2, shard.error().message);
-    if (g_stop) return 0;
+    if (!shard.ok()) return shard.error();
+    if (m_.Stopping()) return Ok();
     pool_ = PoolOf(o_, *shard);
-    if (auto e = OpenUsage(ShardSpec(*shard))) return Fail(2, *e);
+    if (auto e = OpenUsage(ShardSpec(*shard))) return Error{*e};
     informer::InformerOptions io;
     io.hub = o_.watch_hub;
-    io.log = [this](const std::string& l) { Log(l); };
+    io.log = m_.Logger();
     io.recheck_absent = o_.unserved_recheck;
     informer_ = std::make_unique<informer::Informer>(client_, WatchesFor(o_, pool_), io);
     informer_->Start();
-    if (!informer_->WaitForFirstLists(o_.sync_timeout)) {
-      return Fail(1,
-                  "the caches did not sync within the time-out (is the API server reachable "
-                  "and are kai's CRDs installed? see deploy/crds)");
+    return Ok();
+  }
+
+  Status Sync(std::chrono::milliseconds timeout) override {
+    if (!informer_->WaitForFirstLists(timeout)) {
+      return Error{
+          "the caches did not sync within the time-out (is the API server reachable and are "
+          "kai's CRDs installed? see deploy/crds)"};
     }
     CommitOptions co;
     co.scheduler_name = o_.scheduler_name;
@@ -147,40 +146,73 @@ class Loop {
     co.max_in_flight = o_.max_in_flight;
     co.background_deferral = o_.status_write_deferral;
     co.update_pod_eviction_condition = o_.update_pod_eviction_condition;
-    co.log = [this](const std::string& l) { Log(l); };
+    co.log = m_.Logger();
     committer_ = std::make_unique<Committer>(client_, informer_.get(), co);
     world_.scheduler_name = o_.scheduler_name;
-    StartLeaderElection();
-    StartServers();
-    if (lead_.electing() && o_.once) {
+    return Ok();
+  }
+
+  bool Synced() const override { return informer_ && informer_->Synced(); }
+
+  // A standby decides every cycle too (it takes over warm) and writes nothing.
+  bool DecidesAsStandby() const override { return true; }
+
+  int Run() override {
+    if (m_.electing() && o_.once) {
       // --once writes its one cycle: it waits to lead (a standby would decide and write nothing).
       const auto deadline =
           std::chrono::steady_clock::now() + o_.lease_duration * 2 + o_.sync_timeout;
-      while (!lead_.Leading() && !g_stop && std::chrono::steady_clock::now() < deadline) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      while (!m_.Leading() && !m_.Stopping() && std::chrono::steady_clock::now() < deadline) {
+        m_.Sleep(std::chrono::milliseconds(20));
       }
-      if (!lead_.Leading()) return Fail(1, "--once: did not become the leader in time");
+      if (!m_.Leading()) return Fail(1, "--once: did not become the leader in time");
     }
-    const int rc = Cycles();
-    Shutdown();
-    return rc;
+    return Cycles();
+  }
+
+  // Queued status writes and events get a few seconds to go out; the rest are dropped (and
+  // counted): a restarted scheduler writes the statuses again from what it reads. A standby's,
+  // and all of them after a lost lease, are dropped (the fence would refuse them anyway).
+  void Stop(bool lease_lost) override {
+    if (committer_ && !lease_lost && Leading() &&
+        !committer_->FlushBackground(std::chrono::seconds(5))) {
+      Log("stopping with status writes or events unwritten");
+    }
+    if (committer_ && (lease_lost || !Leading())) committer_->Abandon();
+    if (usage_) usage_->Close();
+    if (informer_) informer_->Stop();
+  }
+
+  // A copy under the lock, encoded after it: the cycle waits for a copy, not for the YAML.
+  std::function<std::string()> DebugSnapshot() override {
+    return [this] {
+      ClusterState copy;
+      {
+        std::lock_guard<std::mutex> lock(world_mu_);
+        copy = world_;
+      }
+      return runtime::DumpWorld(copy);
+    };
   }
 
  private:
   int Fail(int code, const std::string& msg) {
-    err_ << "kai: " << msg << "\n";
-    Shutdown();
+    Log("error: " + msg);
     return code;
   }
-  // A lost lease: the queued writes go unsent, and the process exits into a restart.
-  int Lose() {
-    if (committer_) committer_->Abandon();
-    Log(kLeadershipLostMessage);
-    return kLeadershipLostExit;
-  }
-  void Log(const std::string& l) {
-    std::lock_guard<std::mutex> lock(log_mu_);
-    err_ << "kai scheduler: " << l << "\n";
+  void Log(const std::string& l) { m_.Log(l); }
+
+  std::vector<prometheus::MetricFamily> WatchMetrics() const {
+    if (!informer_) return {};
+    const std::string& ns = o_.metrics_namespace;
+    auto out =
+        WatchAndWriteMetrics(ns, informer_->stats(),
+                             committer_ ? committer_->background_stats() : runtime::WriteStats{});
+    for (auto& f : AbsentKindsMetrics(ns, informer_->AbsentKinds())) out.push_back(std::move(f));
+    if (usage_) {
+      for (auto& f : usage_->Metrics(ns)) out.push_back(std::move(f));
+    }
+    return out;
   }
 
   // A long-running scheduler waits for its SchedulingShard (a fresh installation creates it
@@ -194,8 +226,8 @@ class Loop {
         return shard;
       }
       if (!said) Log(shard.error().message + "; waiting for it");
-      Sleep(std::chrono::milliseconds(2000));
-      if (g_stop) return doc::Document();
+      m_.Sleep(std::chrono::milliseconds(2000));
+      if (m_.Stopping()) return doc::Document();
     }
   }
 
@@ -204,7 +236,7 @@ class Loop {
     uo.usage_dir = o_.usage_dir;
     uo.prometheus_url = o_.usage_prometheus_url;
     uo.save_interval = o_.usage_save_interval;
-    uo.log = [this](const std::string& l) { Log(l); };
+    uo.log = m_.Logger();
     uo.env = k8s::ProcessEnv();
     uo.on_fetch_millis = [this](double ms) { metrics_.ObserveUsageQuery(ms); };
     auto r = UsageRecorder::Open(uo, spec, "SchedulingShard " + o_.shard,
@@ -214,56 +246,7 @@ class Loop {
     return std::nullopt;
   }
 
-  void StartLeaderElection() { lead_.Start(); }
-
-  void StartServers() {
-    if (o_.metrics_address.empty() && o_.health_address.empty() && o_.snapshot_address.empty()) {
-      return;
-    }
-    ServerHooks hooks;
-    hooks.ready = [this] { return informer_ && informer_->Synced(); };
-    registry_.AddSource([this] {
-      const std::string& ns = o_.metrics_namespace;
-      auto out = WatchAndWriteMetrics(ns, informer_->stats(),
-                                      committer_ ? committer_->background_stats() : WriteStats{});
-      for (auto& f : AbsentKindsMetrics(ns, informer_->AbsentKinds())) out.push_back(std::move(f));
-      if (usage_) {
-        for (auto& f : usage_->Metrics(ns)) out.push_back(std::move(f));
-      }
-      return out;
-    });
-    hooks.metrics = &registry_;
-    // A copy under the lock, encoded after it: the cycle waits for a copy, not for the YAML.
-    hooks.snapshot = [this] {
-      ClusterState copy;
-      {
-        std::lock_guard<std::mutex> lock(world_mu_);
-        copy = world_;
-      }
-      return DumpWorld(copy);
-    };
-    servers_ = std::make_unique<Servers>(hooks);
-    const std::string snapshot = o_.once || o_.dry_run ? "" : o_.snapshot_address;
-    if (Status st = servers_->Listen(o_.metrics_address, o_.health_address, snapshot); !st.ok()) {
-      Log(st.error().message);
-    }
-  }
-
-  void Shutdown() {
-    // Queued status writes and events get a few seconds to go out; the rest are dropped (and
-    // counted): a restarted scheduler writes the statuses again from what it reads. After a lost
-    // lease they are all dropped (the fence would refuse them anyway).
-    if (committer_ && Leading() && !committer_->FlushBackground(std::chrono::seconds(5))) {
-      Log("stopping with status writes or events unwritten");
-    }
-    if (committer_ && !Leading()) committer_->Abandon();
-    if (usage_) usage_->Close();
-    if (servers_) servers_->Stop();
-    lead_.Release();
-    if (informer_) informer_->Stop();
-  }
-
-  bool Leading() const { return lead_.Leading(); }
+  bool Leading() const { return m_.Leading(); }
 
   std::chrono::milliseconds Period(const SchedulerConfig& c) const {
     if (c.schedule_period_millis) return std::chrono::milliseconds(*c.schedule_period_millis);
@@ -271,8 +254,7 @@ class Loop {
   }
 
   int Cycles() {
-    for (int cycle = 1; !g_stop; ++cycle) {
-      if (lead_.Lost()) return Lose();
+    for (int cycle = 1; !m_.Stopping(); ++cycle) {
       const auto started = std::chrono::steady_clock::now();
       {
         std::lock_guard<std::mutex> lock(world_mu_);
@@ -290,10 +272,10 @@ class Loop {
         Log(outcome.error().message);
       }
       metrics_.ObserveCycle(std::chrono::steady_clock::now() - started);
-      if (lead_.Lost()) return Lose();
+      if (m_.LeaseLost()) return 0;  // the runtime exits into a restart
       if (o_.once || o_.dry_run) return 0;
       if (o_.max_cycles > 0 && cycle >= o_.max_cycles) return 0;
-      Sleep(Period(*config) - (std::chrono::steady_clock::now() - started));
+      m_.Sleep(Period(*config) - (std::chrono::steady_clock::now() - started));
     }
     return 0;
   }
@@ -398,27 +380,17 @@ class Loop {
     }
   }
 
-  void Sleep(std::chrono::steady_clock::duration d) {
-    const auto until = std::chrono::steady_clock::now() + d;
-    while (!g_stop && !lead_.Lost() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
   const SchedulerOptions& o_;
-  Leadership lead_;  // before client_: the scheduler writes through its fenced client
-  const k8s::ApiClient& client_;
+  runtime::Manager& m_;
+  const k8s::ApiClient& client_;  // the manager's, fenced by the lease
   std::ostream& out_;
-  std::ostream& err_;
-  std::mutex log_mu_;
   std::string pool_;
-  serve::MetricsRegistry registry_;
+  serve::MetricsRegistry& registry_ = m_.registry();
   SchedulerMetrics metrics_{registry_, o_.metrics_namespace};
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<Committer> committer_;
   std::unique_ptr<UsageRecorder> usage_;
-  std::unique_ptr<Servers> servers_;  // after what /metrics reads: it stops first
-  ShardSettingsReport shard_report_{[this](const std::string& l) { Log(l); }};
+  ShardSettingsReport shard_report_{m_.Logger()};
   std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
   ClusterState world_;
   ClusterChanges changes_;
@@ -428,18 +400,13 @@ class Loop {
 
 }  // namespace
 
-void RequestStop() { g_stop = true; }
-
 Result<ClusterState> ReadLiveWorld(const SchedulerOptions& o) {
-  auto config = k8s::ResolveConfig(o.kubeconfig, o.context, k8s::ProcessEnv());
-  if (!config.ok()) return config.error();
-  config->qps = o.qps;
-  config->burst = o.burst;
-  const k8s::ApiClient client(config.value());
-  auto shard = ReadShard(client, o.shard);
+  auto client = runtime::OpenClient(runtime::ClientOptionsOf(o));
+  if (!client.ok()) return client.error();
+  auto shard = ReadShard(*client, o.shard);
   if (!shard.ok()) return shard.error();
   const std::string pool = PoolOf(o, *shard);
-  informer::Informer informer(client, WatchesFor(o, pool), {});
+  informer::Informer informer(*client, WatchesFor(o, pool), {});
   informer.Start();
   const bool synced = informer.WaitForFirstLists(o.sync_timeout);
   ClusterState world;
@@ -451,31 +418,45 @@ Result<ClusterState> ReadLiveWorld(const SchedulerOptions& o) {
   return world;
 }
 
+namespace {
+
+std::optional<std::string> CheckOptions(const SchedulerOptions& o) {
+  if (o.output != "table" && o.output != "json" && o.output != "yaml") {
+    return "-o: expected table, json or yaml, got \"" + o.output + "\"";
+  }
+  if (o.period && o.period->count() <= 0) return "--schedule-period: must be positive";
+  return std::nullopt;
+}
+
+runtime::ManagerOptions SchedulerManagerOptions(const SchedulerOptions& o) {
+  runtime::ManagerOptions m = runtime::ManagerOptionsOf("scheduler", o);
+  m.leader_elect = o.leader_elect && !o.dry_run;
+  // One cycle and out: no snapshot to serve.
+  m.snapshot_address = o.once || o.dry_run ? "" : o.snapshot_address;
+  return m;
+}
+
+}  // namespace
+
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err) {
-  auto config = k8s::ResolveConfig(options.kubeconfig, options.context, k8s::ProcessEnv());
-  if (!config.ok()) {
-    err << "kai: error: " << config.error().message << "\n";
+  if (auto e = CheckOptions(options)) {
+    err << "kai: " << *e << "\n";
     return 2;
   }
-  config->qps = options.qps;
-  config->burst = options.burst;
-  const k8s::ApiClient client(config.value());
-  return RunScheduler(options, client, out, err);
+  return runtime::RunComponent(
+      runtime::ClientOptionsOf(options), SchedulerManagerOptions(options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Loop>(options, m, out); });
 }
 
 int RunScheduler(const SchedulerOptions& options, const k8s::ApiClient& client, std::ostream& out,
-                 std::ostream& err) {
-  g_stop = false;
-  if (options.output != "table" && options.output != "json" && options.output != "yaml") {
-    err << "kai: -o: expected table, json or yaml, got \"" << options.output << "\"\n";
+                 std::ostream& err, const std::atomic<bool>* also_stop) {
+  if (auto e = CheckOptions(options)) {
+    err << "kai: " << *e << "\n";
     return 2;
   }
-  if (options.period && options.period->count() <= 0) {
-    err << "kai: --schedule-period: must be positive\n";
-    return 2;
-  }
-  Loop loop(options, client, out, err);
-  return loop.Run();
+  return runtime::RunComponent(
+      client, SchedulerManagerOptions(options), err,
+      [&](runtime::Manager& m) { return std::make_unique<Loop>(options, m, out); }, also_stop);
 }
 
 }  // namespace kai::scheduler

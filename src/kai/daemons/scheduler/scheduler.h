@@ -2,6 +2,7 @@
 // `kai scheduler`: the scheduling core on a live cluster. The informer keeps a ClusterState
 // current; every period the loop applies the watches' changes, runs the shard's actions on the
 // incremental snapshot, writes the decisions (commit.h) and waits for the server's answers.
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <iosfwd>
@@ -72,19 +73,18 @@ struct SchedulerOptions {
   informer::WatchHub* watch_hub = nullptr;
 };
 
-// Runs the scheduler; returns the process exit code (0, 1 for a runtime failure, 2 for bad
-// configuration, naming it). `out` receives --once / --dry-run output, `err` the log.
+// Runs the scheduler on the component runtime (kube/runtime/manager.h); returns the process
+// exit code (0, 1 for a runtime failure or a lost lease, 2 for bad configuration, naming it).
+// `out` receives --once / --dry-run output, `err` the log.
 int RunScheduler(const SchedulerOptions& options, std::ostream& out, std::ostream& err);
-// The same on a client the caller shares (`kai run`); options.kubeconfig is not read.
+// The same on a client the caller shares (`kai run`; options.kubeconfig is not read), also
+// stopping when `also_stop` is set.
 int RunScheduler(const SchedulerOptions& options, const k8s::ApiClient& client, std::ostream& out,
-                 std::ostream& err);
+                 std::ostream& err, const std::atomic<bool>* also_stop = nullptr);
 
 // The shard's world as the scheduler sees it after its first lists (`kai queues --kubeconfig`):
 // the same watches, read once. `options`: kubeconfig, context, shard, node_pool_key,
 // scheduler_name, sync_timeout.
 Result<ClusterState> ReadLiveWorld(const SchedulerOptions& options);
-
-// Asks a running RunScheduler (in this process) to stop after its current cycle.
-void RequestStop();
 
 }  // namespace kai::scheduler

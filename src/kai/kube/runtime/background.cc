@@ -1,6 +1,6 @@
 #include "kai/kube/runtime/background.h"
 
-namespace kai::scheduler {
+namespace kai::runtime {
 
 BackgroundWriter::BackgroundWriter(size_t capacity, int workers) : capacity_(capacity) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { Work(); });
@@ -116,4 +116,4 @@ void BackgroundWriter::Work() {
   }
 }
 
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

@@ -21,7 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace kai::scheduler {
+namespace kai::runtime {
 
 struct WriteStats {
   int64_t sent = 0, dropped = 0, failed = 0, replaced = 0;
@@ -73,4 +73,4 @@ class BackgroundWriter {
   std::vector<std::thread> workers_;
 };
 
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

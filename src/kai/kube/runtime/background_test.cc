@@ -5,7 +5,7 @@
 #include <atomic>
 #include <future>
 
-namespace kai::scheduler {
+namespace kai::runtime {
 namespace {
 
 using namespace std::chrono_literals;
@@ -124,4 +124,4 @@ TEST(BackgroundWriter, DestroyingItDropsWhatIsQueued) {
 }
 
 }  // namespace
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

@@ -9,7 +9,7 @@
 
 #include "kai/core/util/time.h"
 
-namespace kai::scheduler {
+namespace kai::runtime {
 
 std::string DefaultLeaderIdentity() {
   char host[256] = {0};
@@ -263,4 +263,4 @@ void Leadership::Release() {
   if (elector_) elector_->Release();
 }
 
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

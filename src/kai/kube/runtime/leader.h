@@ -22,7 +22,7 @@
 
 #include "kai/kube/client/api_client.h"
 
-namespace kai::scheduler {
+namespace kai::runtime {
 
 struct LeaderOptions {
   std::string ns = "kai-scheduler";
@@ -115,4 +115,4 @@ class Leadership {
   std::unique_ptr<LeaderElector> elector_;
 };
 
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

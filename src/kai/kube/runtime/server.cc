@@ -5,7 +5,7 @@
 #include "kai/core/k8s/encode.h"
 #include "kai/kube/serve/http_server.h"
 
-namespace kai::scheduler {
+namespace kai::runtime {
 
 struct Servers::Impl {
   ServerHooks hooks;
@@ -78,4 +78,4 @@ void Servers::Stop() {
 
 std::string DumpWorld(const ClusterState& world) { return EncodeManifests(world); }
 
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

@@ -16,7 +16,7 @@
 #include "kai/core/util/result.h"
 #include "kai/kube/serve/metrics.h"
 
-namespace kai::scheduler {
+namespace kai::runtime {
 
 struct ServerHooks {
   std::function<bool()> ready;
@@ -42,4 +42,4 @@ class Servers {
 // The world as multi-document YAML (k8s/encode.h), for /debug/snapshot.
 std::string DumpWorld(const ClusterState& world);
 
-}  // namespace kai::scheduler
+}  // namespace kai::runtime

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace kai::binder {
+namespace kai::runtime {
 
 WorkQueue::WorkQueue(RateLimit limit, NowFn now) : limit_(limit), now_(std::move(now)) {
   if (!now_) now_ = [] { return Clock::now(); };
@@ -170,4 +170,4 @@ void RunWorker(WorkQueue& queue, const ReconcileFn& reconcile, const std::functi
   }
 }
 
-}  // namespace kai::binder
+}  // namespace kai::runtime

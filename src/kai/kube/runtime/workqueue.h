@@ -21,7 +21,7 @@
 
 #include "kai/kube/serve/controller_metrics.h"
 
-namespace kai::binder {
+namespace kai::runtime {
 
 using Clock = std::chrono::steady_clock;
 using NowFn = std::function<Clock::time_point()>;
@@ -84,4 +84,4 @@ using MetricsFor = std::function<serve::ReconcileMetrics*(const std::string&)>;
 void RunWorker(WorkQueue& queue, const ReconcileFn& reconcile, const std::function<bool()>& stop,
                const MetricsFor& metrics = {});
 
-}  // namespace kai::binder
+}  // namespace kai::runtime
