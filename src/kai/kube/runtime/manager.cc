@@ -69,15 +69,33 @@ void Manager::Sleep(std::chrono::steady_clock::duration d) {
 
 Status Manager::OpenServers(Component& component) {
   const ManagerOptions& o = options_;
-  if (o.metrics_address.empty() && o.health_address.empty() && o.snapshot_address.empty()) {
-    return Ok();
+  std::function<std::string()> snapshot =
+      o.snapshot_address.empty() ? nullptr : component.DebugSnapshot();
+  // /debug/snapshot on an address of its own is a debugging aid: one that cannot be bound (a
+  // second scheduler on the machine) is logged and left off. The probes and /metrics are not.
+  const bool own_debug_address =
+      snapshot && o.snapshot_address != o.metrics_address && o.snapshot_address != o.health_address;
+  if (!o.metrics_address.empty() || !o.health_address.empty()) {
+    ServerHooks hooks;
+    hooks.ready = [&component] { return component.Synced(); };
+    hooks.metrics = &registry_;
+    if (!own_debug_address) hooks.snapshot = snapshot;
+    servers_ = std::make_unique<Servers>(hooks);
+    if (Status st = servers_->Listen(o.metrics_address, o.health_address,
+                                     own_debug_address ? "" : o.snapshot_address);
+        !st.ok()) {
+      return st;
+    }
   }
-  ServerHooks hooks;
-  hooks.ready = [&component] { return component.Synced(); };
-  hooks.metrics = &registry_;
-  hooks.snapshot = component.DebugSnapshot();
-  servers_ = std::make_unique<Servers>(hooks);
-  return servers_->Listen(o.metrics_address, o.health_address, o.snapshot_address);
+  if (own_debug_address) {
+    ServerHooks hooks;
+    hooks.snapshot = snapshot;
+    debug_servers_ = std::make_unique<Servers>(hooks);
+    if (Status st = debug_servers_->Listen("", "", o.snapshot_address); !st.ok()) {
+      Log("warning: /debug/snapshot is off: " + st.error().message);
+    }
+  }
+  return Ok();
 }
 
 void Manager::AwaitLeadership(Component& component) {
@@ -96,6 +114,7 @@ int Manager::Finish(Component& component, int rc) {
   stopping_ = true;  // the component's own waits end
   component.Stop(lost);
   if (servers_) servers_->Stop();
+  if (debug_servers_) debug_servers_->Stop();
   lead_.Release();  // after the writers stopped (a lost lease only stops the elector)
   return rc;
 }

@@ -9,8 +9,10 @@
 //   2. Sync: the first lists arrive within the sync time-out, or the process exits 1 naming
 //      what did not sync.
 //   3. The servers open (/metrics from registry(), /healthz, /readyz once synced, the optional
-//      /debug/snapshot). An address that cannot be bound stops the process (exit 1), as
-//      controller-runtime's manager does: a component nobody can scrape or probe is not started.
+//      /debug/snapshot). A metrics or health address that cannot be bound stops the process
+//      (exit 1), as controller-runtime's manager does: a component nobody can scrape or probe is
+//      not started. /debug/snapshot's own address (loopback, a debugging aid) is only logged as
+//      off when taken, so that two schedulers can run on one machine.
 //   4. Leader election starts. A component that leads only (the default) keeps its caches warm
 //      in Standby until it leads; a component that decides as a standby too (the scheduler) runs
 //      at once and asks Leading() before each write.
@@ -151,7 +153,8 @@ class Manager {
   mutable std::atomic<bool> stopping_{false};
   uint64_t process_stops_seen_;
   serve::MetricsRegistry registry_;
-  std::unique_ptr<Servers> servers_;
+  std::unique_ptr<Servers> servers_;        // /metrics, /healthz, /readyz
+  std::unique_ptr<Servers> debug_servers_;  // /debug/snapshot on an address of its own
 };
 
 // SIGTERM and SIGINT: every manager of the process stops (async-signal-safe). A manager made

@@ -38,6 +38,9 @@ class Recorder final : public Component {
     return run_rc;
   }
   void Stop(bool lease_lost) override { calls.push_back(lease_lost ? "stop lost" : "stop"); }
+  std::function<std::string()> DebugSnapshot() override {
+    return [] { return std::string("kind: Node\n"); };
+  }
 
  private:
   Manager& m_;
@@ -123,13 +126,18 @@ TEST(Manager, AnotherStopFlagStopsIt) {
   EXPECT_EQ(c.calls.back(), "stop");
 }
 
-TEST(Manager, AnAddressThatCannotBeBoundStopsTheComponent) {
-  serve::HttpServer taken;
+// A server holding a loopback port; its address.
+std::string TakenAddress(serve::HttpServer& taken) {
   taken.Add(serve::Get("/", [](const serve::Request&) {
     return serve::Response{200, "text/plain", "", {}};
   }));
-  ASSERT_TRUE(taken.Listen("127.0.0.1:0").ok());
-  const std::string address = "127.0.0.1:" + std::to_string(taken.port());
+  EXPECT_TRUE(taken.Listen("127.0.0.1:0").ok());
+  return "127.0.0.1:" + std::to_string(taken.port());
+}
+
+TEST(Manager, AMetricsAddressThatCannotBeBoundStopsTheComponent) {
+  serve::HttpServer taken;
+  const std::string address = TakenAddress(taken);
   const k8s::ApiClient client = Client();
   std::stringstream log;
   ManagerOptions o = Named("scale-adjuster");
@@ -139,6 +147,26 @@ TEST(Manager, AnAddressThatCannotBeBoundStopsTheComponent) {
   EXPECT_EQ(m.Run(c), 1);
   EXPECT_EQ(c.calls, (std::vector<std::string>{"start", "sync", "stop"}));
   EXPECT_NE(log.str().find(address), std::string::npos) << log.str();
+  taken.Stop();
+}
+
+TEST(Manager, ATakenDebugSnapshotAddressIsOnlyAWarning) {
+  serve::HttpServer taken;
+  const std::string address = TakenAddress(taken);
+  const k8s::ApiClient client = Client();
+  std::stringstream log;
+  ManagerOptions o = Named("scheduler");
+  o.snapshot_address = address;
+  Manager m(client, o, log);
+  Recorder c(m);
+  std::thread stopper([&m] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    m.RequestStop();
+  });
+  EXPECT_EQ(m.Run(c), 0);
+  stopper.join();
+  EXPECT_NE(log.str().find("kai scheduler: warning: /debug/snapshot is off: "), std::string::npos)
+      << log.str();
   taken.Stop();
 }
 
