@@ -31,14 +31,13 @@ Result<k8s::ApiClient> OpenClient(const ClientOptions& o) {
 
 Manager::Manager(const k8s::ApiClient& client, ManagerOptions options, std::ostream& log)
     : options_(std::move(options)),
-      lead_(client, options_.leader_elect,
-            [this] {
-              LeaderOptions lo = options_.leader;
-              lo.log = [this](const std::string& l) { Log(l); };
-              return lo;
-            }()),
       log_(log),
-      process_stops_seen_(g_process_stops.load()) {}
+      process_stops_seen_(g_process_stops.load()),
+      lead_(client, options_.leader_elect, [this] {
+        LeaderOptions lo = options_.leader;
+        lo.log = [this](const std::string& l) { Log(l); };
+        return lo;
+      }()) {}
 
 Manager::~Manager() = default;
 

@@ -146,12 +146,12 @@ class Manager {
   int Finish(Component& component, int rc);
 
   ManagerOptions options_;
-  Leadership lead_;
   std::ostream& log_;
   std::mutex log_mu_;
   std::atomic<bool> stop_{false};
   mutable std::atomic<bool> stopping_{false};
   uint64_t process_stops_seen_;
+  Leadership lead_;  // after what its elector's log lines use: it is destroyed first
   serve::MetricsRegistry registry_;
   std::unique_ptr<Servers> servers_;        // /metrics, /healthz, /readyz
   std::unique_ptr<Servers> debug_servers_;  // /debug/snapshot on an address of its own
