@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "kai/core/framework/config.h"
+#include "kai/core/k8s/encode.h"
 #include "kai/core/sim/output.h"
 #include "kai/core/sim/simulator.h"
 #include "kai/core/snapshot/compare.h"
@@ -191,7 +192,7 @@ class Loop final : public runtime::Component {
         std::lock_guard<std::mutex> lock(world_mu_);
         copy = world_;
       }
-      return runtime::DumpWorld(copy);
+      return EncodeManifests(copy);  // what `kai simulate -f` reads
     };
   }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "kai/core/k8s/encode.h"
 #include "kai/kube/serve/http_server.h"
 
 namespace kai::runtime {
@@ -75,7 +74,5 @@ void Servers::Stop() {
   for (auto& s : impl_->servers) s->Stop();
   impl_->servers.clear();
 }
-
-std::string DumpWorld(const ClusterState& world) { return EncodeManifests(world); }
 
 }  // namespace kai::runtime

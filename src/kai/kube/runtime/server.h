@@ -12,7 +12,6 @@
 #include <optional>
 #include <string>
 
-#include "kai/core/model/cluster.h"
 #include "kai/core/util/result.h"
 #include "kai/kube/serve/metrics.h"
 
@@ -38,8 +37,5 @@ class Servers {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// The world as multi-document YAML (k8s/encode.h), for /debug/snapshot.
-std::string DumpWorld(const ClusterState& world);
 
 }  // namespace kai::runtime
