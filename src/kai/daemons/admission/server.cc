@@ -15,7 +15,6 @@
 #include "kai/core/k8s/decode.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/kube/client/api_client.h"
-#include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/runtime/manager.h"
 #include "kai/kube/serve/http_server.h"
 #include "kai/kube/serve/metrics.h"

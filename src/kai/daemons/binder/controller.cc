@@ -118,7 +118,6 @@ class Controller final : public GroupView, public runtime::Component {
   // The queued keys and background writes are dropped after a lost lease (the fence refuses
   // them anyway), flushed for a few seconds on a clean stop.
   void Stop(bool lease_lost) override {
-    workers_stop_ = true;
     queue_.ShutDown();
     if (lease_lost) background_.Clear();
     for (auto& t : workers_) t.join();
@@ -318,8 +317,7 @@ class Controller final : public GroupView, public runtime::Component {
           --in_flight_;
           return done;
         },
-        [this] { return m_.Stopping() || workers_stop_; },
-        [this](const std::string&) { return &reconciles_; });
+        [this] { return m_.Stopping(); }, [this](const std::string&) { return &reconciles_; });
   }
 
   bool Process(const std::string& item) {
@@ -537,7 +535,6 @@ class Controller final : public GroupView, public runtime::Component {
   std::unique_ptr<informer::Informer> informer_;
   std::unique_ptr<ReservationService> reservations_;
   std::unique_ptr<Binder> binder_;
-  std::atomic<bool> workers_stop_{false};
   ClusterState world_;  // the informer's store (Apply's thread only)
   mutable std::mutex mu_;
   std::unordered_map<std::string, BindRequestObject> requests_;  // not Succeeded

@@ -16,7 +16,6 @@
 #include "kai/core/controllers/queue_status.h"
 #include "kai/daemons/controllers/defaults.h"
 #include "kai/daemons/controllers/queue_metrics.h"
-#include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/reflector.h"
 #include "kai/kube/informer/watch_hub.h"
 #include "kai/kube/runtime/manager.h"

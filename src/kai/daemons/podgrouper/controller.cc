@@ -14,7 +14,6 @@
 #include "kai/core/podgrouper/podgroup.h"
 #include "kai/core/podgrouper/podgrouper.h"
 #include "kai/daemons/podgrouper/api_reader.h"
-#include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/informer.h"
 #include "kai/kube/runtime/manager.h"
 #include "kai/kube/runtime/workqueue.h"
@@ -54,8 +53,8 @@ class Controller final : public runtime::Component {
 
   bool Synced() const override { return informer_ && informer_->Synced(); }
 
-  // A standby keeps applying its watch, so that it takes over warm.
-  void Standby() override { ApplyWatch(); }
+  // A standby keeps applying its watch (the runtime paces it), so that it takes over warm.
+  void Standby() override { ApplyDeltas(); }
 
   int Run() override {
     for (int i = 0; i < std::max(1, o_.max_concurrent); ++i) {
@@ -63,13 +62,15 @@ class Controller final : public runtime::Component {
     }
     Log("started: " + std::to_string(workers_.size()) + " workers, pods of scheduler " +
         o_.grouper.scheduler_name);
-    while (!m_.Stopping()) ApplyWatch();
+    while (!m_.Stopping()) {
+      informer_->WaitForDeltas(std::chrono::milliseconds(100));
+      ApplyDeltas();
+    }
     return 0;
   }
 
   // The queued pods are dropped unwritten after a lost lease (the fence refuses their writes).
   void Stop(bool) override {
-    workers_stop_ = true;
     queue_.ShutDown();
     for (auto& t : workers_) t.join();
     workers_.clear();
@@ -79,9 +80,8 @@ class Controller final : public runtime::Component {
  private:
   void Log(const std::string& line) { m_.Log(line); }
 
-  void ApplyWatch() {
+  void ApplyDeltas() {
     ClusterChanges changes;
-    informer_->WaitForDeltas(std::chrono::milliseconds(100));
     informer_->Apply(world_, changes);
   }
 
@@ -131,8 +131,7 @@ class Controller final : public runtime::Component {
   void Work() {
     runtime::RunWorker(
         queue_, [this](const std::string& key) { return Reconcile(key) == Outcome::kDone; },
-        [this] { return m_.Stopping() || workers_stop_; },
-        [this](const std::string&) { return &reconciles_; });
+        [this] { return m_.Stopping(); }, [this](const std::string&) { return &reconciles_; });
   }
 
   Outcome Reconcile(const std::string& key) {
@@ -255,7 +254,6 @@ class Controller final : public runtime::Component {
   std::unique_ptr<informer::Informer> informer_;
   ClusterState world_;  // what Apply fills (the pods, kept for the watch's bookkeeping)
   std::vector<std::thread> workers_;
-  std::atomic<bool> workers_stop_{false};
   Counters counters_;
 };
 

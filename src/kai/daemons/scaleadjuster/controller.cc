@@ -11,7 +11,6 @@
 
 #include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
-#include "kai/kube/client/kubeconfig.h"
 #include "kai/kube/informer/informer.h"
 #include "kai/kube/runtime/manager.h"
 #include "kai/kube/serve/controller_metrics.h"
