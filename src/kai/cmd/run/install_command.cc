@@ -11,7 +11,7 @@
 
 #include "kai/core/admission/review.h"
 #include "kai/core/install/install.h"
-#include "kai/daemons/admission/certs.h"
+#include "kai/kube/tls/certs.h"
 
 namespace kai::run {
 namespace {

@@ -1,4 +1,4 @@
-#include "kai/daemons/admission/certs.h"
+#include "kai/kube/tls/certs.h"
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>

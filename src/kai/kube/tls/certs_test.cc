@@ -1,4 +1,4 @@
-#include "kai/daemons/admission/certs.h"
+#include "kai/kube/tls/certs.h"
 
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
