@@ -322,6 +322,13 @@ class Workloads(unittest.TestCase):
         pgs = CLIENT.get(f"/apis/scheduling.run.ai/v2alpha2/namespaces/{NS}/podgroups")["items"]
         self.assertTrue(pgs and all(pg["spec"]["queue"] == "team" for pg in pgs),
                         [(pg["metadata"]["name"], pg["spec"]["queue"]) for pg in pgs])
+        # KAI v0.18: the Deployment's replicas share one PodGroup, owned by the Deployment.
+        serve_groups = {p["metadata"].get("annotations", {}).get("pod-group-name")
+                        for p in pods("app=serve")}
+        self.assertEqual(len(serve_groups), 1, serve_groups)
+        serve_pg = [pg for pg in pgs if pg["metadata"]["name"] in serve_groups]
+        self.assertEqual([o["kind"] for o in serve_pg[0]["metadata"]["ownerReferences"]],
+                         ["Deployment"], serve_pg)
         self.assertEqual(sts["status"].get("currentReplicas"), 2)
 
         def ddp_running():

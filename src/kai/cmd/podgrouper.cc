@@ -29,6 +29,9 @@ class PodGrouperCommand final : public DaemonCommand {
                 "keep PodGroups named the legacy way (default on)");
     c->add_flag("--knative-gang-schedule,!--no-knative-gang-schedule", g.knative_gang_schedule,
                 "one PodGroup per Knative revision (default on)");
+    c->add_flag("--pod-group-per-deployment,!--no-pod-group-per-deployment",
+                g.pod_group_per_deployment,
+                "one PodGroup per Deployment, as KAI v0.18 (default on; off: one per pod)");
     c->add_option("--default-priorities-configmap-name", g.default_priorities_configmap_name,
                   "ConfigMap of per-kind default priority classes");
     c->add_option("--default-priorities-configmap-namespace",

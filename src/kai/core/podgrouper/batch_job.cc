@@ -37,15 +37,9 @@ class BatchJobGrouper : public Grouper {
       md.min_member = 1;
       return md;
     }
-    if (const std::string* v = in.top_owner.Annotation(keys::kMinMemberOverrideAnnotation)) {
-      const auto min = ParseInt32(*v);
-      if (!min) {
-        return FieldError(in.top_owner,
-                          "metadata.annotations." + std::string(keys::kMinMemberOverrideAnnotation),
-                          "invalid min-member annotation value \"" + *v + "\"");
-      }
-      md.min_member = *min;
-    }
+    auto min = MinMemberAnnotation(in.top_owner, keys::kMinMemberOverrideAnnotation);
+    if (!min) return min.error();
+    if (*min) md.min_member = **min;
     return md;
   }
 };

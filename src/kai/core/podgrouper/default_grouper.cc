@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <set>
 
 #include "kai/core/podgrouper/go_duration.h"
 #include "kai/core/podgrouper/keys.h"
@@ -211,6 +212,41 @@ std::optional<int> ParseInt32(std::string_view s) {
 std::optional<int64_t> Atoi(std::string_view s) { return ParseDecimal(s, INT64_MIN, INT64_MAX); }
 
 OwnerReference RefTo(const Object& o) { return {o.api_version, o.kind, o.name, o.uid}; }
+
+Result<std::optional<int>> MinMemberAnnotation(const Object& o, std::string_view key) {
+  const std::string* v = o.Annotation(key);
+  if (v == nullptr) return std::optional<int>();
+  const auto min = ParseInt32(*v);
+  if (!min) {
+    return FieldError(o, "metadata.annotations." + std::string(key),
+                      "invalid min-member annotation value \"" + *v + "\"");
+  }
+  return std::optional<int>(*min);
+}
+
+Result<bool> GroupedOnePerPod(const GroupingEnv& env, const Object& owner,
+                              const std::vector<Object>& pods) {
+  std::set<std::string> groups;
+  for (const Object& pod : pods) {
+    const std::string* pg = pod.Annotation(keys::kPodGroupAnnotation);
+    if (pg == nullptr) continue;
+    if (!groups.insert(*pg).second) return false;  // two pods in one PodGroup: grouped as a whole
+  }
+  if (groups.size() > 1) return true;
+  if (groups.empty()) return false;
+  const std::string& name = *groups.begin();
+  const Fetched f = env.reader().Get({"scheduling.run.ai/v2alpha2", "PodGroup", owner.ns, name});
+  if (f.status == FetchStatus::kNotFound) return false;
+  if (f.status != FetchStatus::kFound) {
+    return Error{"failed to get PodGroup " + owner.ns + "/" + name + ", the only one of " +
+                 owner.Ref() + ": " + f.message};
+  }
+  if (f.object.owner_refs.empty()) return FieldError(f.object, "metadata.ownerReferences", "empty");
+  const std::string& owner_kind = f.object.owner_refs.front().kind;
+  if (owner_kind == owner.kind) return false;
+  if (owner_kind == "Pod") return true;
+  return FieldError(f.object, "metadata.ownerReferences[0]", "unexpected owner kind " + owner_kind);
+}
 
 std::string PodGroupName(const Object& o) { return "pg-" + o.name + "-" + o.uid; }
 

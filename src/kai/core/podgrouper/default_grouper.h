@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kai/core/podgrouper/grouper.h"
 
@@ -52,6 +53,15 @@ std::optional<int> ParseInt32(std::string_view s);
 std::optional<int64_t> Atoi(std::string_view s);
 // The reference to `o` that a PodGroup owner (or a message) uses.
 OwnerReference RefTo(const Object& o);
+// A min-member annotation of `o` (kai.scheduler/batch-min-member, kai.scheduler/min-member):
+// nullopt when absent; an error naming the field when it is not a 32-bit integer.
+Result<std::optional<int>> MinMemberAnnotation(const Object& o, std::string_view key);
+// KAI's rule for a workload whose pods an older pod grouper put in a PodGroup each (knative.go's
+// isBCRevision), given the workload's pods: true when they point to more than one PodGroup or to
+// one that a Pod owns; false when two of them share one, none names one, the one named does not
+// exist or `owner`'s kind owns it. Such a workload keeps a PodGroup per pod.
+Result<bool> GroupedOnePerPod(const GroupingEnv& env, const Object& owner,
+                              const std::vector<Object>& pods);
 
 // The groupers, one per kind (hub.cc registers them under KAI's GroupVersionKinds).
 std::unique_ptr<Grouper> MakeDefaultGrouper();

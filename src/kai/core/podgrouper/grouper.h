@@ -25,6 +25,8 @@ struct GrouperConfig {
   std::string node_pool_label_key = std::string(keys::kNodePoolLabel);  // --nodepool-label-key
   bool search_for_legacy_pod_groups = true;                             // --search-legacy-pg
   bool knative_gang_schedule = true;                                    // --knative-gang-schedule
+  // --pod-group-per-deployment: one PodGroup per Deployment (KAI v0.18); false, one per pod.
+  bool pod_group_per_deployment = true;
   // --default-priorities-configmap-{name,namespace}: per-kind default priority classes and
   // preemptibility; none when either is empty.
   std::string default_priorities_configmap_name, default_priorities_configmap_namespace;

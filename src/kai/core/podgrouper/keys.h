@@ -28,6 +28,8 @@ inline constexpr std::string_view kProjectLabel = "project";
 inline constexpr std::string_view kUserLabel = "user";
 inline constexpr std::string_view kPreemptionDelayAnnotation = "kai.scheduler/preemption-delay";
 inline constexpr std::string_view kMinMemberOverrideAnnotation = "kai.scheduler/batch-min-member";
+// A Deployment's minMember when it has one PodGroup (KAI v0.18).
+inline constexpr std::string_view kMinMemberAnnotation = "kai.scheduler/min-member";
 inline constexpr std::string_view kSegmentSizeAnnotation = "kai.scheduler/segment-size";
 inline constexpr std::string_view kSegmentRequiredAnnotation =
     "kai.scheduler/segment-topology-required-placement";
@@ -49,6 +51,7 @@ inline constexpr std::string_view kLwsWorkerIndexLabel = "leaderworkerset.sigs.k
 inline constexpr std::string_view kRayNodeGroupLabel = "ray.io/group";
 inline constexpr std::string_view kRayPriorityClassLabel = "ray.io/priority-class-name";
 inline constexpr std::string_view kKnativeRevisionLabel = "serving.knative.dev/revision";
+inline constexpr std::string_view kPodTemplateHashLabel = "pod-template-hash";
 inline constexpr std::string_view kKnativeMinScaleAnnotation = "autoscaling.knative.dev/min-scale";
 inline constexpr std::string_view kSparkAppNameLabel = "spark-app-name";
 inline constexpr std::string_view kSparkAppSelectorLabel = "spark-app-selector";

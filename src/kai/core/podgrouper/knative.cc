@@ -3,40 +3,19 @@
 // per Revision, owned by it, minMember = its autoscaling.knative.dev/min-scale (1); revisions
 // whose pods were grouped one by one (by an older pod grouper) stay so. Otherwise one PodGroup per
 // pod, minMember 1, priority class inference.
-#include <set>
-
 #include "kai/core/podgrouper/default_grouper.h"
 #include "kai/core/podgrouper/keys.h"
 
 namespace kai::podgrouper {
 namespace {
 
-// KAI's isBCRevision: the revision's pods already have one PodGroup each.
+// The revision's pods, for KAI's isBCRevision.
 Result<bool> GroupedPerPod(const GroupingInput& in, const Object& rev) {
   Labels selector;
   selector.insert_or_assign(InternedString(keys::kKnativeRevisionLabel), rev.name);
   auto pods = in.env.reader().List("v1", "Pod", rev.ns, selector);
   if (!pods) return Error{"listing the pods of " + rev.Ref() + ": " + pods.error().message};
-  std::set<std::string> groups;
-  for (const Object& pod : *pods) {
-    const std::string* pg = pod.Annotation(keys::kPodGroupAnnotation);
-    if (pg == nullptr) continue;
-    if (!groups.insert(*pg).second) return false;  // two pods in one PodGroup: a gang
-  }
-  if (groups.size() > 1) return true;
-  if (groups.empty()) return false;
-  const std::string& name = *groups.begin();
-  const Fetched f = in.env.reader().Get({"scheduling.run.ai/v2alpha2", "PodGroup", rev.ns, name});
-  if (f.status == FetchStatus::kNotFound) return false;
-  if (f.status != FetchStatus::kFound) {
-    return Error{"failed to get PodGroup " + rev.ns + "/" + name + ", the only one of " +
-                 rev.Ref() + ": " + f.message};
-  }
-  if (f.object.owner_refs.empty()) return FieldError(f.object, "metadata.ownerReferences", "empty");
-  const std::string& owner_kind = f.object.owner_refs.front().kind;
-  if (owner_kind == rev.kind) return false;
-  if (owner_kind == "Pod") return true;
-  return FieldError(f.object, "metadata.ownerReferences[0]", "unexpected owner kind " + owner_kind);
+  return GroupedOnePerPod(in.env, rev, *pods);
 }
 
 class KnativeGrouper : public Grouper {
