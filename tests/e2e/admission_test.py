@@ -99,6 +99,7 @@ def setUpModule():
             [str(KAI_BIN), "admission", "--bind-address", f"127.0.0.1:{PORT}",
              "--tls-cert-file", str(d / "serving.crt"), "--tls-key-file", str(d / "serving.key"),
              "--metrics-bind-address", f"127.0.0.1:{METRICS_PORT}",
+             "--gpu-sharing-enabled", "--limit-descendents-over-subscription", "block",
              "--kubeconfig", SERVER.kubeconfig],
             stdout=subprocess.DEVNULL, stderr=LOG_FILE)
         wait_for("the webhook serving TLS", served_subject)
@@ -261,6 +262,24 @@ class Queues(unittest.TestCase):
         bad = queue("greedy", gpu_quota=4)
         bad["spec"]["resources"]["gpu"]["limit"] = 2
         self.assertIn("limit", refused(bad, QUEUES))
+
+    def test_children_above_their_parent_are_refused_in_block_mode(self):
+        """The webhook runs with --limit-descendents-over-subscription=block (KAI v0.18)."""
+        self.assertEqual(refused(queue("org", gpu_quota=4), QUEUES), "")
+        self.addCleanup(CLIENT.delete, f"{QUEUES}/org")
+        self.assertEqual(refused(queue("org-a", "org", gpu_quota=3), QUEUES), "")
+        self.addCleanup(CLIENT.delete, f"{QUEUES}/org-a")
+        self.assertIn("Queue org-b: spec.resources.gpu.quota: total children GPU quota (5) "
+                      "exceeds parent queue org GPU quota (4)",
+                      refused(queue("org-b", "org", gpu_quota=2), QUEUES))
+        # Lowering the parent below its child is refused the same way, through kubectl too.
+        lowered = CLIENT.get(f"{QUEUES}/org")
+        lowered["spec"]["resources"]["gpu"]["quota"] = 2
+        p = SERVER.kubectl("replace", "-f", "-", check=False, input=json.dumps(lowered))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("child queue org-a GPU quota (3) exceeds parent GPU quota (2)", p.stderr)
+        self.assertEqual(refused(queue("org-c", "org", gpu_quota=1), QUEUES), "")
+        self.addCleanup(CLIENT.delete, f"{QUEUES}/org-c")
 
 
 def dept_gone() -> bool:

@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "kai/cmd/command.h"
@@ -19,7 +20,7 @@ namespace {
 class AdmissionCommand final : public DaemonCommand {
  public:
   // GPU sharing on, as KAI's operator deploys it.
-  AdmissionCommand() : DaemonCommand("admission") { o_.admission.gpu_sharing_enabled = true; }
+  AdmissionCommand() : DaemonCommand("admission") {}
 
   CLI::App* Add(CLI::App& app) override {
     CLI::App* c = app.add_subcommand(
@@ -45,14 +46,27 @@ class AdmissionCommand final : public DaemonCommand {
     c->add_option("--scheduler-name", o_.admission.scheduler_name,
                   "pods of this scheduler are admitted (default kai-scheduler)");
     c->add_flag("--gpu-sharing-enabled,!--no-gpu-sharing-enabled", o_.admission.gpu_sharing_enabled,
-                "accept GPU fractions and gpu-memory (default on)");
+                "accept GPU fractions and gpu-memory (default off, as KAI)");
     c->add_flag("--block-nvidia-visible-devices", o_.admission.block_nvidia_visible_devices,
                 "containers that request no GPU get NVIDIA_VISIBLE_DEVICES=void");
     c->add_option(
         "--gpu-fraction-runtime-class-name", o_.admission.gpu_fraction_runtime_class_name,
         "runtime class for GPU-sharing pods that name none (default nvidia; \"\" = none)");
-    c->add_flag("--queue-quota-warnings", o_.admission.queue_quota_warnings,
-                "warn when a queue's quota exceeds its parent's");
+    c->add_option("--limit-descendents-over-subscription",
+                  o_.admission.descendants_over_subscription,
+                  "children's quotas above their parent's: none, warning or block (default none)")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, admission::OverSubscription>{
+                {"none", admission::OverSubscription::kNone},
+                {"warning", admission::OverSubscription::kWarning},
+                {"block", admission::OverSubscription::kBlock}},
+            CLI::ignore_case));
+    c->add_flag_callback(
+        "--queue-quota-warnings",
+        [this] {
+          o_.admission.descendants_over_subscription = admission::OverSubscription::kWarning;
+        },
+        "the same as --limit-descendents-over-subscription=warning");
     AddKaiOnlyFlags(c);
     c->add_flag("--print-webhook-config", print_config_,
                 "print the webhook configurations for --url and --ca-bundle, then exit");

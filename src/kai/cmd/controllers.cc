@@ -56,8 +56,11 @@ class ControllersCommand final : public DaemonCommand {
     const std::string webhooks = "kai admission serves the Queue and PodGroup webhooks";
     kai_.Inert(c, "enable-webhook", webhooks, true);
     kai_.Inert(c, "enable-podgroup-webhook", webhooks, true);
-    kai_.Inert(c, "enable-quota-validation",
-               "the quota warnings are kai admission's --queue-quota-warnings", true);
+    const std::string quota =
+        "kai admission serves the Queue webhook: its "
+        "--limit-descendents-over-subscription";
+    kai_.Inert(c, "enable-quota-validation", quota, true);
+    kai_.Inert(c, "limit-descendents-over-subscription", quota);
     kai_.Inert(c, "skip-controller-name-validation",
                "controller-runtime's check of unique controller names; kai has none to check",
                true);

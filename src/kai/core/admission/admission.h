@@ -18,6 +18,11 @@
 
 namespace kai::admission {
 
+// What the Queue webhook does when a queue's quota, or its siblings' and its own together,
+// exceed its parent's quota: KAI's queue controller --limit-descendents-over-subscription
+// (v0.18; --enable-quota-validation before it was the warnings).
+enum class OverSubscription { kNone, kWarning, kBlock };
+
 // The `kai admission` settings (KAI's cmd/admission flags and the queue controller's).
 struct Options {
   std::string scheduler_name = "kai-scheduler";  // only pods of this scheduler are admitted here
@@ -25,9 +30,10 @@ struct Options {
   bool block_nvidia_visible_devices = false;     // --block-nvidia-visible-devices
   // Given to GPU-sharing pods that name no runtime class; "" disables.
   std::string gpu_fraction_runtime_class_name = "nvidia";
-  // The queue controller's --enable-quota-validation: warnings when a child's quota exceeds
-  // its parent's (KAI only warns about quotas).
-  bool queue_quota_warnings = false;
+  // Children's quotas above their parent's: allowed silently (KAI's default), with warnings, or
+  // refused when a create or an update of the quotas or the parent makes it so (an unrelated
+  // edit of a queue that already over-subscribes is allowed, with the warnings).
+  OverSubscription descendants_over_subscription = OverSubscription::kNone;
 };
 
 enum class Operation { kCreate, kUpdate, kDelete };

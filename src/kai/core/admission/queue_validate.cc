@@ -70,37 +70,131 @@ int64_t QuotaSum(int64_t a, int64_t b) { return a == -1 || b == -1 ? -1 : a + b;
 
 bool Exceeds(int64_t v, int64_t limit) { return limit != -1 && (v == -1 || v > limit); }
 
-// KAI's opt-in quota warnings: the queue's quota above its parent's, and its siblings' and its
-// own together above the parent's.
-Result<std::vector<std::string>> QuotaWarnings(const std::string& ref, const QueueObject& q,
-                                               const ClusterLookup& lookup) {
+// A quota in KAI's messages: its spec amount, or "unlimited" for -1.
+std::string QuotaText(std::string_view resource, int64_t v) {
+  return v == -1 ? "unlimited" : SpecAmount(resource, v);
+}
+
+std::string_view DisplayName(std::string_view resource) {
+  if (resource == "gpu") return "GPU";
+  if (resource == "cpu") return "CPU";
+  return "Memory";
+}
+
+// The queues whose parent is `parent`, but `except`.
+Result<std::vector<QueueObject>> ChildrenOf(const ClusterLookup& lookup, const std::string& parent,
+                                            const std::string& except) {
+  auto names = lookup.ChildQueues(parent);
+  if (!names.ok()) return names.error();
+  std::vector<QueueObject> out;
+  for (const std::string& name : names.value()) {
+    if (name == except) continue;
+    auto found = lookup.FindQueue(name);
+    if (!found.ok()) return found.error();
+    if (found.value()) out.push_back(*found.value());
+  }
+  return out;
+}
+
+// KAI's parent-child quota checks, seen from the queue as a child: its quota above its parent's,
+// and its siblings' and its own together above the parent's.
+Result<std::vector<std::string>> AsChild(const std::string& ref, const QueueObject& q,
+                                         const ClusterLookup& lookup) {
   std::vector<std::string> out;
   auto parent = lookup.FindQueue(q.parent);
   if (!parent.ok()) return parent.error();
   if (!parent.value()) return out;
-  auto siblings = lookup.ChildQueues(q.parent);
-  if (!siblings.ok()) return siblings.error();
-  std::vector<QueueObject> others;
-  for (const std::string& name : siblings.value()) {
-    if (name == q.meta.name) continue;
-    auto s = lookup.FindQueue(name);
-    if (!s.ok()) return s.error();
-    if (s.value()) others.push_back(*s.value());
-  }
+  auto others = ChildrenOf(lookup, q.parent, q.meta.name);
+  if (!others.ok()) return others.error();
   for (const ResourceField& r : kResources) {
     const int64_t own = (q.*r.member).quota, of_parent = (*parent.value().*r.member).quota;
     int64_t total = own;
-    for (const QueueObject& o : others) total = QuotaSum(total, (o.*r.member).quota);
+    for (const QueueObject& o : others.value()) total = QuotaSum(total, (o.*r.member).quota);
     const std::string field = ref + ": spec.resources." + std::string(r.name) + ".quota: ";
-    const std::string parent_part = " exceeds the quota of parent queue \"" + q.parent + "\" (" +
-                                    SpecAmount(r.name, of_parent) + ")";
-    if (Exceeds(own, of_parent)) out.push_back(field + SpecAmount(r.name, own) + parent_part);
-    if (!others.empty() && Exceeds(total, of_parent)) {
-      out.push_back(field + "the child queues' quotas together (" + SpecAmount(r.name, total) +
-                    ")" + parent_part);
+    const std::string tail = " exceeds parent queue " + q.parent + " " +
+                             std::string(DisplayName(r.name)) + " quota (" +
+                             QuotaText(r.name, of_parent) + ")";
+    const std::string kind(DisplayName(r.name));
+    if (Exceeds(own, of_parent)) {
+      out.push_back(field + "child queue " + kind + " quota (" + QuotaText(r.name, own) + ")" +
+                    tail);
+    }
+    if (!others.value().empty() && Exceeds(total, of_parent)) {
+      out.push_back(field + "total children " + kind + " quota (" + QuotaText(r.name, total) + ")" +
+                    tail);
     }
   }
   return out;
+}
+
+// The same checks seen from the queue as a parent: each child's quota, and all of them together,
+// above the queue's own.
+Result<std::vector<std::string>> AsParent(const std::string& ref, const QueueObject& q,
+                                          const ClusterLookup& lookup) {
+  std::vector<std::string> out;
+  auto children = ChildrenOf(lookup, q.meta.name, "");
+  if (!children.ok()) return children.error();
+  if (children.value().empty()) return out;
+  for (const ResourceField& r : kResources) {
+    const int64_t own = (q.*r.member).quota;
+    const std::string kind(DisplayName(r.name));
+    const std::string field = ref + ": spec.resources." + std::string(r.name) + ".quota: ";
+    const std::string tail = " exceeds parent " + kind + " quota (" + QuotaText(r.name, own) + ")";
+    int64_t total = 0;
+    for (const QueueObject& c : children.value()) {
+      const int64_t quota = (c.*r.member).quota;
+      total = QuotaSum(total, quota);
+      if (Exceeds(quota, own)) {
+        out.push_back(field + "child queue " + c.meta.name + " " + kind + " quota (" +
+                      QuotaText(r.name, quota) + ")" + tail);
+      }
+    }
+    if (Exceeds(total, own)) {
+      out.push_back(field + "total children " + kind + " quota (" + QuotaText(r.name, total) + ")" +
+                    tail);
+    }
+  }
+  return out;
+}
+
+// A create, or an update that changes a quota or the parent: what `block` refuses.
+bool ChangesQuotas(const Request& request, const QueueObject& q) {
+  if (request.operation == Operation::kCreate) return true;
+  if (request.old_object["spec"]["parentQueue"].Scalar() != q.parent) return true;
+  const doc::Node now = request.object["spec"]["resources"];
+  const doc::Node before = request.old_object["spec"]["resources"];
+  for (const ResourceField& r : kResources) {
+    const doc::Node a = now[r.name]["quota"], b = before[r.name]["quota"];
+    if (a.IsDefined() != b.IsDefined() || a.Scalar() != b.Scalar()) return true;
+  }
+  return false;
+}
+
+// --limit-descendents-over-subscription: warnings, or a refusal, listing every over-subscription
+// the queue takes part in as a child and as a parent.
+Verdict OverSubscriptionVerdict(const std::string& ref, const Request& request,
+                                const QueueObject& q, OverSubscription mode,
+                                const ClusterLookup& lookup) {
+  std::vector<std::string> problems;
+  std::optional<Error> failed;
+  auto add = [&](Result<std::vector<std::string>> found) {
+    if (!found.ok()) return failed.emplace(found.error()), void();
+    problems.insert(problems.end(), found.value().begin(), found.value().end());
+  };
+  if (!q.parent.empty()) add(AsChild(ref, q, lookup));
+  add(AsParent(ref, q, lookup));
+  if (failed) {
+    return Verdict::Deny(ref + ": cannot read the queue tree: " + failed->message, "lookup_failed");
+  }
+  if (problems.empty()) return Verdict::Allow();
+  if (mode == OverSubscription::kBlock && ChangesQuotas(request, q)) {
+    std::string message;
+    for (const std::string& p : problems) message += (message.empty() ? "" : "; ") + p;
+    return Verdict::Deny(message, "quota_over_subscription");
+  }
+  Verdict v;
+  v.warnings = std::move(problems);
+  return v;
 }
 
 Verdict ValidateQueueDelete(const Request& request, const ClusterLookup& lookup) {
@@ -145,16 +239,8 @@ Verdict ValidateQueue(const Request& request, const Options& options, const Clus
   if (!q.parent.empty() && ParentChanged(request, q)) {
     if (auto e = ParentError(ref, q, lookup)) return Verdict::Deny(*e, "parent");
   }
-  Verdict v;
-  if (options.queue_quota_warnings && !q.parent.empty()) {
-    auto w = QuotaWarnings(ref, q, lookup);
-    if (!w.ok()) {
-      return Verdict::Deny(ref + ": cannot read the parent queue: " + w.error().message,
-                           "lookup_failed");
-    }
-    v.warnings = std::move(w.value());
-  }
-  return v;
+  if (options.descendants_over_subscription == OverSubscription::kNone) return Verdict::Allow();
+  return OverSubscriptionVerdict(ref, request, q, options.descendants_over_subscription, lookup);
 }
 
 }  // namespace kai::admission

@@ -103,15 +103,69 @@ TEST_F(QueueTest, QuotaAboveTheParentsOnlyWarnsWhenAskedTo) {
   lookup.AddQueue(QueueYaml("team", "org", "{quota: 6, limit: -1}"));
   const std::string big = QueueYaml("big", "org", "{quota: 9, limit: -1}");
   EXPECT_TRUE(Create(big).warnings.empty());
-  options.queue_quota_warnings = true;
+  options.descendants_over_subscription = OverSubscription::kWarning;
   const Verdict v = Create(big);
   ASSERT_TRUE(v.allowed);
   const std::vector<std::string> want = {
-      "Queue big: spec.resources.gpu.quota: 9 exceeds the quota of parent queue \"org\" (8)",
-      "Queue big: spec.resources.gpu.quota: the child queues' quotas together (15) exceeds the "
-      "quota of parent queue \"org\" (8)"};
+      "Queue big: spec.resources.gpu.quota: child queue GPU quota (9) exceeds parent queue org "
+      "GPU quota (8)",
+      "Queue big: spec.resources.gpu.quota: total children GPU quota (15) exceeds parent queue "
+      "org GPU quota (8)"};
   EXPECT_EQ(v.warnings, want);
   EXPECT_TRUE(Create(QueueYaml("small", "org", "{quota: 2, limit: -1}")).warnings.empty());
+  // -1 is unlimited: above any finite parent quota, never above an unlimited one.
+  const Verdict unlimited = Create(QueueYaml("any", "org", "{quota: -1, limit: -1}"));
+  ASSERT_EQ(unlimited.warnings.size(), 2u);
+  EXPECT_EQ(unlimited.warnings[0],
+            "Queue any: spec.resources.gpu.quota: child queue GPU quota (unlimited) exceeds parent "
+            "queue org GPU quota (8)");
+}
+
+TEST_F(QueueTest, BlockRefusesChildrenAboveTheirParent) {
+  options.descendants_over_subscription = OverSubscription::kBlock;
+  lookup.AddQueue(QueueYaml("team", "org", "{quota: 6, limit: -1}"));
+  EXPECT_TRUE(Create(QueueYaml("fits", "org", "{quota: 2, limit: -1}")).allowed);
+  const Verdict v = Create(QueueYaml("more", "org", "{quota: 3, limit: -1}"));
+  ASSERT_FALSE(v.allowed);
+  EXPECT_EQ(v.message,
+            "Queue more: spec.resources.gpu.quota: total children GPU quota (9) exceeds parent "
+            "queue org GPU quota (8)");
+  EXPECT_EQ(v.reason, "quota_over_subscription");
+  // Fractions of a GPU add up exactly: 6 + 1.5 + 0.5 is the parent's 8.
+  lookup.AddQueue(QueueYaml("half", "org", "{quota: 1.5, limit: -1}"));
+  EXPECT_TRUE(Create(QueueYaml("rest", "org", "{quota: 0.5, limit: -1}")).allowed);
+}
+
+TEST_F(QueueTest, BlockRefusesAParentLoweredBelowItsChildren) {
+  options.descendants_over_subscription = OverSubscription::kBlock;
+  lookup.AddQueue(QueueYaml("a", "org", "{quota: 5, limit: -1}"));
+  lookup.AddQueue(QueueYaml("b", "org", "{quota: 3, limit: -1}"));
+  const std::string before = QueueYaml("org", "", "{quota: 8, limit: -1}");
+  auto lowered =
+      MakeReview(Operation::kUpdate, QueueYaml("org", "", "{quota: 4, limit: -1}"), before, "");
+  const Verdict v = ValidateQueue(lowered.request, options, lookup);
+  ASSERT_FALSE(v.allowed);
+  EXPECT_EQ(v.message,
+            "Queue org: spec.resources.gpu.quota: child queue a GPU quota (5) exceeds parent GPU "
+            "quota (4); Queue org: spec.resources.gpu.quota: total children GPU quota (8) exceeds "
+            "parent GPU quota (4)");
+  auto kept = MakeReview(Operation::kUpdate, before, before, "");
+  EXPECT_TRUE(ValidateQueue(kept.request, options, lookup).allowed);
+}
+
+TEST_F(QueueTest, BlockLetsAnUnrelatedEditThroughWithWarnings) {
+  lookup.AddQueue(QueueYaml("a", "org", "{quota: 9, limit: -1}"));  // made before the check
+  options.descendants_over_subscription = OverSubscription::kBlock;
+  const std::string a = QueueYaml("a", "org", "{quota: 9, limit: -1}");
+  auto relabel = MakeReview(Operation::kUpdate, a + "  displayName: A\n", a, "");
+  const Verdict v = ValidateQueue(relabel.request, options, lookup);
+  ASSERT_TRUE(v.allowed) << v.message;
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("child queue GPU quota (9) exceeds parent queue org"),
+            std::string::npos);
+  auto raise =
+      MakeReview(Operation::kUpdate, QueueYaml("a", "org", "{quota: 10, limit: -1}"), a, "");
+  EXPECT_FALSE(ValidateQueue(raise.request, options, lookup).allowed);
 }
 
 TEST_F(QueueTest, AFailedLookupDenies) {
