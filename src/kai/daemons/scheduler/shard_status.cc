@@ -1,62 +1,23 @@
 #include "kai/daemons/scheduler/shard_status.h"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 
-#include "kai/core/k8s/json_body.h"
+#include "kai/core/k8s/conditions.h"
 
 namespace kai::scheduler {
 namespace {
 
-using k8s::JsonWriter;
-using k8s::KeyStr;
-using k8s::Str;
 namespace res = k8s::resources;
 
 constexpr size_t kMaxMessage = 32000;  // metav1.Condition's message holds at most 32768 bytes
 
-struct Condition {
-  std::string type, status, reason, message, transition;
-  std::optional<int64_t> observed_generation;
-};
-
-Condition Read(const doc::Node& c) {
-  Condition out{std::string(c["type"].Scalar()),
-                std::string(c["status"].Scalar()),
-                std::string(c["reason"].Scalar()),
-                std::string(c["message"].Scalar()),
-                std::string(c["lastTransitionTime"].Scalar()),
-                std::nullopt};
-  const std::string_view g = c["observedGeneration"].Scalar();
-  int64_t v = 0;
-  if (!g.empty() && std::from_chars(g.data(), g.data() + g.size(), v).ec == std::errc()) {
-    out.observed_generation = v;
-  }
-  return out;
-}
-
-void WriteCondition(JsonWriter& w, const Condition& c) {
-  w.StartObject();
-  KeyStr(w, "type", c.type);
-  KeyStr(w, "status", c.status);
-  KeyStr(w, "reason", c.reason);
-  KeyStr(w, "message", c.message);
-  KeyStr(w, "lastTransitionTime", c.transition);
-  if (c.observed_generation) {
-    Str(w, "observedGeneration");
-    w.Int64(*c.observed_generation);
-  }
-  w.EndObject();
-}
-
-Condition SettingsCondition(const std::vector<NotApplied>& items, UnixSeconds now) {
-  Condition c;
+k8s::Condition SettingsCondition(const std::vector<NotApplied>& items) {
+  k8s::Condition c;
   c.type = std::string(kSettingsAppliedCondition);
   c.status = items.empty() ? "True" : "False";
   c.reason = items.empty() ? "applied" : "not_applied";
   c.message = SettingsMessage(items);
-  c.transition = FormatRfc3339(now);
   return c;
 }
 
@@ -78,34 +39,7 @@ std::string SettingsMessage(const std::vector<NotApplied>& items) {
 
 std::string SettingsConditionPatch(const doc::Node& shard, const std::vector<NotApplied>& items,
                                    UnixSeconds now) {
-  Condition ours = SettingsCondition(items, now);
-  std::vector<Condition> conditions;
-  const doc::Node existing = shard["status"]["conditions"];
-  for (size_t i = 0; i < existing.size(); ++i) {
-    Condition c = Read(existing[i]);
-    if (c.type != ours.type) {
-      conditions.push_back(std::move(c));
-      continue;
-    }
-    if (c.status == ours.status && c.reason == ours.reason && c.message == ours.message) return "";
-    if (c.status == ours.status) ours.transition = c.transition;
-  }
-  conditions.push_back(ours);
-  return k8s::Json([&](JsonWriter& w) {
-    w.StartObject();
-    Str(w, "metadata");
-    w.StartObject();
-    KeyStr(w, "resourceVersion", shard["metadata"]["resourceVersion"].Scalar());
-    w.EndObject();
-    Str(w, "status");
-    w.StartObject();
-    Str(w, "conditions");
-    w.StartArray();
-    for (const Condition& c : conditions) WriteCondition(w, c);
-    w.EndArray();
-    w.EndObject();
-    w.EndObject();
-  });
+  return k8s::ConditionsPatch(shard, {SettingsCondition(items)}, now);
 }
 
 void ShardSettingsReport::Observe(const std::vector<NotApplied>& items) {

@@ -112,6 +112,8 @@ const char* ContentType(PatchType t) {
       return "application/strategic-merge-patch+json";
     case PatchType::kJson:
       return "application/json-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
   }
   return "application/merge-patch+json";
 }

@@ -102,7 +102,9 @@ class TokenBucket {
   Clock::time_point last_;
 };
 
-enum class PatchType { kMerge, kStrategicMerge, kJson };
+// kApply: a server-side apply (the body is the whole object as its manager wants it, YAML or
+// JSON; the path carries ?fieldManager=...&force=true).
+enum class PatchType { kMerge, kStrategicMerge, kJson, kApply };
 
 // The v1 Status of a failed call, read from its body.
 struct ApiStatus {

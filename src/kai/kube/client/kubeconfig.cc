@@ -1,7 +1,5 @@
 #include "kai/kube/client/kubeconfig.h"
 
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +7,7 @@
 #include <sstream>
 
 #include "kai/core/k8s/doc.h"
+#include "kai/kube/tls/base64.h"
 
 namespace kai::k8s {
 namespace {
@@ -21,25 +20,6 @@ std::optional<std::string> ReadFile(const std::string& path) {
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
-}
-
-// Standard base64 (kubeconfig *-data fields) through OpenSSL.
-std::optional<std::string> Base64Decode(std::string_view in) {
-  std::string clean;
-  for (char c : in) {
-    if (c != '\n' && c != '\r' && c != ' ') clean.push_back(c);
-  }
-  if (clean.size() % 4 != 0) return std::nullopt;
-  std::string out(clean.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(clean.data()),
-                                static_cast<int>(clean.size()));
-  if (n < 0) return std::nullopt;
-  size_t pad = 0;
-  if (!clean.empty() && clean.back() == '=') ++pad;
-  if (clean.size() > 1 && clean[clean.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return out;
 }
 
 // Finds the entry of a kubeconfig list (clusters, users, contexts) with the given name.
@@ -67,7 +47,7 @@ class KubeconfigReader {
   bool DataField(const doc::Node& n, std::string_view key, std::string& into, std::string& error) {
     const std::string_view v = n[key].Scalar();
     if (v.empty()) return true;
-    auto decoded = Base64Decode(v);
+    auto decoded = tls::Base64Decode(v);
     if (!decoded) {
       error = path_ + ": " + std::string(key) + ": not valid base64";
       return false;

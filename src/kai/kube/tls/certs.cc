@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <ctime>
 #include <memory>
 
 namespace kai::webhook {
@@ -142,6 +143,18 @@ Result<ServingCertificate> GenerateServingCertificate(const CertificateRequest& 
     *target = std::move(pem.value());
   }
   return out;
+}
+
+Result<int64_t> CertificateNotAfter(const std::string& cert_pem) {
+  BioPtr bio(BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())));
+  if (!bio) return Error{"reading the certificate failed"};
+  CertPtr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  if (!cert) return Error{"no PEM certificate"};
+  struct tm t {};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(cert.get()), &t) != 1) {
+    return Error{"the certificate's notAfter cannot be read"};
+  }
+  return static_cast<int64_t>(timegm(&t));
 }
 
 std::vector<std::string> ServiceDnsNames(const std::string& ns, const std::string& name) {

@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <ctime>
 #include <memory>
 
 namespace kai::webhook {
@@ -16,6 +17,16 @@ X509* ReadCert(const std::string& pem) {
   X509* c = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
   return c;
+}
+
+TEST(Certs, NotAfterIsTheValidityAskedFor) {
+  auto c = GenerateServingCertificate({{"x.example"}, std::chrono::hours(48)});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  auto not_after = CertificateNotAfter(c->cert_pem);
+  ASSERT_TRUE(not_after.ok()) << not_after.error().message;
+  const int64_t now = std::time(nullptr);
+  EXPECT_NEAR(static_cast<double>(*not_after - now), 48 * 3600.0, 120.0);
+  EXPECT_FALSE(CertificateNotAfter("not a certificate").ok());
 }
 
 TEST(Certs, TheServingCertificateVerifiesAgainstItsCaForTheServiceNames) {
