@@ -47,6 +47,8 @@ COMPONENTS = {
                                              "cmd/nodescaleadjuster/main.go"]),
     "resourcereservation": ("resource-reservation", ["cmd/resourcereservation/app/app.go",
                                                      "cmd/resourcereservation/main.go"]),
+    "operator": ("operator", ["cmd/operator/config/options.go", "cmd/operator/app/app.go",
+                              "cmd/operator/main.go"]),
 }
 ZAP_FLAGS = ["zap-devel", "zap-encoder", "zap-log-level", "zap-stacktrace-level",
              "zap-time-encoding"]

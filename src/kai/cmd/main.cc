@@ -26,7 +26,8 @@ constexpr CommandMaker kCommands[] = {
     &kai::cmd::MakeBinderCommand,      &kai::cmd::MakeResourceReservationCommand,
     &kai::cmd::MakeAdmissionCommand,   &kai::cmd::MakePodGrouperCommand,
     &kai::cmd::MakeControllersCommand, &kai::cmd::MakeScaleAdjusterCommand,
-    &kai::cmd::MakeInstallCommand,     &kai::cmd::MakeRunCommand,
+    &kai::cmd::MakeOperatorCommand,    &kai::cmd::MakeInstallCommand,
+    &kai::cmd::MakeRunCommand,
 };
 
 }  // namespace
