@@ -85,14 +85,26 @@ std::string ToJson(const Json& v) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
+namespace {
+// The member's value, or null. (RapidJSON's member iterators compare ambiguously under C++20 in
+// clang, so the lookup walks the members with < instead.)
+Json* FindMutable(Json& object, std::string_view key) {
+  for (auto it = object.MemberBegin(); it < object.MemberEnd(); ++it) {
+    if (std::string_view(it->name.GetString(), it->name.GetStringLength()) == key)
+      return &it->value;
+  }
+  return nullptr;
+}
+}  // namespace
+
 Json& Member(Json& object, std::string_view key, rapidjson::Type kind, Alloc& a) {
-  auto it = object.FindMember(rapidjson::StringRef(key.data(), key.size()));
-  if (it == object.MemberEnd()) {
+  Json* found = FindMutable(object, key);
+  if (found == nullptr) {
     object.AddMember(Str(key, a), Json(kind), a);
     return (object.MemberEnd() - 1)->value;
   }
-  if (it->value.GetType() != kind) it->value = Json(kind);
-  return it->value;
+  if (found->GetType() != kind) *found = Json(kind);
+  return *found;
 }
 
 const Json* Find(const Json& object, std::string_view key) {
@@ -115,9 +127,8 @@ Json Str(std::string_view s, Alloc& a) {
 }
 
 void Set(Json& object, std::string_view key, Json& value, Alloc& a) {
-  auto it = object.FindMember(rapidjson::StringRef(key.data(), key.size()));
-  if (it != object.MemberEnd()) {
-    it->value = value;
+  if (Json* found = FindMutable(object, key); found != nullptr) {
+    *found = value;
     return;
   }
   object.AddMember(Str(key, a), value, a);
