@@ -124,10 +124,9 @@ Result<std::string> ImageOf(const Json* image, const std::string& fallback,
   return out;
 }
 
-// --name=value replacing an existing --name or --name=..., or appended.
-void SetFlag(Json& args, std::string_view name, std::string_view value, Alloc& a) {
+// `text` (--name or --name=value) replacing an existing --name or --name=..., or appended.
+void PutFlag(Json& args, std::string_view name, const std::string& text, Alloc& a) {
   const std::string flag = "--" + std::string(name);
-  const std::string text = value.empty() ? flag : flag + "=" + std::string(value);
   for (auto& arg : args.GetArray()) {
     if (!arg.IsString()) continue;
     const std::string_view s(arg.GetString(), arg.GetStringLength());
@@ -137,6 +136,16 @@ void SetFlag(Json& args, std::string_view name, std::string_view value, Alloc& a
     }
   }
   args.PushBack(Str(text, a), a);
+}
+
+// --name=value; an empty value stays (--gpu-fraction-runtime-class-name= means "none").
+void SetFlag(Json& args, std::string_view name, std::string_view value, Alloc& a) {
+  PutFlag(args, name, "--" + std::string(name) + "=" + std::string(value), a);
+}
+
+// --name, a switch.
+void SetSwitch(Json& args, std::string_view name, Alloc& a) {
+  PutFlag(args, name, "--" + std::string(name), a);
 }
 
 // The flags each section's fields become (KAI's operands pass the same values).
@@ -348,7 +357,7 @@ struct Builder {
     }
     if (const Json* json_log = Find(c.global(), "jsonLog");
         json_log && json_log->IsBool() && json_log->GetBool()) {
-      SetFlag(args, "log-json", "", a);
+      SetSwitch(args, "log-json", a);
     }
     if (ns != kDefaultNamespace) SetFlag(args, "leader-elect-namespace", ns, a);
     for (const FlagFromField& f : kFlagFields) {

@@ -145,6 +145,13 @@ TEST(OperatorRender, TheConfigsSectionsChangeTheDeployments) {
   EXPECT_TRUE(Has(w.Args("kai-scheduler-default"), "--queue-label-key=team.example/queue"));
 }
 
+TEST(OperatorRender, AnEmptyRuntimeClassIsPassedAsNone) {
+  // The chart's --set admission.gpuFractionRuntimeClassName=null: fractional pods get no
+  // runtimeClassName; an empty flag value, not a bare flag that would swallow the next one.
+  const World w = RenderOf(R"({"admission": {"gpuFractionRuntimeClassName": ""}})");
+  EXPECT_TRUE(Has(w.Args("kai-admission"), "--gpu-fraction-runtime-class-name="));
+}
+
 TEST(OperatorRender, ATurnedOffComponentIsNotRendered) {
   const World w = RenderOf(R"({"podGrouper": {"service": {"enabled": false}},
                                "queueController": {"service": {"enabled": false}}})");
