@@ -7,6 +7,41 @@
 
 namespace kai::cmd {
 
+namespace {
+
+const CLI::App* CommandNamed(const CLI::App& app, std::string_view name) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == name) return sub;
+  }
+  return nullptr;
+}
+
+bool TakesAValue(const CLI::App& app, const CLI::App* command, const std::string& name) {
+  const CLI::Option* o = command != nullptr ? command->get_option_no_throw(name) : nullptr;
+  if (o == nullptr) o = app.get_option_no_throw(name);
+  return o != nullptr && o->get_expected_min() > 0;
+}
+
+}  // namespace
+
+std::vector<std::string> SplitEmptyValues(const CLI::App& app, int argc, const char* const* argv) {
+  std::vector<std::string> out;
+  const CLI::App* command = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (command == nullptr && !arg.starts_with("-")) command = CommandNamed(app, arg);
+    const std::string name = arg.substr(0, arg.size() - 1);
+    if (arg.size() > 3 && arg.starts_with("--") && arg.ends_with("=") &&
+        name.find('=') == std::string::npos && TakesAValue(app, command, name)) {
+      out.push_back(name);
+      out.emplace_back();
+      continue;
+    }
+    out.push_back(arg);
+  }
+  return out;
+}
+
 CLI::Option* AddFilesOption(CLI::App* c, std::vector<std::string>& files, const std::string& what) {
   return c->add_option("-f,--filename", files, what + " (repeatable: one per -f)")
       ->allow_extra_args(false);

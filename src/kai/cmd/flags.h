@@ -15,6 +15,14 @@
 
 namespace kai::cmd {
 
+// The arguments after argv[0], each `--name=` of an option that takes a value split into
+// `--name` and "". CLI11 reads `--name=` as the bare option and takes the next argument as its
+// value (`--metrics-bind-address= --health-probe-bind-address=` set the metrics address to
+// "--health-probe-bind-address="), while Kubernetes manifests write `--name=` for an empty
+// value. Options are looked up in the command named first, then in `app`; a flag's `--name=`
+// and anything unknown are left as they are, for CLI11 to judge.
+std::vector<std::string> SplitEmptyValues(const CLI::App& app, int argc, const char* const* argv);
+
 // -f/--filename: a manifest file or directory, one per use (`-f a.yaml -f dir/`), as kubectl's;
 // a value after the first is a positional argument of the command, not another file.
 CLI::Option* AddFilesOption(CLI::App* c, std::vector<std::string>& files,

@@ -166,5 +166,27 @@ TEST(SecondsOrDuration, KaisWholeSecondsAndGoDurations) {
   EXPECT_EQ(ParseSecondsOrDurationFlag("--t", "soon", out)->rfind("--t: ", 0), 0u);
 }
 
+TEST(SplitEmptyValues, AnEmptyValueStaysEmptyAndTheNextFlagStaysAFlag) {
+  CLI::App app;
+  CLI::App* sub = app.add_subcommand("serve");
+  std::string metrics = ":8080", health = ":8081";
+  bool json = false;
+  AddServerFlags(sub, metrics, health);
+  sub->add_flag("--log-json", json);
+  const char* argv[] = {
+      "kai",         "serve",     "--metrics-bind-address=", "--health-probe-bind-address=",
+      "--log-json=", "--unknown="};
+  const auto args = SplitEmptyValues(app, 6, argv);
+  EXPECT_EQ(args, (std::vector<std::string>{"serve", "--metrics-bind-address", "",
+                                            "--health-probe-bind-address", "",
+                                            "--log-json=", "--unknown="}));
+  std::vector<const char*> split{"kai"};
+  for (const std::string& a : args) split.push_back(a.c_str());
+  split.pop_back();  // the unknown one would be refused
+  app.parse(static_cast<int>(split.size()), split.data());
+  EXPECT_EQ(metrics, "");
+  EXPECT_EQ(health, "");
+}
+
 }  // namespace
 }  // namespace kai::cmd

@@ -4,11 +4,13 @@
 
 #include <iostream>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "kai/cmd/command.h"
 #include "kai/cmd/common.h"
+#include "kai/cmd/flags.h"
 
 #ifndef KAI_VERSION
 #define KAI_VERSION "unknown"
@@ -43,7 +45,10 @@ int main(int argc, char** argv) {
     commands.emplace_back(std::move(command), sub);
   }
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = kai::cmd::SplitEmptyValues(app, argc, argv);
+    std::vector<const char*> split_argv{argv[0]};
+    for (const std::string& a : args) split_argv.push_back(a.c_str());
+    app.parse(static_cast<int>(split_argv.size()), split_argv.data());
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kai::cmd::kExitBadInput;
