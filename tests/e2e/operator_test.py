@@ -9,8 +9,8 @@ RBAC on): KAI's install steps with the Config kai-config and the SchedulingShard
   kubelet here).
 - Editing kai-config changes the Deployments (a long-running operator follows within seconds);
   turning a component off deletes its Deployment.
-- A second SchedulingShard gets its own scheduler Deployment and Lease name, owned by the shard,
-  with the shard's conditions; deleting the shard removes it (garbage collection).
+- A second SchedulingShard gets its own scheduler Deployment and Lease name, owned by the Config,
+  with the shard's conditions; deleting the shard removes it (the operator prunes it).
 - Deleting kai-config removes what the operator made and nothing of the users' (a Queue, the
   namespace, the priority classes).
 - No call is refused (no 403 in the operator's log).
@@ -183,12 +183,14 @@ class Operator(unittest.TestCase):
         self.assertIsNotNone(d)
         self.assertIn("--shard=pool-a", args_of(d))
         self.assertIn("--leader-elect-id=kai-scheduler-a", args_of(d))
-        self.assertEqual(d["metadata"]["ownerReferences"][0]["kind"], "SchedulingShard")
+        # Owned by the Config (helm uninstall keeps shards, not their schedulers).
+        self.assertEqual(d["metadata"]["ownerReferences"][0]["kind"], "Config")
         self.assertEqual(d["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"],
                          "kai-scheduler-pool-a")
         self.assertEqual(conditions(CLIENT.get(f"{SHARDS}/pool-a"))["Deployed"]["status"], "True")
         CLIENT.delete(f"{SHARDS}/pool-a")
-        wait_for("the shard's scheduler collected",
+        once()  # the operator prunes the Deployment of a shard that is gone
+        wait_for("the shard's scheduler pruned",
                  lambda: deployment("kai-scheduler-pool-a") is None, 60)
         self.assertIsNotNone(deployment("kai-scheduler-default"))
 

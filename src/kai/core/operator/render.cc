@@ -376,6 +376,7 @@ struct Builder {
     for (const install::Manifest& m : manifests) {
       if (m.source != file) continue;
       if (comp.id == "scheduler" && m.kind == "Deployment") continue;  // one per shard, below
+      if (m.kind == "PodDisruptionBudget") continue;  // the Config's, below (AddBudget)
       JsonDoc d;
       if (auto r = YamlToJson(m.text, d); !r) return Error{m.source + ": " + r.error().message};
       const bool owned = m.kind != "Namespace";
@@ -384,7 +385,49 @@ struct Builder {
         if (auto r = EditDeployment(d, comp, section, section_name); !r) return r.error();
       }
       Add(d, comp.id, owned);
+      if (m.kind == "Deployment") {
+        if (auto r = AddBudget(d, comp, section, section_name); !r) return r.error();
+      }
     }
+    return true;
+  }
+
+  // KAI's PodDisruptionBudget of a Deployment (the scheduler's of each shard, the pod grouper's,
+  // the admission server's): made when its section's service.podDisruptionBudget.enabled is true
+  // and the Deployment runs more than one replica (one replica under a budget would block every
+  // node drain); maxUnavailable as set, else 1, over the Deployment's pods.
+  Result<bool> AddBudget(const JsonDoc& deployment, const Component& comp, const Json* section,
+                         const std::string& section_name) {
+    if (comp.id != "scheduler" && comp.id != "podgrouper" && comp.id != "admission") return true;
+    const Json* budget = section ? FindPath(*section, {"service", "podDisruptionBudget"}) : nullptr;
+    const Json* enabled = budget ? Find(*budget, "enabled") : nullptr;
+    if (enabled == nullptr || !enabled->IsBool() || !enabled->GetBool()) return true;
+    const Json* replicas = FindPath(deployment, {"spec", "replicas"});
+    if (replicas == nullptr || !replicas->IsInt64() || replicas->GetInt64() <= 1) return true;
+    auto max_unavailable = IntAt(budget, {"maxUnavailable"},
+                                 section_name + ".service.podDisruptionBudget.maxUnavailable");
+    if (!max_unavailable) return max_unavailable.error();
+    const std::string name = ConfigView::StringAt(deployment, {"metadata", "name"});
+    const std::string pods = ConfigView::StringAt(
+        deployment, {"spec", "template", "metadata", "labels", "app.kubernetes.io/name"});
+    JsonDoc d(rapidjson::kObjectType);
+    Alloc& a = d.GetAllocator();
+    d.AddMember("apiVersion", Str("policy/v1", a), a);
+    d.AddMember("kind", Str("PodDisruptionBudget", a), a);
+    Json meta(rapidjson::kObjectType);
+    meta.AddMember("name", Str(name, a), a);
+    meta.AddMember("namespace", Str(ns, a), a);
+    d.AddMember("metadata", meta, a);
+    Json match(rapidjson::kObjectType);
+    match.AddMember("app.kubernetes.io/name", Str(pods, a), a);
+    Json selector(rapidjson::kObjectType);
+    selector.AddMember("matchLabels", match, a);
+    Json spec(rapidjson::kObjectType);
+    spec.AddMember("maxUnavailable", Json(max_unavailable->value_or(1)), a);
+    spec.AddMember("selector", selector, a);
+    d.AddMember("spec", spec, a);
+    Stamp(d, comp.id, true, "Config", c.Name(), c.Uid());
+    Add(d, comp.id, true);
     return true;
   }
 
@@ -402,7 +445,9 @@ struct Builder {
       Alloc& a = d.GetAllocator();
       const std::string name = scheduler_name + "-" + shard.name;
       Set(d["metadata"], "name", Str(name, a), a);
-      Stamp(d, comp.id, true, "SchedulingShard", shard.name, shard.uid);
+      // Owned by the Config, as every other component: `helm uninstall` (which keeps the shard)
+      // removes it; a deleted shard's Deployment is pruned by the operator.
+      Stamp(d, comp.id, true, "Config", c.Name(), c.Uid());
       Json& labels = d["metadata"]["labels"];
       Set(labels, "app.kubernetes.io/name", Str(name, a), a);
       Set(labels, "kai.scheduler/shard", Str(shard.name, a), a);
@@ -421,6 +466,7 @@ struct Builder {
       SetFlag(args, "shard", shard.name, a);
       SetFlag(args, "leader-elect-id", ShardLeaseName(scheduler_name, shard), a);
       Add(d, comp.id, true);
+      if (auto r = AddBudget(d, comp, c.Section("scheduler"), "scheduler"); !r) return r.error();
     }
     return true;
   }

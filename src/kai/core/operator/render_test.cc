@@ -61,6 +61,33 @@ std::string Str(const JsonDoc& d, std::initializer_list<std::string_view> path) 
   return v && v->IsString() ? v->GetString() : "";
 }
 
+TEST(OperatorRender, ABudgetIsMadeOnlyWhenEnabledAndMoreThanOneReplicaRuns) {
+  const std::string budget = R"("podDisruptionBudget":{"enabled":true,"maxUnavailable":2})";
+  const World w = RenderOf(R"({"global":{"replicaCount":3},)"
+                           R"("scheduler":{"service":{)" +
+                           budget +
+                           R"(}},)"
+                           R"("admission":{"service":{)" +
+                           budget +
+                           R"(}},)"
+                           R"("podGrouper":{"replicas":1,"service":{)" +
+                           budget + "}}}");
+  for (const char* name : {"kai-scheduler-default", "kai-admission"}) {
+    const JsonDoc d = w.Doc("PodDisruptionBudget", name);
+    EXPECT_EQ(FindPath(d, {"spec", "maxUnavailable"})->GetInt64(), 2) << name;
+    EXPECT_EQ(FindPath(d, {"spec", "minAvailable"}), nullptr) << name;
+    EXPECT_EQ(Str(d, {"spec", "selector", "matchLabels", "app.kubernetes.io/name"}), name);
+  }
+  const JsonDoc shard_budget = w.Doc("PodDisruptionBudget", "kai-scheduler-default");
+  EXPECT_STREQ(
+      FindPath(shard_budget, {"metadata", "ownerReferences"})->GetArray()[0]["kind"].GetString(),
+      "Config");
+  EXPECT_EQ(w.Find("PodDisruptionBudget", "kai-podgrouper"), nullptr);  // one replica
+
+  const World off = RenderOf(R"({"global":{"replicaCount":3}})");
+  EXPECT_EQ(off.Find("PodDisruptionBudget", "kai-admission"), nullptr);  // not enabled
+}
+
 TEST(OperatorRender, AnEmptyConfigDeploysEveryComponentOwnedByIt) {
   const World w = RenderOf("{}");
   for (const char* name : {"kai-binder", "kai-podgrouper", "kai-controllers", "kai-admission",
@@ -82,7 +109,7 @@ TEST(OperatorRender, AnEmptyConfigDeploysEveryComponentOwnedByIt) {
   EXPECT_EQ(
       std::string(
           FindPath(sched, {"metadata", "ownerReferences"})->GetArray()[0]["kind"].GetString()),
-      "SchedulingShard");
+      "Config");  // helm uninstall keeps the shard, not its scheduler
   const Json* image = FindPath(sched, {"spec", "template", "spec", "containers"});
   EXPECT_EQ(std::string((*image)[0]["image"].GetString()), "registry.example/kai:1.0");
   // Namespaces and priority classes outlive the Config.

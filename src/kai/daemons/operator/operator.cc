@@ -28,6 +28,8 @@ using Clock = std::chrono::steady_clock;
 constexpr k8s::ResourceType kConfig{"kai.scheduler/v1", "Config", "configs", false};
 constexpr k8s::ResourceType kDeployment{"apps/v1", "Deployment", "deployments", true};
 constexpr k8s::ResourceType kSecret{"v1", "Secret", "secrets", true};
+constexpr k8s::ResourceType kBudget{"policy/v1", "PodDisruptionBudget", "poddisruptionbudgets",
+                                    true};
 constexpr std::string_view kTlsSecret = "kai-admission-tls";
 
 // The kinds the operator applies (deploy/'s objects).
@@ -38,7 +40,7 @@ constexpr k8s::ResourceType kKinds[] = {
     {"v1", "Service", "services", true},
     {"v1", "ConfigMap", "configmaps", true},
     kDeployment,
-    {"policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", true},
+    kBudget,
     {"rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false},
     {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false},
     {"rbac.authorization.k8s.io/v1", "Role", "roles", true},
@@ -312,12 +314,20 @@ class Operator final : public runtime::Component {
     return v && v->IsString() ? v->GetString() : "";
   }
 
-  // Deployments the operator made that the Config no longer asks for (a component turned off).
+  // Deployments and PodDisruptionBudgets the operator made that the Config no longer asks for (a
+  // component turned off, a budget disabled or its Deployment down to one replica).
   void Prune(const op::Rendered& r, PassResult& result) {
-    std::set<std::string> wanted;
-    for (const op::Desired& d : r.objects) {
-      if (d.kind == "Deployment") wanted.insert(d.name);
+    for (const k8s::ResourceType* kind : {&kDeployment, &kBudget}) {
+      std::set<std::string> wanted;
+      for (const op::Desired& d : r.objects) {
+        if (d.kind == kind->kind) wanted.insert(d.name);
+      }
+      PruneKind(r.ns, *kind, wanted, result);
     }
+  }
+
+  void PruneKind(const std::string& ns, const k8s::ResourceType& kind,
+                 const std::set<std::string>& wanted, PassResult& result) {
     const std::string query =
         "labelSelector=" +
         k8s::UrlEscape(std::string(op::kManagedByLabel) + "=" + std::string(op::kFieldManager));
@@ -330,16 +340,18 @@ class Operator final : public runtime::Component {
       }
     };
     cb.restart = [&] { stale.clear(); };
-    auto listed = client_.List(k8s::CollectionPath(kDeployment, r.ns), query, 500, cb);
+    auto listed = client_.List(k8s::CollectionPath(kind, ns), query, 500, cb);
     if (!listed.ok()) {
-      result.failed.push_back("listing the Deployments of " + r.ns + ": " + listed.error().message);
+      result.failed.push_back("listing the " + std::string(kind.plural) + " of " + ns + ": " +
+                              listed.error().message);
       return;
     }
     for (const std::string& name : stale) {
-      const std::string path = k8s::ObjectPath(kDeployment, r.ns, name);
+      const std::string path = k8s::ObjectPath(kind, ns, name);
       const k8s::HttpResponse resp = client_.Delete(path);
       if (resp.ok() || resp.status == 404) {
-        m_.Log("deleted Deployment " + r.ns + "/" + name + ": its component is turned off");
+        m_.Log("deleted " + std::string(kind.kind) + " " + ns + "/" + name +
+               ": the Config no longer asks for it");
       } else {
         result.failed.push_back(k8s::Describe({"DELETE", path}, resp));
       }
