@@ -1227,8 +1227,16 @@ class ShardSettings(SchedulerTestCase):
         load([custom, queue("custom-q"), node("custom-n1", 2),
               *single_pod_jobs(ns, "custom-q", ["first"], 1)])
         mport = free_port()
-        p = self.start("custom", "--shard", "custom", "--schedule-period", "200ms",
-                       "--metrics-bind-address", f"127.0.0.1:{mport}", timeout=90)
+        # Started as KAI's operator starts its scheduler (KAI's flags, `--name=value`, an empty
+        # partition value), with KAI's client and logging flags.
+        kai_args = ["--scheduler-conf=/etc/kai/scheduler-config.yaml",
+                    "--scheduler-name=kai-scheduler", "--namespace=kai-scheduler",
+                    "--nodepool-label-key=kai.scheduler/node-pool", "--partition-label-value=",
+                    "--resource-reservation-app-label=kai-resource-reservation",
+                    "--queue-label-key=kai.scheduler/queue", f"--listen-address=127.0.0.1:{mport}",
+                    "--v=3", "--qps=50", "--burst=300"]
+        p = self.start("custom", "--shard", "custom", "--schedule-period", "200ms", *kai_args,
+                       timeout=90)
         wait_for("first's BindRequest", lambda: "first" in bind_requests(ns), 30, procs=[p])
         cond = wait_for("the SettingsApplied condition", lambda: shard_condition("custom"), 30,
                         procs=[p])
@@ -1240,6 +1248,7 @@ class ShardSettings(SchedulerTestCase):
         log = p.log()
         self.assertEqual(log.count('unknown plugin "mycustomplugin"'), 1, log[-3000:])
         self.assertEqual(log.count("spec.args.v: unknown scheduler argument"), 1, log[-3000:])
+        self.assertIn("--scheduler-conf", log)  # warned: the file is not read
         text = http_get(mport, "/metrics")[1]
         self.assertEqual(metric(text, "kai_shard_settings_not_applied"), 2, text[-3000:])
         self.assertRegex(text, r'(?m)^kai_shard_setting_not_applied\{field="spec.args.v"\} 1$')
