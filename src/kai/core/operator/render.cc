@@ -222,20 +222,19 @@ struct Builder {
   std::string scheduler_name;
   Rendered out;
 
-  Json OwnerRef(std::string_view kind, const std::string& name, const std::string& uid,
-                Alloc& a) const {
+  // The Config as the controller owner: everything the operator makes goes with it.
+  Json ConfigOwnerRef(Alloc& a) const {
     Json ref(rapidjson::kObjectType);
     ref.AddMember("apiVersion", Str(kConfigApiVersion, a), a);
-    ref.AddMember("kind", Str(kind, a), a);
-    ref.AddMember("name", Str(name, a), a);
-    ref.AddMember("uid", Str(uid, a), a);
+    ref.AddMember("kind", Str("Config", a), a);
+    ref.AddMember("name", Str(c.Name(), a), a);
+    ref.AddMember("uid", Str(c.Uid(), a), a);
     ref.AddMember("controller", true, a);
     return ref;
   }
 
-  // Namespaces, labels and the owner of one object; `owner_kind` "" = not owned.
-  void Stamp(JsonDoc& d, std::string_view component, bool owned, std::string_view owner_kind,
-             const std::string& owner_name, const std::string& owner_uid) const {
+  // Namespaces of one object; when `owned`, the operator's labels and the Config as its owner.
+  void Stamp(JsonDoc& d, std::string_view component, bool owned) const {
     Alloc& a = d.GetAllocator();
     Json& meta = Member(d, "metadata", rapidjson::kObjectType, a);
     const std::string kind = ConfigView::StringAt(d, {"kind"});
@@ -258,7 +257,7 @@ struct Builder {
     Set(labels, kManagedByLabel, Str(kFieldManager, a), a);
     Set(labels, kComponentLabel, Str(component, a), a);
     Json refs(rapidjson::kArrayType);
-    refs.PushBack(OwnerRef(owner_kind, owner_name, owner_uid, a), a);
+    refs.PushBack(ConfigOwnerRef(a), a);
     Set(meta, "ownerReferences", refs, a);
   }
 
@@ -380,7 +379,7 @@ struct Builder {
       JsonDoc d;
       if (auto r = YamlToJson(m.text, d); !r) return Error{m.source + ": " + r.error().message};
       const bool owned = m.kind != "Namespace";
-      Stamp(d, comp.id, owned, "Config", c.Name(), c.Uid());
+      Stamp(d, comp.id, owned);
       if (m.kind == "Deployment") {
         if (auto r = EditDeployment(d, comp, section, section_name); !r) return r.error();
       }
@@ -426,7 +425,7 @@ struct Builder {
     spec.AddMember("maxUnavailable", Json(max_unavailable->value_or(1)), a);
     spec.AddMember("selector", selector, a);
     d.AddMember("spec", spec, a);
-    Stamp(d, comp.id, true, "Config", c.Name(), c.Uid());
+    Stamp(d, comp.id, true);
     Add(d, comp.id, true);
     return true;
   }
@@ -447,7 +446,7 @@ struct Builder {
       Set(d["metadata"], "name", Str(name, a), a);
       // Owned by the Config, as every other component: `helm uninstall` (which keeps the shard)
       // removes it; a deleted shard's Deployment is pruned by the operator.
-      Stamp(d, comp.id, true, "Config", c.Name(), c.Uid());
+      Stamp(d, comp.id, true);
       Json& labels = d["metadata"]["labels"];
       Set(labels, "app.kubernetes.io/name", Str(name, a), a);
       Set(labels, "kai.scheduler/shard", Str(shard.name, a), a);
@@ -491,7 +490,7 @@ struct Builder {
     for (const std::string& text : docs) {
       JsonDoc d;
       if (auto r = YamlToJson(text, d); !r) return r.error();
-      Stamp(d, "admission", true, "Config", c.Name(), c.Uid());
+      Stamp(d, "admission", true);
       Add(d, "admission", true);
     }
     return true;
