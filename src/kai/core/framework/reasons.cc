@@ -37,6 +37,12 @@ std::string FitCodeName(FitCode code) {
       return "NonPreemptibleOverQuota";
     case FitCode::kDraClaim:
       return "ResourceClaim";
+    case FitCode::kHostPortConflict:
+      return "HostPortConflict";
+    case FitCode::kVolumeBinding:
+      return "VolumeBinding";
+    case FitCode::kVolumeLimit:
+      return "VolumeLimit";
   }
   return "Unknown";
 }
@@ -122,6 +128,12 @@ std::string Render(const NodesReason& r) {
       return r.detail + " on " + NodeCount(r.nodes);
     case FitCode::kNumaUnaligned:
       return NumaMessage(r);
+    case FitCode::kHostPortConflict:
+      return "host port " + r.detail + " in use on " + NodeCount(r.nodes);
+    case FitCode::kVolumeBinding:
+      return r.detail + " on " + NodeCount(r.nodes);
+    case FitCode::kVolumeLimit:
+      return "volume attach limit reached on " + NodeCount(r.nodes) + " (" + r.detail + ")";
     case FitCode::kFits:
       if (!r.detail.empty()) return r.detail;
       break;

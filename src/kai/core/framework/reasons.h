@@ -30,6 +30,16 @@ enum class FitCode : uint8_t {
   // policy admits holds the request. shortage: the resource, the request and the most one zone
   // offers; detail: the node's name.
   kNumaUnaligned,
+  // Another pod on the node holds a host port the pod asks for (kube-scheduler's NodePorts);
+  // detail: "8080/TCP".
+  kHostPortConflict,
+  // A PersistentVolumeClaim of the pod cannot be used there (kube-scheduler's VolumeBinding):
+  // detail names the claim and why (not found, unbound Immediate claim, volume node affinity,
+  // no free volume, the class's allowedTopologies).
+  kVolumeBinding,
+  // The node may attach no more volumes of a CSI driver (its CSINode's allocatable count;
+  // kube-scheduler's NodeVolumeLimits); detail: the driver and the counts.
+  kVolumeLimit,
 };
 
 struct NodeVerdict {

@@ -38,6 +38,10 @@ constexpr KindDecoder kDecoders[] = {
     {"resource.k8s.io/v1beta2", "ResourceSlice", DecodeResourceSlice},
     {"resource.k8s.io/v1beta1", "ResourceSlice", DecodeResourceSlice},
     {"topology.node.k8s.io/v1alpha2", "NodeResourceTopology", DecodeNodeTopology},
+    {"v1", "PersistentVolume", DecodePersistentVolume},
+    {"v1", "PersistentVolumeClaim", DecodePersistentVolumeClaim},
+    {"storage.k8s.io/v1", "StorageClass", DecodeStorageClass},
+    {"storage.k8s.io/v1", "CSINode", DecodeCsiNode},
 };
 
 void DecodeKind(const doc::Node& doc, std::string_view api, std::string_view kind,

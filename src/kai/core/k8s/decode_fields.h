@@ -95,6 +95,22 @@ void DecodeResourceSlice(const doc::Node& doc, const std::string& source, Object
 void DecodeBindRequestAllocations(const doc::Node& spec, BindRequestObject& b, ObjectContext& ctx);
 CompactVector<PodClaimRef> PodResourceClaims(const doc::Node& spec, const doc::Node& status,
                                              ObjectContext& ctx);
+// A node selector's requirements and terms (decode_pod.cc): unknown operators are refused.
+std::vector<SelectorRequirement> Requirements(const doc::Node& n, std::string_view path,
+                                              ObjectContext& ctx);
+std::vector<NodeSelectorTerm> NodeSelectorTerms(const doc::Node& terms, std::string_view path,
+                                                ObjectContext& ctx);
+// decode_storage.cc: PersistentVolumes, claims, StorageClasses, CSINodes, and a pod's claims
+// (persistentVolumeClaim and ephemeral volumes) and host ports.
+void DecodePersistentVolume(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                            ClusterState& state);
+void DecodePersistentVolumeClaim(const doc::Node& doc, const std::string& source,
+                                 ObjectContext& ctx, ClusterState& state);
+void DecodeStorageClass(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                        ClusterState& state);
+void DecodeCsiNode(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
+                   ClusterState& state);
+void DecodePodStorage(const doc::Node& spec, PodObject& pod, ObjectContext& ctx);
 void DecodeShard(const doc::Node& doc, const std::string& source, ObjectContext& ctx,
                  ClusterState& state);  // decode_shard.cc
 // decode_small_kinds.cc: kinds of a few fields each.

@@ -7,7 +7,6 @@
 #include "kai/core/resource/quantity.h"
 
 namespace kai::decoding {
-namespace {
 
 std::vector<SelectorRequirement> Requirements(const doc::Node& n, std::string_view path,
                                               ObjectContext& ctx) {
@@ -26,6 +25,23 @@ std::vector<SelectorRequirement> Requirements(const doc::Node& n, std::string_vi
   }
   return out;
 }
+
+std::vector<NodeSelectorTerm> NodeSelectorTerms(const doc::Node& terms, std::string_view path,
+                                                ObjectContext& ctx) {
+  std::vector<NodeSelectorTerm> out;
+  if (!IsSeqOrAbsent(terms, path, ctx)) return out;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const std::string p = Index(path, i);
+    NodeSelectorTerm t;
+    t.match_expressions =
+        Requirements(terms[i]["matchExpressions"], Join(p, "matchExpressions"), ctx);
+    t.match_fields = Requirements(terms[i]["matchFields"], Join(p, "matchFields"), ctx);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+namespace {
 
 LabelSelector DecodeLabelSelector(const doc::Node& n, std::string_view path, ObjectContext& ctx) {
   LabelSelector s;
@@ -103,12 +119,7 @@ void DecodeAffinity(const doc::Node& spec, PodObject& pod, ObjectContext& ctx) {
       const doc::Node terms = req["nodeSelectorTerms"];
       const std::string tp = Join(p, "nodeSelectorTerms");
       if (IsSeqOrAbsent(terms, tp, ctx)) {
-        for (size_t i = 0; i < terms.size(); ++i) {
-          NodeSelectorTerm t;
-          t.match_expressions = Requirements(terms[i]["matchExpressions"],
-                                             Join(Index(tp, i), "matchExpressions"), ctx);
-          t.match_fields =
-              Requirements(terms[i]["matchFields"], Join(Index(tp, i), "matchFields"), ctx);
+        for (NodeSelectorTerm& t : NodeSelectorTerms(terms, tp, ctx)) {
           pod.required_node_affinity.push_back(std::move(t));
         }
       }
@@ -357,6 +368,7 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   DecodeGpuGroups(pod);
   ReadTypedLabels(pod);
   DecodePodNuma(doc, pod, ctx);
+  DecodePodStorage(spec, pod, ctx);
   state.pods.push_back(std::move(pod));
 }
 

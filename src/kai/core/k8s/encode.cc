@@ -146,6 +146,18 @@ void Requirements(Out& o, std::string_view key, const std::vector<SelectorRequir
   o.e << YAML::EndSeq;
 }
 
+template <class Terms>
+void NodeSelectorTerms(Out& o, const Terms& terms) {
+  o.BeginSeq("nodeSelectorTerms");
+  for (const NodeSelectorTerm& t : terms) {
+    o.e << YAML::BeginMap;
+    Requirements(o, "matchExpressions", t.match_expressions);
+    Requirements(o, "matchFields", t.match_fields);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
 void AffinityTerm(Out& o, const PodAffinityTerm& t) {
   o.e << YAML::BeginMap;
   if (!t.selector.matches_nothing) {
@@ -196,14 +208,8 @@ void Affinity(Out& o, const PodObject& p) {
   if (!p.required_node_affinity.empty()) {
     o.BeginMap("nodeAffinity");
     o.BeginMap("requiredDuringSchedulingIgnoredDuringExecution");
-    o.BeginSeq("nodeSelectorTerms");
-    for (const auto& t : p.required_node_affinity) {
-      o.e << YAML::BeginMap;
-      Requirements(o, "matchExpressions", t.match_expressions);
-      Requirements(o, "matchFields", t.match_fields);
-      o.e << YAML::EndMap;
-    }
-    o.e << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+    NodeSelectorTerms(o, p.required_node_affinity);
+    o.e << YAML::EndMap << YAML::EndMap;
   }
   PodAffinity(o, "podAffinity", p.required_pod_affinity, p.preferred_pod_affinity);
   PodAffinity(o, "podAntiAffinity", p.required_pod_anti_affinity, p.preferred_pod_anti_affinity);
@@ -414,6 +420,161 @@ void ResourceSlice(Out& o, const ResourceSliceObject& s) {
   o.EndDoc();
 }
 
+// --- Storage (model/storage.h) ---
+
+// The host ports of every container, on the one container written.
+void HostPorts(Out& o, const PodObject& p) {
+  if (p.host_ports.empty()) return;
+  o.BeginSeq("ports");
+  for (const HostPort& hp : p.host_ports) {
+    o.e << YAML::BeginMap;
+    o.KInt("containerPort", hp.port);
+    o.KInt("hostPort", hp.port);
+    o.KV("protocol", hp.protocol);
+    o.KVIf("hostIP", hp.host_ip);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void PodVolumes(Out& o, const PodObject& p) {
+  if (p.volume_claims.empty()) return;
+  o.BeginSeq("volumes");
+  for (size_t i = 0; i < p.volume_claims.size(); ++i) {
+    const PodVolumeClaim& v = p.volume_claims[i];
+    o.e << YAML::BeginMap;
+    if (v.ephemeral) {
+      // The claim of an ephemeral volume is named "<pod>-<volume>".
+      o.KV("name", v.claim.substr(std::min(v.claim.size(), p.meta.name.size() + 1)));
+      o.BeginMap("ephemeral");
+      o.BeginMap("volumeClaimTemplate");
+      o.BeginMap("spec");
+      o.e << YAML::EndMap << YAML::EndMap << YAML::EndMap;
+    } else {
+      o.KV("name", "claim-" + std::to_string(i));
+      o.BeginMap("persistentVolumeClaim");
+      o.KV("claimName", v.claim);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void AccessModes(Out& o, uint8_t modes) {
+  if (!modes) return;
+  o.BeginSeq("accessModes");
+  const std::pair<AccessMode, const char*> names[] = {{kReadWriteOnce, "ReadWriteOnce"},
+                                                      {kReadOnlyMany, "ReadOnlyMany"},
+                                                      {kReadWriteMany, "ReadWriteMany"},
+                                                      {kReadWriteOncePod, "ReadWriteOncePod"}};
+  for (const auto& [bit, name] : names) {
+    if (modes & bit) o.e << name;
+  }
+  o.e << YAML::EndSeq;
+}
+
+void Storage(Out& o, std::string_view key, int64_t bytes) {
+  o.BeginMap(key);
+  o.KV("storage", std::to_string(bytes));
+  o.e << YAML::EndMap;
+}
+
+void PersistentVolume(Out& o, const PersistentVolumeObject& v) {
+  o.Doc("v1", "PersistentVolume");
+  Meta(o, v.meta);
+  o.BeginMap("spec");
+  Storage(o, "capacity", v.capacity);
+  AccessModes(o, v.access_modes);
+  o.KVIf("storageClassName", v.storage_class);
+  if (v.block) o.KV("volumeMode", "Block");
+  if (!v.node_affinity.empty()) {
+    o.BeginMap("nodeAffinity");
+    o.BeginMap("required");
+    NodeSelectorTerms(o, v.node_affinity);
+    o.e << YAML::EndMap << YAML::EndMap;
+  }
+  if (!v.claim_name.empty() || !v.claim_ns.empty()) {
+    o.BeginMap("claimRef");
+    o.KVIf("namespace", v.claim_ns);
+    o.KVIf("name", v.claim_name);
+    o.KVIf("uid", v.claim_uid);
+    o.e << YAML::EndMap;
+  }
+  if (!v.csi_driver.empty() || !v.volume_handle.empty()) {
+    o.BeginMap("csi");
+    o.KVIf("driver", v.csi_driver);
+    o.KVIf("volumeHandle", v.volume_handle);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndMap;
+  if (!v.phase.empty()) {
+    o.BeginMap("status");
+    o.KV("phase", v.phase);
+    o.e << YAML::EndMap;
+  }
+  o.EndDoc();
+}
+
+void PersistentVolumeClaim(Out& o, const PersistentVolumeClaimObject& c) {
+  o.Doc("v1", "PersistentVolumeClaim");
+  Meta(o, c.meta);
+  o.BeginMap("spec");
+  if (c.class_set) o.KV("storageClassName", c.storage_class);
+  o.KVIf("volumeName", c.volume_name);
+  AccessModes(o, c.access_modes);
+  if (c.block) o.KV("volumeMode", "Block");
+  o.BeginMap("resources");
+  Storage(o, "requests", c.request);
+  o.e << YAML::EndMap << YAML::EndMap;
+  o.BeginMap("status");
+  o.KV("phase", c.phase);
+  o.e << YAML::EndMap;
+  o.EndDoc();
+}
+
+void StorageClass(Out& o, const StorageClassObject& sc) {
+  o.Doc("storage.k8s.io/v1", "StorageClass");
+  Meta(o, sc.meta);
+  o.KV("provisioner", sc.provisioner);
+  o.KV("volumeBindingMode", sc.wait_for_first_consumer ? "WaitForFirstConsumer" : "Immediate");
+  if (!sc.allowed_topologies.empty()) {
+    o.BeginSeq("allowedTopologies");
+    for (const NodeSelectorTerm& t : sc.allowed_topologies) {
+      o.e << YAML::BeginMap;
+      o.BeginSeq("matchLabelExpressions");
+      for (const SelectorRequirement& r : t.match_expressions) {
+        o.e << YAML::BeginMap;
+        o.KV("key", r.key);
+        o.Strings("values", r.values);
+        o.e << YAML::EndMap;
+      }
+      o.e << YAML::EndSeq << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  o.EndDoc();
+}
+
+void CsiNode(Out& o, const CsiNodeObject& n) {
+  o.Doc("storage.k8s.io/v1", "CSINode");
+  Meta(o, n.meta);
+  o.BeginMap("spec");
+  o.BeginSeq("drivers");
+  for (const CsiNodeDriver& d : n.drivers) {
+    o.e << YAML::BeginMap;
+    o.KV("name", d.name);
+    if (d.allocatable >= 0) {
+      o.BeginMap("allocatable");
+      o.KInt("count", d.allocatable);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq << YAML::EndMap;
+  o.EndDoc();
+}
+
 void Pod(Out& o, const PodObject& p) {
   o.Doc("v1", "Pod");
   Meta(o, p.meta);
@@ -447,7 +608,10 @@ void Pod(Out& o, const PodObject& p) {
   o.KV("name", "main");
   o.BeginMap("resources");
   ResourceMap(o, "requests", p.request, false);
-  o.e << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
+  o.e << YAML::EndMap;
+  HostPorts(o, p);
+  o.e << YAML::EndMap << YAML::EndSeq;
+  PodVolumes(o, p);
   PodClaims(o, p);
   o.e << YAML::EndMap;
   o.BeginMap("status");
@@ -736,6 +900,10 @@ std::string EncodeManifests(const ClusterState& state) {
   for (const auto& x : state.dra.templates) ResourceClaimTemplate(o, x);
   for (const auto& x : state.dra.claims) ResourceClaim(o, x);
   for (const auto& x : state.node_topologies) NodeTopology(o, x);
+  for (const auto& x : state.storage.classes) StorageClass(o, x);
+  for (const auto& x : state.storage.volumes) PersistentVolume(o, x);
+  for (const auto& x : state.storage.claims) PersistentVolumeClaim(o, x);
+  for (const auto& x : state.storage.csi_nodes) CsiNode(o, x);
   return std::string(o.e.c_str()) + "\n";
 }
 

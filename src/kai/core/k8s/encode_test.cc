@@ -31,6 +31,10 @@ void ClearSources(ClusterState& s) {
   ClearSources(s.dra.classes);
   ClearSources(s.dra.slices);
   ClearSources(s.node_topologies);
+  ClearSources(s.storage.volumes);
+  ClearSources(s.storage.claims);
+  ClearSources(s.storage.classes);
+  ClearSources(s.storage.csi_nodes);
   if (s.shard) s.shard->meta.source = "";
 }
 
@@ -86,6 +90,10 @@ TEST(EncodeTest, EveryScenarioRoundTrips) {
     EXPECT_EQ(FirstDifferent(a.dra.classes, b.dra.classes), "");
     EXPECT_EQ(FirstDifferent(a.dra.slices, b.dra.slices), "");
     EXPECT_EQ(FirstDifferent(a.node_topologies, b.node_topologies), "");
+    EXPECT_EQ(FirstDifferent(a.storage.volumes, b.storage.volumes), "");
+    EXPECT_EQ(FirstDifferent(a.storage.claims, b.storage.claims), "");
+    EXPECT_EQ(FirstDifferent(a.storage.classes, b.storage.classes), "");
+    EXPECT_EQ(FirstDifferent(a.storage.csi_nodes, b.storage.csi_nodes), "");
     EXPECT_EQ(a.shard.has_value(), b.shard.has_value());
     if (a.shard && b.shard) {
       EXPECT_TRUE(*a.shard == *b.shard);

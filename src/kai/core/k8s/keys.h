@@ -59,6 +59,10 @@ inline constexpr std::string_view kGpuPortionEnv = "GPU_PORTION";
 inline constexpr std::string_view kRunaiNumOfGpusEnv = "RUNAI_NUM_OF_GPUS";  // legacy
 inline constexpr std::string_view kCdiDevicePrefix = "k8s.device-plugin.nvidia.com/gpu=";
 inline constexpr std::string_view kSelectedNodeAnnotation = "volume.kubernetes.io/selected-node";
+inline constexpr std::string_view kDefaultStorageClassAnnotation =
+    "storageclass.kubernetes.io/is-default-class";
+// A StorageClass whose volumes are made by hand (local volumes): nothing provisions a claim.
+inline constexpr std::string_view kNoProvisioner = "kubernetes.io/no-provisioner";
 using ::kai::kMigResourcePrefix;
 
 // KAI's defaults (model/defaults.h).

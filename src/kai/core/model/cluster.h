@@ -10,7 +10,9 @@
 #include "kai/core/model/defaults.h"
 #include "kai/core/model/dra.h"
 #include "kai/core/model/labels.h"
+#include "kai/core/model/node_selector.h"
 #include "kai/core/model/numa.h"
+#include "kai/core/model/storage.h"
 #include "kai/core/resource/resources.h"
 #include "kai/core/util/compact_vector.h"
 #include "kai/core/util/interned_string.h"
@@ -33,18 +35,6 @@ struct Taint {
 struct Toleration {
   std::string key, op, value, effect;  // op: Equal (default) or Exists
   friend bool operator==(const Toleration&, const Toleration&) = default;
-};
-
-struct SelectorRequirement {
-  std::string key, op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
-  std::vector<std::string> values;
-  friend bool operator==(const SelectorRequirement&, const SelectorRequirement&) = default;
-};
-
-struct NodeSelectorTerm {
-  std::vector<SelectorRequirement> match_expressions;
-  std::vector<SelectorRequirement> match_fields;  // only metadata.name is meaningful
-  friend bool operator==(const NodeSelectorTerm&, const NodeSelectorTerm&) = default;
 };
 
 struct LabelSelector {
@@ -130,6 +120,8 @@ struct PodObject {
   CompactVector<ContainerExtendedRequest> extended_requests;
   // Zero or one: what the kubelet would NUMA-align, for pods that may need it (model/numa.h).
   CompactVector<PodNumaRequest> numa;
+  CompactVector<PodVolumeClaim> volume_claims;  // spec.volumes that are claims (model/storage.h)
+  CompactVector<HostPort> host_ports;           // containers' ports with a hostPort
   friend bool operator==(const PodObject&, const PodObject&) = default;
 };
 
@@ -286,7 +278,8 @@ struct ClusterState {
   std::vector<BindRequestObject> bind_requests;
   std::vector<NodeTopologyObject> node_topologies;
   std::optional<ShardObject> shard;
-  DraObjects dra;  // ResourceClaims, templates, DeviceClasses, ResourceSlices
+  DraObjects dra;          // ResourceClaims, templates, DeviceClasses, ResourceSlices
+  StorageObjects storage;  // PersistentVolumes, claims, StorageClasses, CSINodes
   std::vector<std::string> warnings;
   // Pods whose spec.schedulerName is this are scheduled; others only occupy their nodes.
   std::string scheduler_name = "kai-scheduler";

@@ -116,6 +116,8 @@ void ComparePod(Diff& d, const SnapPod& w, const SnapPod& g, size_t i) {
   KAI_FIELD(d, o, w, g, selects_nodes);
   KAI_FIELD(d, o, w, g, requires_pod_affinity);
   KAI_FIELD(d, o, w, g, prefers_pod_affinity);
+  KAI_FIELD(d, o, w, g, uses_host_ports);
+  KAI_FIELD(d, o, w, g, uses_claims);
   KAI_FIELD(d, o, w, g, status);
   KAI_FIELD(d, o, w, g, request);
   KAI_FIELD(d, o, w, g, task_priority);
@@ -230,7 +232,8 @@ void CompareMap(Diff& d, const char* what, const std::unordered_map<K, V>& want,
   [[maybe_unused]] const auto& [now, nodes, pods, jobs, queues, root_queues, node_by_name,
                                 queue_by_name, node_name_rank, topologies,
                                 dra,  // not compared: SnapshotCache rebuilds whole with DRA
-                                numa, fair_share_capacity] = s;
+                                // not compared: built whole; a storage object's change rebuilds
+                                storage, numa, fair_share_capacity] = s;
   [[maybe_unused]] const auto& [n_obj, n_name, n_allocatable, n_idle, n_releasing, n_used,
                                 n_gpu_memory_mib, n_gpu_memory_synced, n_gpu_devices, n_mig_enabled,
                                 n_mig_strategy, n_legacy_mig_pods, n_gpu_groups, n_max_group_room,
@@ -239,11 +242,12 @@ void CompareMap(Diff& d, const char* what, const std::unordered_map<K, V>& want,
                                 gg_marked_releasing] = gg;
   [[maybe_unused]] const auto& [p_obj, p_ns, p_name, p_uid, p_job, p_node, p_nominated,
                                 p_selects_nodes, p_requires_pod_affinity, p_prefers_pod_affinity,
-                                p_status, p_request, p_task_priority, p_task_priority_invalid,
-                                p_role_rank, p_creation, p_gpu_groups, p_share, p_legacy_mig,
-                                p_accepted_milli_gpu, p_memory_request_milli_gpu,
-                                p_memory_capacity_milli_gpu, p_kai_scheduled, p_virtually_evicted,
-                                p_kai_utility, p_sub_group, p_in_floor] = p;
+                                p_uses_host_ports, p_uses_claims, p_status, p_request,
+                                p_task_priority, p_task_priority_invalid, p_role_rank, p_creation,
+                                p_gpu_groups, p_share, p_legacy_mig, p_accepted_milli_gpu,
+                                p_memory_request_milli_gpu, p_memory_capacity_milli_gpu,
+                                p_kai_scheduled, p_virtually_evicted, p_kai_utility, p_sub_group,
+                                p_in_floor] = p;
   [[maybe_unused]] const auto& [gs_kind, gs_portion_milli, gs_memory_mib, gs_devices] = gs;
   [[maybe_unused]] const auto& [j_obj, j_ns, j_name, j_uid, j_queue, j_priority, j_preemptible,
                                 j_semi_preemptible, j_min_member, j_creation, j_pods, j_sub_groups,

@@ -1,5 +1,7 @@
 #include "kai/core/snapshot/snapshot.h"
 
+#include "kai/core/snapshot/storage.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -328,6 +330,8 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
   sp.node = node_named(node_name);
   sp.nominated = node_named(p.nominated_node);
   sp.selects_nodes = !p.node_selector.empty() || !p.required_node_affinity.empty();
+  sp.uses_host_ports = !p.host_ports.empty();
+  sp.uses_claims = !p.volume_claims.empty();
   sp.requires_pod_affinity =
       !p.required_pod_affinity.empty() || !p.required_pod_anti_affinity.empty();
   sp.prefers_pod_affinity =
@@ -417,6 +421,7 @@ Snapshot BuildSnapshot(const ClusterState& state, UnixSeconds now) {
     snap.dra = BuildDraView(state, snap);
     AddDraGpusToNodes(*snap.dra, snap);
   }
+  if (!state.storage.empty()) snap.storage = BuildStorageView(state.storage);
   BuildQueues(state, snap);
   NsNameMap<JobId> job_by_key;
   BuildJobs(state, snap, job_by_key);

@@ -114,6 +114,8 @@ struct SnapPod {
   bool selects_nodes = false;          // a nodeSelector or required node affinity
   bool requires_pod_affinity = false;  // required pod affinity or anti-affinity terms
   bool prefers_pod_affinity = false;   // preferred pod affinity or anti-affinity terms
+  bool uses_host_ports = false;        // a container port with a hostPort
+  bool uses_claims = false;            // a persistentVolumeClaim or ephemeral volume
   PodStatus status = PodStatus::kPending;
   Resources request;
   std::optional<int64_t> task_priority;  // kai.scheduler/task-priority label
@@ -248,7 +250,8 @@ struct SnapQueue {
   }
 };
 
-struct DraView;  // snapshot/dra.h
+struct DraView;      // snapshot/dra.h
+struct StorageView;  // snapshot/storage.h
 
 struct Snapshot {
   UnixSeconds now = 0;
@@ -263,6 +266,9 @@ struct Snapshot {
   std::vector<const TopologyObject*> topologies;
   // Dynamic Resource Allocation (snapshot/dra.h); null when the cluster has no DRA objects.
   std::shared_ptr<DraView> dra;
+  // PersistentVolumes, claims, StorageClasses, CSINodes (snapshot/storage.h); null when the
+  // cluster has none of them.
+  std::shared_ptr<const StorageView> storage;
   NumaState numa;  // NUMA zones and placements (snapshot/numa.h); empty without topologies
 
   // Allocatable resources of usable nodes.

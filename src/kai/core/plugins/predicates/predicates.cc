@@ -7,6 +7,7 @@
 #include "kai/core/k8s/keys.h"
 #include "kai/core/plugins/builtin.h"
 #include "kai/core/plugins/podaffinity/podaffinity.h"
+#include "kai/core/plugins/predicates/volumes.h"
 #include "kai/core/snapshot/gpu_accounting.h"
 
 namespace kai::plugins {
@@ -100,18 +101,32 @@ NodeVerdict Check(const Session& s, PodId pod_id, NodeId node_id) {
   return {};
 }
 
+// KAI's order: node ports before the node filters, volumes after inter-pod affinity.
+NodeVerdict CheckPortsAndNode(const Session& s, PodId pod, NodeId node) {
+  if (NodeVerdict v = CheckHostPorts(s, pod, node); !v.Fits()) return v;
+  return Check(s, pod, node);
+}
+
 class PredicatesPlugin : public Plugin {
  public:
   void OnSessionOpen(Session& s) override {
-    s.AddPredicate(Check);
+    s.AddPredicate(CheckPortsAndNode);
     affinity_ = std::make_unique<InterPodAffinity>(s);
     s.AddPredicate([this](const Session& ss, PodId pod, NodeId node) {
       return affinity_->Check(ss, pod, node);
     });
+    volumes_ = std::make_unique<VolumePlacement>(s);
+    s.AddPredicate([this](const Session& ss, PodId pod, NodeId node) {
+      return volumes_->Check(ss, pod, node);
+    });
+    if (!s.snap().storage) return;  // no volume to take or give back
+    s.AddAllocateHandler([this](Session& ss, PodId pod) { volumes_->Allocated(ss, pod); });
+    s.AddDeallocateHandler([this](Session& ss, PodId pod) { volumes_->Deallocated(ss, pod); });
   }
 
  private:
   std::unique_ptr<InterPodAffinity> affinity_;
+  std::unique_ptr<VolumePlacement> volumes_;
 };
 
 }  // namespace
