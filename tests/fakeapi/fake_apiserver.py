@@ -78,6 +78,10 @@ RESOURCES = [
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False, False),
     Resource("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies", "NodeResourceTopology",
              False, False),
+    Resource("", "v1", "persistentvolumes", "PersistentVolume", False, True),
+    Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, True),
+    Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, False),
+    Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False, False),
 ]
 BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 BY_KIND = {(r.api_version, r.kind): r for r in RESOURCES}

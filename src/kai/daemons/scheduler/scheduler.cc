@@ -53,6 +53,11 @@ std::vector<informer::WatchSpec> WatchesFor(const SchedulerOptions& o, const std
       {res::kResourceClaimTemplate, "", true},
       {res::kResourceSlice, "", true},
       {res::kNodeResourceTopology, "", true},
+      // Volumes in placement (predicates plugin): every cluster serves these.
+      {res::kPersistentVolume, ""},
+      {res::kPersistentVolumeClaim, ""},
+      {res::kStorageClass, ""},
+      {res::kCsiNode, ""},
   };
   if (!o.shard.empty()) {
     specs.push_back({res::kShard, "fieldSelector=" + k8s::UrlEscape("metadata.name=" + o.shard)});

@@ -36,6 +36,9 @@ inline constexpr ResourceType kPersistentVolumeClaim{"v1", "PersistentVolumeClai
                                                      "persistentvolumeclaims", true};
 inline constexpr ResourceType kStorageClass{"storage.k8s.io/v1", "StorageClass", "storageclasses",
                                             false};
+inline constexpr ResourceType kPersistentVolume{"v1", "PersistentVolume", "persistentvolumes",
+                                                false};
+inline constexpr ResourceType kCsiNode{"storage.k8s.io/v1", "CSINode", "csinodes", false};
 inline constexpr ResourceType kQueue{"scheduling.run.ai/v2", "Queue", "queues", false};
 inline constexpr ResourceType kPodGroup{"scheduling.run.ai/v2alpha2", "PodGroup", "podgroups",
                                         true};

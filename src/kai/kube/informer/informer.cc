@@ -113,6 +113,10 @@ template <auto M>
 auto& DraMember(ClusterState& s) {
   return s.dra.*M;
 }
+template <auto M>
+auto& StorageMember(ClusterState& s) {
+  return s.storage.*M;
+}
 
 template <class T>
 struct VectorStore : Informer::KindStore {
@@ -213,8 +217,8 @@ std::unique_ptr<Informer::KindStore> Store(VectorOf<T> of, ChangeRule rule) {
   return std::make_unique<VectorStore<T>>(of, rule);
 }
 
-// DRA objects and NodeResourceTopologies rebuild the snapshot (its DRA view and NUMA ledger are
-// built whole).
+// DRA objects, NodeResourceTopologies and storage objects rebuild the snapshot (its DRA view,
+// NUMA ledger and storage view are built whole).
 std::unique_ptr<Informer::KindStore> StoreFor(std::string_view kind) {
   using CS = ClusterState;
   using Dra = DraObjects;
@@ -247,6 +251,19 @@ std::unique_ptr<Informer::KindStore> StoreFor(std::string_view kind) {
   }
   if (kind == "ResourceSlice") {
     return Store<ResourceSliceObject>(&DraMember<&Dra::slices>, ChangeRule::kRebuild);
+  }
+  using St = StorageObjects;
+  if (kind == "PersistentVolume") {
+    return Store<PersistentVolumeObject>(&StorageMember<&St::volumes>, ChangeRule::kRebuild);
+  }
+  if (kind == "PersistentVolumeClaim") {
+    return Store<PersistentVolumeClaimObject>(&StorageMember<&St::claims>, ChangeRule::kRebuild);
+  }
+  if (kind == "StorageClass") {
+    return Store<StorageClassObject>(&StorageMember<&St::classes>, ChangeRule::kRebuild);
+  }
+  if (kind == "CSINode") {
+    return Store<CsiNodeObject>(&StorageMember<&St::csi_nodes>, ChangeRule::kRebuild);
   }
   if (kind == "SchedulingShard") return std::make_unique<ShardStore>();
   return nullptr;
