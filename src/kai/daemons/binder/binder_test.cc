@@ -180,7 +180,9 @@ constexpr const char* kPod = R"({
                             "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}}]}],
            "tolerations": [{"key": "a", "operator": "Exists", "effect": "NoExecute",
                             "tolerationSeconds": 30}],
-           "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]},
+           "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                       {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}},
+                       {"name": "cfg", "configMap": {"name": "c"}}]},
   "status": {"phase": "Pending",
              "conditions": [{"type": "PodBound", "status": "False", "reason": "BindingError"}]}
 })";
@@ -192,7 +194,8 @@ TEST(BinderObjects, ReadsWhatTheBindNeeds) {
   EXPECT_EQ(p->owner_name, "job");
   EXPECT_EQ(p->GpuGroups(), (std::vector<std::string>{"g0", "g1"}));
   EXPECT_TRUE(p->MultiFraction());
-  EXPECT_EQ(p->claim_names, std::vector<std::string>{"data"});
+  // An ephemeral volume's claim is "<pod>-<volume>".
+  EXPECT_EQ(p->claim_names, (std::vector<std::string>{"data", "p-scratch"}));
   EXPECT_EQ(p->tolerations_json,
             R"([{"key":"a","operator":"Exists","effect":"NoExecute","tolerationSeconds":30}])");
   EXPECT_EQ(p->bound_reason, "BindingError");

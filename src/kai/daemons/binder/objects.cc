@@ -110,6 +110,10 @@ Result<PodView> ReadPod(const doc::Node& pod) {
   for (size_t i = 0; i < volumes.size(); ++i) {
     const doc::Node claim = volumes[i]["persistentVolumeClaim"]["claimName"];
     if (claim.IsScalar()) p.claim_names.emplace_back(claim.Scalar());
+    // An ephemeral volume's claim is "<pod>-<volume>" (made by the ephemeral volume controller).
+    if (volumes[i]["ephemeral"].IsMap() && volumes[i]["name"].IsScalar()) {
+      p.claim_names.push_back(p.name + "-" + std::string(volumes[i]["name"].Scalar()));
+    }
   }
   p.resource_claims = spec["resourceClaims"].size() > 0;
   ReadResourceClaimNames(spec["resourceClaims"], pod["status"]["resourceClaimStatuses"], p);

@@ -4,8 +4,11 @@
 #include <charconv>
 #include <thread>
 
+#include "kai/core/k8s/decode.h"
 #include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
+#include "kai/core/plugins/predicates/volumes.h"
+#include "kai/core/snapshot/storage.h"
 
 namespace kai::binder {
 namespace {
@@ -41,6 +44,14 @@ class VolumeBinding final : public BindPlugin {
   }
 
   Status Rollback(BindContext& ctx) override {
+    // A volume given to a claim that is still unbound is given back (its claimRef removed).
+    for (const std::string& volume : ctx.bound_volumes) {
+      const std::string path = k8s::ObjectPath(res::kPersistentVolume, "", volume);
+      k8s::HttpResponse r = client_.Get(path);
+      auto d = doc::ParseJson(r.body);
+      if (!r.ok() || !d.ok() || d->Roots()[0]["status"]["phase"].Scalar() == "Bound") continue;
+      client_.Patch(path, R"({"spec":{"claimRef":null}})", k8s::PatchType::kMerge);
+    }
     // A claim still unbound forgets the node it was given, so that its volume is not made
     // there for a pod that will run elsewhere.
     for (const std::string& claim : ctx.annotated_pvcs) {
@@ -60,19 +71,38 @@ class VolumeBinding final : public BindPlugin {
     return "PersistentVolumeClaim " + ctx.pod.ns + "/" + claim;
   }
 
-  // Gives a WaitForFirstConsumer claim its node (the provisioner makes the volume there).
+  // A WaitForFirstConsumer claim gets its volume on the selected node, as kube-scheduler gives
+  // it: a free volume there that satisfies it is bound to it (its claimRef: the volume controller
+  // completes the binding), else its provisioner is asked for one there (the selected-node
+  // annotation).
   Status Prepare(BindContext& ctx, const std::string& claim) {
     const std::string path = k8s::ObjectPath(res::kPersistentVolumeClaim, ctx.pod.ns, claim);
     k8s::HttpResponse r = client_.Get(path);
     if (r.status == 404) return Error{ClaimRef(ctx, claim) + " (a volume of the pod) not found"};
     if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
+    ClusterState world;
     auto d = doc::ParseJson(r.body);
     if (!d.ok()) return Error{ClaimRef(ctx, claim) + ": " + d.error().message};
     const doc::Node pvc = d->Roots()[0];
     if (pvc["status"]["phase"].Scalar() == "Bound") return Ok();
     if (pvc["metadata"]["annotations"][keys::kSelectedNodeAnnotation].IsScalar()) return Ok();
+    if (!pvc["spec"]["volumeName"].Scalar().empty()) return Ok();  // the controller binds it
     const std::string_view sc = pvc["spec"]["storageClassName"].Scalar();
-    if (sc.empty() || !WaitsForConsumer(sc)) return Ok();
+    if (sc.empty()) return Ok();
+    if (auto s = DecodeObject(pvc, "v1", "PersistentVolumeClaim", path, world); !s.ok()) {
+      return s.error();
+    }
+    auto cls = Read(k8s::ObjectPath(res::kStorageClass, "", sc), res::kStorageClass, world);
+    if (!cls.ok()) return cls.error();
+    if (world.storage.classes.empty() || !world.storage.classes[0].wait_for_first_consumer) {
+      return Ok();
+    }
+    auto bound = BindFreeVolume(ctx, world);
+    if (!bound.ok() || *bound) return bound.ok() ? Ok() : Status(bound.error());
+    if (world.storage.classes[0].provisioner == keys::kNoProvisioner) {
+      return Error{ClaimRef(ctx, claim) + ": no free PersistentVolume of StorageClass " +
+                   std::string(sc) + " on node " + ctx.request.selected_node};
+    }
     k8s::MetaPatch p;
     p.annotations.push_back(
         {std::string(keys::kSelectedNodeAnnotation), ctx.request.selected_node});
@@ -82,12 +112,65 @@ class VolumeBinding final : public BindPlugin {
     return Ok();
   }
 
-  bool WaitsForConsumer(std::string_view storage_class) const {
-    const std::string path = k8s::ObjectPath(res::kStorageClass, "", storage_class);
-    k8s::HttpResponse r = client_.Get(path);
+  // GETs one object into `world`.
+  Status Read(const std::string& path, const k8s::ResourceType& type, ClusterState& world) const {
+    const k8s::HttpResponse r = client_.Get(path);
+    if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
     auto d = doc::ParseJson(r.body);
-    return r.ok() && d.ok() &&
-           d->Roots()[0]["volumeBindingMode"].Scalar() == "WaitForFirstConsumer";
+    if (!d.ok()) return Error{path + ": " + d.error().message};
+    return DecodeObject(d->Roots()[0], type.api_version, type.kind, path, world);
+  }
+
+  // Binds the claim (world.storage.claims[0]) to the volume kube-scheduler would choose on the
+  // selected node; false when there is none. The volume's resourceVersion makes a volume another
+  // binder took meanwhile a conflict (an error: the bind is retried).
+  Result<bool> BindFreeVolume(BindContext& ctx, ClusterState& world) {
+    const std::string& node = ctx.request.selected_node;
+    if (auto s = Read(k8s::ObjectPath(res::kNode, "", node), res::kNode, world); !s.ok()) {
+      return s.error();
+    }
+    const std::string volumes = "/api/v1/" + std::string(res::kPersistentVolume.plural);
+    const k8s::HttpResponse list = client_.Get(volumes);
+    if (!list.ok()) return Error{k8s::Describe({"GET", volumes}, list)};
+    if (auto s = DecodeJsonText(list.body, volumes, world); !s.ok()) return s.error();
+    if (world.nodes.empty()) return Error{"node " + node + " not found"};
+    const auto view = BuildStorageView(world.storage);
+    const PersistentVolumeClaimObject& claim = world.storage.claims[0];
+    const PersistentVolumeObject* pv = plugins::FreeVolumeFor(
+        *view, claim, world.nodes[0], [](const PersistentVolumeObject&) { return false; });
+    if (!pv) return false;
+    const std::string path = k8s::ObjectPath(res::kPersistentVolume, "", pv->meta.name);
+    const k8s::HttpResponse got = client_.Get(path);
+    auto d = doc::ParseJson(got.body);
+    if (!got.ok() || !d.ok()) return Error{k8s::Describe({"GET", path}, got)};
+    const std::string version(d->Roots()[0]["metadata"]["resourceVersion"].Scalar());
+    const std::string body = k8s::Json([&](JsonWriter& w) {
+      w.StartObject();
+      Str(w, "metadata");
+      w.StartObject();
+      KeyStr(w, "resourceVersion", version);
+      Str(w, "annotations");
+      w.StartObject();
+      KeyStr(w, "pv.kubernetes.io/bound-by-controller", "yes");
+      w.EndObject();
+      w.EndObject();
+      Str(w, "spec");
+      w.StartObject();
+      Str(w, "claimRef");
+      w.StartObject();
+      KeyStr(w, "apiVersion", "v1");
+      KeyStr(w, "kind", "PersistentVolumeClaim");
+      KeyStr(w, "namespace", claim.meta.ns);
+      KeyStr(w, "name", claim.meta.name);
+      KeyStr(w, "uid", claim.meta.uid);
+      w.EndObject();
+      w.EndObject();
+      w.EndObject();
+    });
+    const k8s::HttpResponse r = client_.Patch(path, body, k8s::PatchType::kMerge);
+    if (!r.ok()) return Error{k8s::Describe({"PATCH", path}, r)};
+    ctx.bound_volumes.push_back(pv->meta.name);
+    return true;
   }
 
   Status WaitBound(const BindContext& ctx, const std::string& claim,

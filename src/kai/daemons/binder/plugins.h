@@ -23,6 +23,7 @@ struct BindContext {
   const BindRequestObject& request;
   std::vector<std::string> gpu_ids;         // the reserved GPUs (fraction binds)
   std::vector<std::string> annotated_pvcs;  // claims volumebinding gave a selected node
+  std::vector<std::string> bound_volumes;   // volumes volumebinding gave a claim (claimRef)
   std::string extended_claim;  // the claim dynamicresources made for DRA-backed extended resources
 };
 
