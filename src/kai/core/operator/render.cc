@@ -211,7 +211,9 @@ const IgnoredField kIgnored[] = {
     {{"numaPlacementExporter", "enabled"}, "kai has no NUMA placement exporter yet"},
     {{"binder", "cdiEnabled"}, "kai's binder writes no CDI annotations"},
     {{"binder", "plugins"}, "kai's binder plugins are set by its flags"},
-    {{"binder", "volumeBindingTimeoutSeconds"}, "kai's binder has no volume binding step"},
+    {{"binder", "volumeBindingTimeoutSeconds"},
+     "not passed on: the binder's volumebinding bindTimeoutSeconds (default 120) is set by its "
+     "--plugins"},
     {{"admission", "queueLabelSelector"}, "kai's webhooks select pods by scheduler name"},
 };
 
