@@ -12,6 +12,9 @@ nodes of 8 GPUs (tools/simnodes/simnodes.py) that run the pods kai binds.
   arrives; kai evicts the borrower's pods (DisruptionTarget set), the Job controller replaces
   them without counting a failure (its podFailurePolicy ignores DisruptionTarget), and both Jobs
   complete.
+- Volumes and ports: a Job's claim on a local PersistentVolume (WaitForFirstConsumer) takes its
+  pod to that volume's node and is bound there; the fifth pod of a Deployment on a host port
+  waits, its reason naming the port, with one pod on each of the 4 nodes.
 - All along, a checker lists the bound pods every 0.5 s: no node ever holds more GPUs in
   non-terminal pods than it has.
 
@@ -446,6 +449,67 @@ class Workloads(unittest.TestCase):
             CLIENT.delete(f"/api/v1/namespaces/{NS}/pods/{name}")
         wait_for("the reservation pod released", lambda: not CLIENT.get(
             "/api/v1/namespaces/kai-resource-reservation/pods")["items"], 60)
+
+    def test_d_local_volumes_and_host_ports(self):
+        """A Job's pod mounting a WaitForFirstConsumer claim goes to the one node its free
+        local PersistentVolume is on; the binder gives the volume to the claim (claimRef) and the
+        real volume controller binds them. A Deployment of 5 pods on host port 9000 gets 4
+        nodes; the fifth waits with a reason naming the port."""
+        CLIENT.post("/apis/storage.k8s.io/v1/storageclasses", {
+            "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "local-disks"}, "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer"})
+        target = f"sim-node-{NODES - 2:03d}"
+        for name, node, size in (("disk-small", "sim-node-000", "1Gi"),
+                                 ("disk-big", target, "20Gi")):
+            CLIENT.post("/api/v1/persistentvolumes", {
+                "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+                "spec": {"capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"],
+                         "storageClassName": "local-disks",
+                         "persistentVolumeReclaimPolicy": "Retain",
+                         "local": {"path": "/mnt/disks/" + name},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": "kubernetes.io/hostname", "operator": "In",
+                              "values": [node]}]}]}}}})
+        post("v1", "persistentvolumeclaims", {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "scratch", "namespace": NS},
+            "spec": {"storageClassName": "local-disks", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "5Gi"}}}})
+        job = batch_job("uses-disk", "team", 1, 1, "2s")
+        job["spec"]["template"]["spec"]["volumes"] = [
+            {"name": "data", "persistentVolumeClaim": {"claimName": "scratch"}}]
+        post("batch/v1", "jobs", job)
+        wait_for("Job uses-disk complete", lambda: job_done("uses-disk"), 60)
+        ran = pods("job-name=uses-disk")
+        self.assertEqual([p["spec"]["nodeName"] for p in ran], [target])
+        claim = wait_for("the claim bound", lambda: (c := get(
+            "v1", "persistentvolumeclaims", "scratch"))["status"].get("phase") == "Bound" and c, 30)
+        self.assertEqual(claim["spec"]["volumeName"], "disk-big")
+
+        web = template("web", None, gpus=0, restart="Always")
+        web["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+        web["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 9000}]
+        post("apps/v1", "deployments", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("web", "team"),
+            "spec": {"replicas": NODES + 1, "selector": {"matchLabels": {"app": "web"}},
+                     "template": web}})
+        running = wait_for("one web pod Running per node", lambda: (r := [
+            p for p in pods("app=web") if (p.get("status") or {}).get("phase") == "Running"])
+            and len(r) == NODES and r, 60)
+        self.assertEqual(len({p["spec"]["nodeName"] for p in running}), NODES)
+
+        def waiting_on_the_port():
+            for p in pods("app=web"):
+                for c in (p.get("status") or {}).get("conditions") or []:
+                    if c["type"] == "PodScheduled" and c["status"] == "False" and \
+                            "host port 9000/TCP" in c.get("message", ""):
+                        return p
+            return None
+        left = wait_for("the fifth web pod waiting on port 9000", waiting_on_the_port, 30)
+        self.assertFalse(left["spec"].get("nodeName"), left["metadata"]["name"])
+        CLIENT.delete(f"/apis/apps/v1/namespaces/{NS}/deployments/web",
+                      query={"propagationPolicy": "Background"})
 
     def test_zz_no_node_was_ever_over_committed(self):
         self.assertGreater(CHECKER.polls, 20, "the checker ran")
