@@ -19,10 +19,12 @@ cmake --build build-asan -j "$(nproc)"
 # adjuster, the operator, `kai run`, DRA). Left to the Release run: e2e.crds (kubectl only, no kai
 # code), and the suites that drive those same paths with more objects rather than other ones
 # (loader, workloads, explain, usage, jobs, helm: the operator's paths are e2e.operator's); and
-# helm.chart (helm only, no kai code). Together about a quarter of the sanitized run.
+# helm.chart (helm only, no kai code); the lint.* checks (Python over the tree, no kai code); and
+# conformance.kai_scenarios (KAI's 184 scenarios through `kai simulate`: the same core paths as
+# kai's own scenarios, conformance.own_scenarios, which does run here; about 150 s sanitized).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)" \
-  -E '^(e2e\.(crds|loader|workloads|explain|usage|jobs|helm)|helm\.chart)$'
+  -E '^(e2e\.(crds|loader|workloads|explain|usage|jobs|helm)|helm\.chart|lint\..*|conformance\.kai_scenarios)$'
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKAI_SANITIZE=ON -DKAI_BUILD_FUZZ=ON -DKAI_BUILD_TESTS=OFF -DKAI_BUILD_BENCH=OFF >/dev/null
 # Only the fuzz targets: they link kaicore, not the daemons.
