@@ -125,17 +125,21 @@ class VolumeBinding final : public BindPlugin {
   // selected node; false when there is none. The volume's resourceVersion makes a volume another
   // binder took meanwhile a conflict (an error: the bind is retried).
   Result<bool> BindFreeVolume(BindContext& ctx, ClusterState& world) {
-    const std::string& node = ctx.request.selected_node;
-    if (auto s = Read(k8s::ObjectPath(res::kNode, "", node), res::kNode, world); !s.ok()) {
-      return s.error();
-    }
     const std::string volumes = "/api/v1/" + std::string(res::kPersistentVolume.plural);
     const k8s::HttpResponse list = client_.Get(volumes);
     if (!list.ok()) return Error{k8s::Describe({"GET", volumes}, list)};
     if (auto s = DecodeJsonText(list.body, volumes, world); !s.ok()) return s.error();
-    if (world.nodes.empty()) return Error{"node " + node + " not found"};
     const auto view = BuildStorageView(world.storage);
     const PersistentVolumeClaimObject& claim = world.storage.claims[0];
+    const std::string_view cls = view->ClassName(claim);
+    if (std::none_of(view->free_volumes.begin(), view->free_volumes.end(),
+                     [&](const PersistentVolumeObject* v) { return v->storage_class == cls; })) {
+      return false;  // nothing to choose from: the node need not be read
+    }
+    const std::string& node = ctx.request.selected_node;
+    if (auto s = Read(k8s::ObjectPath(res::kNode, "", node), res::kNode, world); !s.ok()) {
+      return s.error();
+    }
     const PersistentVolumeObject* pv = plugins::FreeVolumeFor(
         *view, claim, world.nodes[0], [](const PersistentVolumeObject&) { return false; });
     if (!pv) return false;
