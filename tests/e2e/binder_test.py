@@ -706,6 +706,8 @@ class Rbac(BinderCase):
             ("", "configmaps", "create"), ("", "configmaps", "patch"), ("", "configmaps", "delete"),
             ("", "persistentvolumeclaims", "get"), ("", "persistentvolumeclaims", "patch"),
             ("storage.k8s.io", "storageclasses", "get"),
+            ("", "persistentvolumes", "get"), ("", "persistentvolumes", "list"),
+            ("", "persistentvolumes", "patch"),
             ("scheduling.run.ai", "bindrequests", "list"), ("scheduling.run.ai", "bindrequests", "watch"),
             ("scheduling.run.ai", "bindrequests", "delete"),
             ("scheduling.run.ai", "bindrequests/status", "patch")} | {

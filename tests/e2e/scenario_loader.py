@@ -280,20 +280,27 @@ KNOWN = [
     Resource("scheduling.run.ai/v2alpha2", "PodGroup", "podgroups", True, True),
     Resource("v1", "Pod", "pods", True, True),
     Resource("scheduling.run.ai/v1alpha2", "BindRequest", "bindrequests", True, True),
+    Resource("storage.k8s.io/v1", "StorageClass", "storageclasses", False, False),
+    Resource("storage.k8s.io/v1", "CSINode", "csinodes", False, False),
+    Resource("v1", "PersistentVolume", "persistentvolumes", False, True),
+    Resource("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, True),
 ]
 KNOWN_BY_KEY = {(r.api_version, r.kind): r for r in KNOWN}
 R = {r.kind: r for r in KNOWN}
 
 # Phase of each kind in the creation order; kinds not listed go to OTHER_PHASE.
 PHASE = {"Namespace": 1, "PriorityClass": 2, "Queue": 3, "Topology": 4, "SchedulingShard": 5,
-         "Config": 5, "Node": 6, "PodGroup": 7, "Pod": 9, "BindRequest": 9}
+         "Config": 5, "StorageClass": 5, "Node": 6, "CSINode": 6, "PersistentVolume": 6,
+         "PersistentVolumeClaim": 7, "PodGroup": 7, "Pod": 9, "BindRequest": 9}
 OTHER_PHASE = 8
 
 # What --dump writes, in this order (the order of ../shared/scenarios/FORMAT.md §2).
 DUMP_KINDS = ["SchedulingShard", "PriorityClass", "Topology", "Node", "Queue", "PodGroup", "Pod",
-              "BindRequest"]
+              "BindRequest", "StorageClass", "CSINode", "PersistentVolume",
+              "PersistentVolumeClaim"]
 # What --clear deletes (namespaces are never deleted: nothing would finalize them).
-CLEAR_KINDS = ["BindRequest", "Pod", "PodGroup", "Node", "SchedulingShard", "Config", "Topology",
+CLEAR_KINDS = ["BindRequest", "Pod", "PodGroup", "PersistentVolumeClaim", "PersistentVolume",
+               "CSINode", "StorageClass", "Node", "SchedulingShard", "Config", "Topology",
                "Queue", "PriorityClass"]
 
 

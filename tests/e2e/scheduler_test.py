@@ -612,7 +612,10 @@ class Rbac(SchedulerTestCase):
                  ("resource.k8s.io", "deviceclasses"), ("resource.k8s.io", "resourceclaims"),
                  ("resource.k8s.io", "resourceclaimtemplates"),
                  ("resource.k8s.io", "resourceslices"),
-                 ("topology.node.k8s.io", "noderesourcetopologies")}
+                 ("topology.node.k8s.io", "noderesourcetopologies"),
+                 # volumes in placement
+                 ("", "persistentvolumes"), ("", "persistentvolumeclaims"),
+                 ("storage.k8s.io", "storageclasses"), ("storage.k8s.io", "csinodes")}
         want = {(g, r, v) for g, r in watch for v in ("list", "watch")} | {
             ("kai.scheduler", "schedulingshards", "get"),
             ("kai.scheduler", "schedulingshards/status", "patch"),
