@@ -12,6 +12,18 @@ auto Find(const M& map, std::string_view key) -> typename M::mapped_type {
   return it == map.end() ? nullptr : it->second;
 }
 
+constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+
+// The hostnames of a volume whose node affinity is one `kubernetes.io/hostname In` requirement;
+// null for any other affinity.
+const std::vector<std::string>* OnlyHostnames(const PersistentVolumeObject& pv) {
+  if (pv.node_affinity.size() != 1) return nullptr;
+  const NodeSelectorTerm& t = pv.node_affinity[0];
+  if (t.match_expressions.size() != 1 || !t.match_fields.empty()) return nullptr;
+  const SelectorRequirement& r = t.match_expressions[0];
+  return r.key == kHostnameLabel && r.op == "In" ? &r.values : nullptr;
+}
+
 bool MayBeBound(const PersistentVolumeObject& pv) {
   if (pv.meta.deletion) return false;
   return pv.phase != "Bound" && pv.phase != "Released" && pv.phase != "Failed";
@@ -53,6 +65,14 @@ std::shared_ptr<const StorageView> BuildStorageView(const StorageObjects& object
   std::sort(view->free_volumes.begin(), view->free_volumes.end(), [](auto* a, auto* b) {
     return std::tie(a->capacity, a->meta.name) < std::tie(b->capacity, b->meta.name);
   });
+  for (const PersistentVolumeObject* v : view->free_volumes) {
+    const std::vector<std::string>* hosts = OnlyHostnames(*v);
+    if (!hosts) {
+      view->free_elsewhere.push_back(v);
+      continue;
+    }
+    for (const std::string& h : *hosts) view->free_by_host[h].push_back(v);
+  }
   for (const StorageClassObject& sc : objects.classes) {
     view->classes.emplace(sc.meta.name, &sc);
     if (!sc.is_default) continue;

@@ -22,6 +22,12 @@ struct StorageView {
   // Volumes not bound to a claim (pre-bound ones included), not being deleted nor released, by
   // capacity then name: kube-scheduler binds a claim to the smallest volume that satisfies it.
   std::vector<const PersistentVolumeObject*> free_volumes;
+  // The same volumes split for lookups per node: those whose node affinity is the one
+  // requirement `kubernetes.io/hostname In [...]` (local volumes) by hostname, the others in
+  // `free_elsewhere`; each list in free_volumes' order. A node's candidates are its hostname's
+  // list and free_elsewhere, not every free volume of the cluster.
+  std::unordered_map<std::string_view, std::vector<const PersistentVolumeObject*>> free_by_host;
+  std::vector<const PersistentVolumeObject*> free_elsewhere;
 
   const PersistentVolumeClaimObject* Claim(std::string_view ns, std::string_view name) const;
   const PersistentVolumeObject* Volume(std::string_view name) const;

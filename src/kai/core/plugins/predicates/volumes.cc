@@ -1,6 +1,8 @@
 #include "kai/core/plugins/predicates/volumes.h"
 
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 
 #include "kai/core/k8s/keys.h"
 #include "kai/core/plugins/predicates/predicates.h"
@@ -36,6 +38,24 @@ bool Conflicts(const HostPort& a, const HostPort& b) {
 }
 
 bool WaitsForConsumer(const StorageClassObject* sc) { return sc && sc->wait_for_first_consumer; }
+
+// The free volumes that may be on `node`, in free_volumes' order: the node's local volumes (by
+// its hostname label) merged with the volumes of any other affinity.
+std::vector<const PersistentVolumeObject*> Candidates(const StorageView& view,
+                                                      const NodeObject& node) {
+  static const std::vector<const PersistentVolumeObject*> kNone;
+  auto label = node.meta.labels.find("kubernetes.io/hostname");
+  auto it = label == node.meta.labels.end() ? view.free_by_host.end()
+                                            : view.free_by_host.find(label->second);
+  const auto& local = it == view.free_by_host.end() ? kNone : it->second;
+  std::vector<const PersistentVolumeObject*> out;
+  out.reserve(local.size() + view.free_elsewhere.size());
+  std::merge(local.begin(), local.end(), view.free_elsewhere.begin(), view.free_elsewhere.end(),
+             std::back_inserter(out), [](auto* a, auto* b) {
+               return std::tie(a->capacity, a->meta.name) < std::tie(b->capacity, b->meta.name);
+             });
+  return out;
+}
 
 }  // namespace
 
@@ -142,7 +162,7 @@ const PersistentVolumeObject* FreeVolumeFor(
     const std::function<bool(const PersistentVolumeObject&)>& taken) {
   const std::string_view cls = view.ClassName(claim);
   const PersistentVolumeObject* smallest = nullptr;
-  for (const PersistentVolumeObject* pv : view.free_volumes) {
+  for (const PersistentVolumeObject* pv : Candidates(view, node)) {
     const bool pre_bound = !pv->claim_name.empty();
     if (pv->storage_class != cls || pv->capacity < claim.request) continue;
     if (pre_bound && (pv->claim_ns != claim.meta.ns || pv->claim_name != claim.meta.name)) continue;

@@ -103,6 +103,21 @@ TEST(Volumes, SmallestSatisfyingVolumeIsTakenAndOthersStayFree) {
   EXPECT_EQ(o.where.at("pb"), "Binding n0");
 }
 
+TEST(Volumes, LocalAndZonalVolumesAreCandidatesTogetherSmallestFirst) {
+  // pv-local is found by the node's hostname, pv-zonal by a zone affinity: "a" takes the
+  // smaller of the two (pv-zonal), leaving pv-local to "b".
+  const std::string zonal =
+      "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv-zonal}\nspec:\n  capacity: "
+      "{storage: 20Gi}\n  accessModes: [ReadWriteOnce]\n  storageClassName: local\n  "
+      "nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: "
+      "In, values: [a]}]}]}}\nstatus: {phase: Available}\n---\n";
+  const Outcome o =
+      Allocate(Node("n0") + kLocal + Volume("pv-local", "50Gi", "n0") + zonal + Claim("a", "10Gi") +
+               Claim("b", "30Gi") + Pod("pa", Uses("a")) + Pod("pb", Uses("b")));
+  EXPECT_EQ(o.where.at("pa"), "Binding n0");
+  EXPECT_EQ(o.where.at("pb"), "Binding n0");
+}
+
 TEST(Volumes, PreBoundVolumeWinsOverASmallerOne) {
   // "data" takes the volume pre-bound to it, not the smaller free one, which "other" then gets.
   const Outcome o =
