@@ -138,6 +138,11 @@ std::optional<std::string> RaisedMinimums(const Request& request, const PodGroup
   auto before = DecodeRequestObject(request, request.old_object, kPodGroupApiVersion, "PodGroup",
                                     true, kLenient);
   if (!before.ok() || before->pod_groups.empty()) return std::nullopt;  // the old object stood
+  // Whether the group runs (a list of its namespace's pods) matters only for an update that
+  // would be refused if it did.
+  if (ValidatePodGroupUpdate(before->pod_groups.front(), after, /*running=*/true).ok()) {
+    return std::nullopt;
+  }
   std::string ns(request.object["metadata"]["namespace"].Scalar());
   if (ns.empty()) ns = request.ns;
   auto running = lookup.PodGroupRunning(ns, after.meta.name);

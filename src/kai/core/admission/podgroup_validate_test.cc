@@ -144,5 +144,17 @@ TEST_F(PodGroupTest, RunningSemiPreemptibleGroupsMayNotRaiseTheirMinimum) {
   EXPECT_EQ(failed.message, "PodGroup team-a/job: cannot read its pods: timeout");
 }
 
+TEST_F(PodGroupTest, AnUpdateThatRaisesNoMinimumReadsNoPods) {
+  // Listing the namespace's pods on every PodGroup update (the pod grouper's and the status
+  // controller's) made the webhook cost grow with the square of the pods.
+  lookup.FailWith("must not be called");
+  const std::string semi = PodGroupYaml("  preemptibility: semi-preemptible\n  minMember: 2\n");
+  EXPECT_TRUE(Check(semi, Operation::kUpdate, semi).allowed);
+  const std::string low = PodGroupYaml("  minMember: 2\n");
+  const std::string high = PodGroupYaml("  minMember: 3\n");
+  EXPECT_TRUE(Check(high, Operation::kUpdate, low).allowed);  // not semi-preemptible
+  EXPECT_EQ(lookup.pod_lookups, 0);
+}
+
 }  // namespace
 }  // namespace kai::admission

@@ -68,6 +68,7 @@ class FakeLookup : public ClusterLookup {
     queues_[s.queues[0].meta.name] = s.queues[0];
   }
   void SetRunning(bool running) { running_ = running; }
+  mutable int pod_lookups = 0;  // PodGroupRunning calls (each lists a namespace's pods)
   void FailWith(std::string message) { failure_ = std::move(message); }
 
   Result<std::optional<QueueObject>> FindQueue(std::string_view name) const override {
@@ -85,6 +86,7 @@ class FakeLookup : public ClusterLookup {
     return out;
   }
   Result<bool> PodGroupRunning(std::string_view, std::string_view) const override {
+    ++pod_lookups;
     if (!failure_.empty()) return Error{failure_};
     return running_;
   }
