@@ -168,6 +168,39 @@ def start_kube(state: pathlib.Path, tools: pathlib.Path) -> dict[str, str]:
     return env
 
 
+def restart_kcm(state: pathlib.Path, extra: list[str]) -> None:
+    """Restarts the kube-controller-manager start.sh started, with its own flags and `extra`
+    after them (the later flag wins), recorded in the same pid file, so that stop.sh stops it."""
+    kube_dir = state / "kube"
+    pidfile = kube_dir / "kube-controller-manager.pid"
+    try:
+        pid_s, st = pidfile.read_text().split()
+        pid = int(pid_s)
+        argv = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    except (OSError, ValueError) as e:
+        raise UpError(f"--kcm-args: no running kube-controller-manager recorded in {pidfile}: {e}")
+    if start_time(pid) != st:
+        raise UpError(f"--kcm-args: the kube-controller-manager of {pidfile} is not running")
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while start_time(pid) == st and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if start_time(pid) == st:
+        os.kill(pid, signal.SIGKILL)
+        while start_time(pid) == st:
+            time.sleep(0.1)
+    with (kube_dir / "kube-controller-manager.log").open("ab") as log:
+        p = subprocess.Popen([a.decode() for a in argv] + extra, stdin=subprocess.DEVNULL,
+                             stdout=log, stderr=log, start_new_session=True)
+    time.sleep(0.5)
+    new_st = start_time(p.pid)
+    if new_st is None:
+        raise UpError("kube-controller-manager exited at once with --kcm-args "
+                      f"{' '.join(extra)}; see {kube_dir / 'kube-controller-manager.log'}")
+    pidfile.write_text(f"{p.pid} {new_st}\n")
+    say(f"kube-controller-manager restarted with {' '.join(extra)}")
+
+
 def kubectl(kubeconfig: str, *args: str, stdin: str | None = None) -> str:
     p = subprocess.run(["kubectl", "--kubeconfig", kubeconfig, *args], input=stdin,
                        capture_output=True, text=True, timeout=180)
@@ -239,7 +272,7 @@ def admission_endpoint(kubeconfig: str, ip: str, port: int) -> None:
 
 def start_kai(state: pathlib.Path, kai: str, kubeconfig: str, args: argparse.Namespace,
               ip: str | None) -> None:
-    components = "scheduler,binder,podgrouper,controllers,scale-adjuster"
+    components = args.kai_components
     argv = [kai, "run", "--kubeconfig", kubeconfig, "--shard", "default", "--create-defaults",
             "--snapshot-bind-address", ""]
     if ip:
@@ -278,6 +311,8 @@ def up(args: argparse.Namespace) -> int:
         say("starting etcd, kube-apiserver and kube-controller-manager")
         env = start_kube(state, tools)
         kubeconfig = env["KUBECONFIG"]
+        if args.kcm_args:
+            restart_kcm(state, shlex.split(args.kcm_args))
         ip = None if args.no_admission else host_ip()
         if not args.no_admission and ip is None:
             say("no non-loopback address for the webhooks' endpoint: running without admission")
@@ -355,6 +390,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gpus-per-node", type=int, default=8)
     ap.add_argument("--simnodes-args", default="", help="more simnodes flags, one string")
     ap.add_argument("--kai-args", default="", help="more `kai run` flags, one string")
+    ap.add_argument("--kcm-args", default="",
+                    help="up: more kube-controller-manager flags, one string (e.g. "
+                    "\"--kube-api-qps=200 --kube-api-burst=400\"); it is restarted with them")
+    ap.add_argument("--kai-components", default="scheduler,binder,podgrouper,controllers,"
+                    "scale-adjuster", help="up: the components `kai run` runs (admission is "
+                    "added unless --no-admission); leave some out to run them yourself, e.g. a "
+                    "`kai scheduler` started and stopped by a benchmark")
     ap.add_argument("--no-admission", action="store_true",
                     help="up: no webhooks and no `kai admission` (GPU-sharing pods then fail to "
                     "bind: nothing gives them their shared-GPU ConfigMap)")
