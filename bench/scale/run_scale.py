@@ -287,9 +287,13 @@ class Box:
             return
         self.sched_starts += 1
         log = (self.dir / "kai-scheduler.log").open("ab")
+        extra = self.args.scheduler_args.split()
+        # /debug/snapshot off unless --scheduler-args asks for it (to look at a cycle's world).
+        snapshot = [] if any(a.startswith("--snapshot-bind-address") for a in extra) else [
+            "--snapshot-bind-address", ""]
         self.sched = subprocess.Popen(
             [self.kai, "scheduler", "--kubeconfig", self.kubeconfig, "--shard", "default",
-             "--snapshot-bind-address", "", *self.args.scheduler_args.split()],
+             *snapshot, *extra],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         log.close()
 
