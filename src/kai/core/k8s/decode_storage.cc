@@ -1,3 +1,6 @@
+#include <algorithm>
+#include <iterator>
+
 #include "kai/core/k8s/decode_fields.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/resource/quantity.h"
@@ -34,17 +37,13 @@ uint8_t AccessModes(const doc::Node& n, std::string_view path, ObjectContext& ct
   uint8_t out = 0;
   const std::vector<std::string> modes = StringList(n, path, ctx);
   for (size_t i = 0; i < modes.size(); ++i) {
-    if (modes[i] == "ReadWriteOnce") {
-      out |= kReadWriteOnce;
-    } else if (modes[i] == "ReadOnlyMany") {
-      out |= kReadOnlyMany;
-    } else if (modes[i] == "ReadWriteMany") {
-      out |= kReadWriteMany;
-    } else if (modes[i] == "ReadWriteOncePod") {
-      out |= kReadWriteOncePod;
-    } else {
+    const auto* known = std::find_if(std::begin(kAccessModeNames), std::end(kAccessModeNames),
+                                     [&](const auto& m) { return m.second == modes[i]; });
+    if (known == std::end(kAccessModeNames)) {
       ctx.Fail(Index(path, i), "unknown access mode \"" + modes[i] + "\"");
+      continue;
     }
+    out |= known->first;
   }
   return out;
 }

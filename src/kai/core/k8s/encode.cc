@@ -464,12 +464,8 @@ void PodVolumes(Out& o, const PodObject& p) {
 void AccessModes(Out& o, uint8_t modes) {
   if (!modes) return;
   o.BeginSeq("accessModes");
-  const std::pair<AccessMode, const char*> names[] = {{kReadWriteOnce, "ReadWriteOnce"},
-                                                      {kReadOnlyMany, "ReadOnlyMany"},
-                                                      {kReadWriteMany, "ReadWriteMany"},
-                                                      {kReadWriteOncePod, "ReadWriteOncePod"}};
-  for (const auto& [bit, name] : names) {
-    if (modes & bit) o.e << name;
+  for (const auto& [bit, name] : kAccessModeNames) {
+    if (modes & bit) o.e << std::string(name);
   }
   o.e << YAML::EndSeq;
 }

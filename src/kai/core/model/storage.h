@@ -5,6 +5,8 @@
 // of them (claims by name, volumes free to bind) lives in snapshot/storage.h.
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kai/core/model/meta.h"
@@ -20,6 +22,13 @@ enum AccessMode : uint8_t {
   kReadOnlyMany = 2,
   kReadWriteMany = 4,
   kReadWriteOncePod = 8,
+};
+// Each mode with its API name (the decoder and the encoder read this one table).
+inline constexpr std::pair<AccessMode, std::string_view> kAccessModeNames[] = {
+    {kReadWriteOnce, "ReadWriteOnce"},
+    {kReadOnlyMany, "ReadOnlyMany"},
+    {kReadWriteMany, "ReadWriteMany"},
+    {kReadWriteOncePod, "ReadWriteOncePod"},
 };
 
 // v1 PersistentVolume.

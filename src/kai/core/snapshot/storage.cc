@@ -31,12 +31,16 @@ bool MayBeBound(const PersistentVolumeObject& pv) {
 
 }  // namespace
 
-const PersistentVolumeClaimObject* StorageView::Claim(std::string_view ns,
-                                                      std::string_view name) const {
+std::string ClaimKey(std::string_view ns, std::string_view name) {
   std::string key;
   key.reserve(ns.size() + name.size() + 1);
   key.append(ns).append("/").append(name);
-  auto it = claims.find(key);
+  return key;
+}
+
+const PersistentVolumeClaimObject* StorageView::Claim(std::string_view ns,
+                                                      std::string_view name) const {
+  auto it = claims.find(ClaimKey(ns, name));
   return it == claims.end() ? nullptr : it->second;
 }
 
@@ -56,7 +60,7 @@ std::string_view StorageView::ClassName(const PersistentVolumeClaimObject& claim
 std::shared_ptr<const StorageView> BuildStorageView(const StorageObjects& objects) {
   auto view = std::make_shared<StorageView>();
   for (const PersistentVolumeClaimObject& c : objects.claims) {
-    view->claims.emplace(std::string(c.meta.ns.view()) + "/" + c.meta.name, &c);
+    view->claims.emplace(ClaimKey(c.meta.ns, c.meta.name), &c);
   }
   for (const PersistentVolumeObject& v : objects.volumes) {
     view->volumes.emplace(v.meta.name, &v);

@@ -13,6 +13,9 @@
 
 namespace kai {
 
+// "namespace/name": how claims are keyed (StorageView::claims, the placement's taken claims).
+std::string ClaimKey(std::string_view ns, std::string_view name);
+
 struct StorageView {
   std::unordered_map<std::string, const PersistentVolumeClaimObject*> claims;  // "ns/name"
   std::unordered_map<std::string_view, const PersistentVolumeObject*> volumes;

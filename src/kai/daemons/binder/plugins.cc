@@ -125,10 +125,21 @@ class VolumeBinding final : public BindPlugin {
   // selected node; false when there is none. The volume's resourceVersion makes a volume another
   // binder took meanwhile a conflict (an error: the bind is retried).
   Result<bool> BindFreeVolume(BindContext& ctx, ClusterState& world) {
-    const std::string volumes = "/api/v1/" + std::string(res::kPersistentVolume.plural);
-    const k8s::HttpResponse list = client_.Get(volumes);
-    if (!list.ok()) return Error{k8s::Describe({"GET", volumes}, list)};
-    if (auto s = DecodeJsonText(list.body, volumes, world); !s.ok()) return s.error();
+    // Listed in pages (500 a page), as the admission server lists pods.
+    const std::string volumes = k8s::CollectionPath(res::kPersistentVolume, "");
+    Status decoded = Ok();
+    k8s::ApiClient::ListCallbacks cb;
+    cb.page = [&](const doc::Node& items) {
+      for (size_t i = 0; i < items.size() && decoded.ok(); ++i) {
+        decoded = DecodeObject(items[i], "v1", "PersistentVolume", volumes, world);
+      }
+    };
+    cb.restart = [&] {
+      world.storage.volumes.clear();
+      decoded = Ok();
+    };
+    if (auto rv = client_.List(volumes, "", 500, cb); !rv.ok()) return rv.error();
+    if (!decoded.ok()) return decoded.error();
     const auto view = BuildStorageView(world.storage);
     const PersistentVolumeClaimObject& claim = world.storage.claims[0];
     const std::string_view cls = view->ClassName(claim);

@@ -1,7 +1,6 @@
 #include "kai/core/plugins/predicates/volumes.h"
 
 #include <algorithm>
-#include <iterator>
 #include <tuple>
 
 #include "kai/core/k8s/keys.h"
@@ -9,13 +8,6 @@
 
 namespace kai::plugins {
 namespace {
-
-std::string Key(std::string_view ns, std::string_view name) {
-  std::string k;
-  k.reserve(ns.size() + name.size() + 1);
-  k.append(ns).append("/").append(name);
-  return k;
-}
 
 NodeVerdict VolumeVerdict(std::string detail) {
   NodeVerdict v{FitCode::kVolumeBinding, {}, std::move(detail)};
@@ -39,22 +31,19 @@ bool Conflicts(const HostPort& a, const HostPort& b) {
 
 bool WaitsForConsumer(const StorageClassObject* sc) { return sc && sc->wait_for_first_consumer; }
 
-// The free volumes that may be on `node`, in free_volumes' order: the node's local volumes (by
-// its hostname label) merged with the volumes of any other affinity.
-std::vector<const PersistentVolumeObject*> Candidates(const StorageView& view,
-                                                      const NodeObject& node) {
+// The node's local volumes (by its hostname label); the volumes of any other affinity are
+// view.free_elsewhere. Both lists are in free_volumes' order.
+const std::vector<const PersistentVolumeObject*>& LocalVolumes(const StorageView& view,
+                                                               const NodeObject& node) {
   static const std::vector<const PersistentVolumeObject*> kNone;
   auto label = node.meta.labels.find("kubernetes.io/hostname");
-  auto it = label == node.meta.labels.end() ? view.free_by_host.end()
-                                            : view.free_by_host.find(label->second);
-  const auto& local = it == view.free_by_host.end() ? kNone : it->second;
-  std::vector<const PersistentVolumeObject*> out;
-  out.reserve(local.size() + view.free_elsewhere.size());
-  std::merge(local.begin(), local.end(), view.free_elsewhere.begin(), view.free_elsewhere.end(),
-             std::back_inserter(out), [](auto* a, auto* b) {
-               return std::tie(a->capacity, a->meta.name) < std::tie(b->capacity, b->meta.name);
-             });
-  return out;
+  if (label == node.meta.labels.end()) return kNone;
+  auto it = view.free_by_host.find(label->second);
+  return it == view.free_by_host.end() ? kNone : it->second;
+}
+
+bool Smaller(const PersistentVolumeObject* a, const PersistentVolumeObject* b) {
+  return std::tie(a->capacity, a->meta.name) < std::tie(b->capacity, b->meta.name);
 }
 
 }  // namespace
@@ -136,7 +125,7 @@ NodeVerdict VolumePlacement::CheckUnbound(
     if (claim.selected_node == node.name) return {};
     return VolumeVerdict(ClaimRef(name) + " is being provisioned on node " + claim.selected_node);
   }
-  if (auto it = claims_.find(Key(claim.meta.ns, name)); it != claims_.end()) {
+  if (auto it = claims_.find(ClaimKey(claim.meta.ns, name)); it != claims_.end()) {
     const PersistentVolumeObject& pv = *it->second.volume;
     if (MatchesRequiredNodeAffinity(pv.node_affinity, *node.obj)) return {};
     return AffinityConflict(pv, name);
@@ -161,24 +150,39 @@ const PersistentVolumeObject* FreeVolumeFor(
     const StorageView& view, const PersistentVolumeClaimObject& claim, const NodeObject& node,
     const std::function<bool(const PersistentVolumeObject&)>& taken) {
   const std::string_view cls = view.ClassName(claim);
-  const PersistentVolumeObject* smallest = nullptr;
-  for (const PersistentVolumeObject* pv : Candidates(view, node)) {
-    const bool pre_bound = !pv->claim_name.empty();
-    if (pv->storage_class != cls || pv->capacity < claim.request) continue;
-    if (pre_bound && (pv->claim_ns != claim.meta.ns || pv->claim_name != claim.meta.name)) continue;
-    if ((pv->access_modes & claim.access_modes) != claim.access_modes) continue;
-    if (pv->block != claim.block || taken(*pv)) continue;
-    if (!MatchesRequiredNodeAffinity(pv->node_affinity, node)) continue;
-    if (pre_bound) return pv;
-    if (!smallest) smallest = pv;
+  // Each list is in (capacity, name) order, so a list's first fit is its smallest; a volume
+  // pre-bound to the claim wins over any free one.
+  const PersistentVolumeObject *smallest = nullptr, *pre_bound_smallest = nullptr;
+  auto keep = [](const PersistentVolumeObject*& best, const PersistentVolumeObject* pv) {
+    if (pv && (!best || Smaller(pv, best))) best = pv;
+  };
+  for (const auto* list : {&LocalVolumes(view, node), &view.free_elsewhere}) {
+    const PersistentVolumeObject *first = nullptr, *first_pre_bound = nullptr;
+    for (const PersistentVolumeObject* pv : *list) {
+      const bool pre_bound = !pv->claim_name.empty();
+      if (pv->storage_class != cls || pv->capacity < claim.request) continue;
+      if (pre_bound && (pv->claim_ns != claim.meta.ns || pv->claim_name != claim.meta.name)) {
+        continue;
+      }
+      if ((pv->access_modes & claim.access_modes) != claim.access_modes) continue;
+      if (pv->block != claim.block || taken(*pv)) continue;
+      if (!MatchesRequiredNodeAffinity(pv->node_affinity, node)) continue;
+      if (pre_bound) {
+        first_pre_bound = pv;
+        break;
+      }
+      if (!first) first = pv;
+    }
+    keep(pre_bound_smallest, first_pre_bound);
+    keep(smallest, first);
   }
-  return smallest;
+  return pre_bound_smallest ? pre_bound_smallest : smallest;
 }
 
 const PersistentVolumeObject* VolumePlacement::FreeVolume(
     const PersistentVolumeClaimObject& claim, const SnapNode& node,
     const std::vector<const PersistentVolumeObject*>& chosen) const {
-  const std::string key = Key(claim.meta.ns, claim.meta.name);
+  const std::string key = ClaimKey(claim.meta.ns, claim.meta.name);
   return FreeVolumeFor(*view_, claim, *node.obj, [&](const PersistentVolumeObject& pv) {
     auto it = volume_claim_.find(pv.meta.name);
     if (it != volume_claim_.end() && it->second != key) return true;
@@ -194,7 +198,8 @@ void VolumePlacement::AddHandles(
     const PersistentVolumeObject* pv = nullptr;
     if (!claim->volume_name.empty()) {
       pv = view_->Volume(claim->volume_name);
-    } else if (auto it = claims_.find(Key(claim->meta.ns, claim->meta.name)); it != claims_.end()) {
+    } else if (auto it = claims_.find(ClaimKey(claim->meta.ns, claim->meta.name));
+               it != claims_.end()) {
       pv = it->second.volume;
     }
     if (pv) {
@@ -206,7 +211,7 @@ void VolumePlacement::AddHandles(
     }
     const StorageClassObject* sc = view_->Class(view_->ClassName(*claim));
     if (sc && sc->provisioner != keys::kNoProvisioner) {
-      out[sc->provisioner].push_back("claim " + Key(claim->meta.ns, claim->meta.name));
+      out[sc->provisioner].push_back("claim " + ClaimKey(claim->meta.ns, claim->meta.name));
     }
   }
 }
@@ -258,7 +263,7 @@ void VolumePlacement::Allocated(const Session& s, PodId pod_id) {
     const PersistentVolumeClaimObject* claim = view_->Claim(pod.obj->meta.ns, ref.claim);
     if (!claim || !claim->volume_name.empty() || !claim->selected_node.empty()) continue;
     if (!WaitsForConsumer(view_->Class(view_->ClassName(*claim)))) continue;
-    std::string key = Key(claim->meta.ns, claim->meta.name);
+    std::string key = ClaimKey(claim->meta.ns, claim->meta.name);
     if (auto it = claims_.find(key); it != claims_.end()) {
       ++it->second.pods;
       continue;
@@ -275,7 +280,7 @@ void VolumePlacement::Deallocated(const Session& s, PodId pod_id) {
   const SnapPod& pod = s.snap().pods[pod_id];
   if (!view_ || !pod.uses_claims) return;
   for (const PodVolumeClaim& ref : pod.obj->volume_claims) {
-    auto it = claims_.find(Key(pod.obj->meta.ns, ref.claim));
+    auto it = claims_.find(ClaimKey(pod.obj->meta.ns, ref.claim));
     if (it == claims_.end() || --it->second.pods > 0) continue;
     volume_claim_.erase(it->second.volume->meta.name);
     claims_.erase(it);
