@@ -696,6 +696,55 @@ class Explanations(SchedulerTestCase):
         self.assertIn("with a quota of <gpu 4,", lines[2])
 
 
+class BackgroundPods(SchedulerTestCase):
+    NS = "e2e-background"
+
+    def test_a_workload_takes_a_background_place_and_binds_once_it_is_gone(self):
+        """A maintenance pod (kai.scheduler/background: "true", another scheduler's) holds 2 of
+        bg-n1's 4 GPUs; a 4-GPU job of a queue with no quota takes its place without any reclaim:
+        the scheduler evicts the pod with an event saying why, and binds the job once it is gone.
+        The background pod on bg-n2, whose place nobody needs, is left alone."""
+        ns = self.NS
+        health = running(pod(ns, "health", "", 2), "bg-n1")
+        probe = running(pod(ns, "probe", "", 1), "bg-n2")
+        for p in (health, probe):
+            p["metadata"]["annotations"] = {}
+            p["metadata"]["labels"] = {"kai.scheduler/background": "true"}
+            p["spec"]["schedulerName"] = "default-scheduler"
+        load([capped_queue("bg-q", {"quota": 0, "limit": -1, "overQuotaWeight": 1}),
+              node("bg-n1", 4), node("bg-n2", 4),
+              pod_group(ns, "busy", "bg-q", 1), running(pod(ns, "busy-0", "busy", 3), "bg-n2"),
+              health, probe,
+              pod_group(ns, "train", "bg-q", 1), pod(ns, "train-0", "train", 4)])
+        p = self.start("background", "--schedule-period", "200ms", "--verify-snapshot-cache",
+                       timeout=90)
+        wait_for("health evicted", lambda: (q := pods(ns).get("health")) is None or
+                 q["metadata"].get("deletionTimestamp"), 30, procs=[p])
+        # No kubelet here: the pod's termination is the test's to finish.
+        try:
+            CLIENT.delete(f"/api/v1/namespaces/{ns}/pods/health", query={"gracePeriodSeconds": "0"})
+        except sl.ApiError as e:
+            if e.status != 404:
+                raise
+        wait_for("a BindRequest of train-0 to bg-n1", lambda: [
+            b for b in bind_requests(ns).values() if b["spec"].get("podName") == "train-0"
+            and b["spec"].get("selectedNode") == "bg-n1"], 30, procs=[p])
+        self.assertIn("probe", pods(ns))
+        self.assertFalse(pods(ns)["probe"]["metadata"].get("deletionTimestamp"))
+        evict = wait_for("the Evict event", lambda: [
+            e for e in events(ns) if e["reason"] == "Evict"], 15, procs=[p])
+        self.assertEqual([(e["involvedObject"]["kind"], e["involvedObject"]["name"])
+                          for e in evict], [("Pod", "health")], "Evict events")
+        self.assertEqual(evict[0]["message"],
+                         f"background for {ns}/train: a background pod, its place taken (its "
+                         f"resources on node bg-n1 went to pod {ns}/train-0)")
+        self.assertFalse([e for e in events(ns) if e["reason"] == "Evict"
+                          and e["involvedObject"]["kind"] == "PodGroup"])
+        p.kill()
+        p.wait(10)
+        self.assert_snapshot_cache_held(p)
+
+
 # --------------------------------------------------------------------------------------------
 # 2. Leader failover
 # --------------------------------------------------------------------------------------------

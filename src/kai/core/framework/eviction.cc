@@ -72,6 +72,8 @@ const char* EvictionKindName(EvictionKind kind) {
       return "restarted";
     case EvictionKind::kStaleGang:
       return "stale-gang";
+    case EvictionKind::kDisplaced:
+      return "displaced";
     case EvictionKind::kNone:
       break;
   }
@@ -91,6 +93,8 @@ std::string DescribeEviction(const EvictionVerdict& v, const Snapshot& snap, Pod
       return "";
     case EvictionKind::kStaleGang:
       return StaleGangLine(snap, pod);
+    case EvictionKind::kDisplaced:
+      return Line(v, snap, {": a background pod, its place taken (", rule, ")"});
     case EvictionKind::kEvicted:
       return Line(v, snap, {": ", rule, note});
     case EvictionKind::kMoved:

@@ -17,6 +17,7 @@ enum class EvictionKind : uint8_t {
   kMoved,      // re-placed on another node to make room
   kRestarted,  // moved back onto its node, restarted with its gang
   kStaleGang,  // its gang ran below minMember past the staleness grace period
+  kDisplaced,  // a background pod whose place a workload took (actions/common/background.h)
 };
 
 // A queue's use as an action saw it before its decision: what reclaim's rule compared.

@@ -22,6 +22,8 @@ inline constexpr std::string_view kStaleTimestamp = "kai.scheduler/stale-podgrou
 inline constexpr std::string_view kLastEvictionTimestamp = "kai.scheduler/last-eviction-timestamp";
 inline constexpr std::string_view kStalenessGracePeriod = "kai.scheduler/staleness-grace-period";
 inline constexpr std::string_view kPreemptibilityLabel = "kai.scheduler/preemptibility";
+// A maintenance pod (value "true"): in no queue, its place free for workloads, evicted when taken.
+inline constexpr std::string_view kBackgroundLabel = "kai.scheduler/background";
 inline constexpr std::string_view kNodeGpuMemory = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kNodeGpuCount = "nvidia.com/gpu.count";
 inline constexpr std::string_view kMigEnabledLabel = "node-role.kubernetes.io/mig-enabled";

@@ -60,6 +60,8 @@ void ReadTypedLabels(PodObject& p) {
   p.role_rank = RoleRank(p.meta.labels);
   const std::string* app = Find(p.meta.labels, "app");
   p.reservation = app && *app == keys::kReservationAppLabel;
+  const std::string* background = Find(p.meta.labels, keys::kBackgroundLabel);
+  p.background = background && *background == "true";
   p.legacy_mig = {};
   for (const auto& [k, v] : p.meta.annotations) {
     if (!k.view().starts_with(keys::kMigResourcePrefix)) continue;

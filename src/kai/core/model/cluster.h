@@ -113,6 +113,7 @@ struct PodObject {
   bool task_priority_invalid = false;    // that label is set but not an integer
   int8_t role_rank = 2;                  // 0: kubeflow master/launcher, 1: ray head, 2: others
   bool reservation = false;              // app=kai-resource-reservation (the binder's pods)
+  bool background = false;               // kai.scheduler/background=true (a maintenance pod)
   // MIG instances asked by annotation (KAI's legacy MIG pods), in annotation order.
   CompactVector<std::pair<std::string, int64_t>> legacy_mig;
   CompactVector<PodClaimRef> resource_claims;  // spec.resourceClaims (DRA, model/dra.h)

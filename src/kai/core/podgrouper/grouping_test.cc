@@ -172,6 +172,8 @@ const std::vector<Case>& Cases() {
    .note = "ignoring invalid kai.scheduler/preemptibility label \"sometimes\""},
   {.test = "SkipPodGrouperAnnotation", .files = {"pod.yaml"}, .pod = "team-a/external",
    .skip = "kai.scheduler/skip-podgrouper"},
+  {.test = "BackgroundPodSkipped", .files = {"pod.yaml"}, .pod = "team-a/node-health",
+   .skip = "a background pod (kai.scheduler/background)"},
   {.test = "OtherSchedulersPodsSkipped", .files = {"pod.yaml"}, .pod = "team-a/default-scheduled",
    .skip = "scheduled by default-scheduler"},
   {.test = "OwnerlessPodNamingItsPodGroupSkipped", .files = {"pod.yaml"}, .pod = "team-a/pre-grouped",

@@ -33,6 +33,10 @@ Result<Decision> GroupPod(const Object& pod, const ObjectReader& reader,
                 (scheduler.empty() ? std::string("the default scheduler") : scheduler));
   }
   if (MarkedSkip(pod)) return Skip("marked " + std::string(keys::kSkipPodGrouperAnnotation));
+  if (const std::string* bg = pod.Label(::kai::keys::kBackgroundLabel); bg && *bg == "true") {
+    return Skip("a background pod (" + std::string(::kai::keys::kBackgroundLabel) +
+                "): in no PodGroup and no queue");
+  }
   if (pod.owner_refs.empty() && pod.Annotation(keys::kPodGroupAnnotation) != nullptr) {
     return Skip("an owner-less pod that names its PodGroup");
   }

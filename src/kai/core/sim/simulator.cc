@@ -4,6 +4,7 @@
 
 #include "kai/core/snapshot/compare.h"
 
+#include "kai/core/actions/common/background.h"
 #include "kai/core/framework/plugin.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/snapshot/gpu_accounting.h"
@@ -245,6 +246,7 @@ Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig
   auto session = std::make_unique<Session>(std::move(snap), config);
   if (clock) session->SetMonotonicClock(clock);
   if (metrics_clock) session->SetMetricsClock(metrics_clock);
+  const std::vector<PodId> background = actions::SetAsideBackgroundPods(*session);
   if (auto opened = session->OpenPlugins(); !opened.ok()) return opened.error();
   for (const std::string& name : config.actions) {
     const ActionInfo* info = FindAction(name);
@@ -252,6 +254,9 @@ Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig
     session->StartAction(name);
     info->make()->Execute(*session);
   }
+  session->FinishAction();
+  actions::SettleBackgroundPods(*session, background);
+  actions::PlaceBackgroundPods(*session);
   session->Close();
   return session;
 }

@@ -139,6 +139,16 @@ void AddWaitingPods(const Snapshot& s, bool jobs_appended, bool clock_moved, IdS
 
 // Re-derives the dirty pods (ascending ids; appended ones last), noting the nodes and jobs they
 // leave or join.
+// Keeps the snapshot's background pods sorted by id as a pod joins or leaves them.
+void ToggleBackground(std::vector<PodId>& pods, PodId p, bool background) {
+  auto at = std::lower_bound(pods.begin(), pods.end(), p);
+  if (background) {
+    pods.insert(at, p);
+  } else {
+    pods.erase(at);
+  }
+}
+
 void DerivePods(const ClusterState& state, Snapshot& s, CacheIndex& ix, const IdSet& dirty,
                 const PodContext& ctx, IdSet& dirty_nodes, IdSet& dirty_jobs) {
   const size_t old_pods = s.pods.size();
@@ -161,6 +171,8 @@ void DerivePods(const ClusterState& state, Snapshot& s, CacheIndex& ix, const Id
     dirty_jobs.Add(m.invalid_in);
     if (IsActiveUsed(sp.status)) dirty_nodes.Add(sp.node);
     if (sp.status == PodStatus::kBinding) ix.binding.push_back(p);
+    const bool was_background = static_cast<size_t>(p) < old_pods && s.pods[p].background;
+    if (sp.background != was_background) ToggleBackground(s.background_pods, p, sp.background);
     if (static_cast<size_t>(p) < old_pods) {
       s.pods[p] = std::move(sp);
     } else {

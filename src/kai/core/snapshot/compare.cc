@@ -136,6 +136,7 @@ void ComparePod(Diff& d, const SnapPod& w, const SnapPod& g, size_t i) {
   KAI_FIELD(d, o, w, g, kai_scheduled);
   KAI_FIELD(d, o, w, g, virtually_evicted);
   KAI_FIELD(d, o, w, g, kai_utility);
+  KAI_FIELD(d, o, w, g, background);
   KAI_FIELD(d, o, w, g, sub_group);
   KAI_FIELD(d, o, w, g, in_floor);
 }
@@ -230,7 +231,7 @@ void CompareMap(Diff& d, const char* what, const std::unordered_map<K, V>& want,
                                            const QueueQuota& qq) {
   // numa: not compared; the cache rebuilds it in full at every update (snapshot/numa.h BuildNuma).
   [[maybe_unused]] const auto& [now, nodes, pods, jobs, queues, root_queues, node_by_name,
-                                queue_by_name, node_name_rank, topologies,
+                                queue_by_name, node_name_rank, background_pods, topologies,
                                 dra,  // not compared: SnapshotCache rebuilds whole with DRA
                                 // not compared: built whole; a storage object's change rebuilds
                                 storage, numa, fair_share_capacity] = s;
@@ -246,8 +247,8 @@ void CompareMap(Diff& d, const char* what, const std::unordered_map<K, V>& want,
                                 p_task_priority, p_task_priority_invalid, p_role_rank, p_creation,
                                 p_gpu_groups, p_share, p_legacy_mig, p_accepted_milli_gpu,
                                 p_memory_request_milli_gpu, p_memory_capacity_milli_gpu,
-                                p_kai_scheduled, p_virtually_evicted, p_kai_utility, p_sub_group,
-                                p_in_floor] = p;
+                                p_kai_scheduled, p_virtually_evicted, p_kai_utility, p_background,
+                                p_sub_group, p_in_floor] = p;
   [[maybe_unused]] const auto& [gs_kind, gs_portion_milli, gs_memory_mib, gs_devices] = gs;
   [[maybe_unused]] const auto& [j_obj, j_ns, j_name, j_uid, j_queue, j_priority, j_preemptible,
                                 j_semi_preemptible, j_min_member, j_creation, j_pods, j_sub_groups,
@@ -275,6 +276,7 @@ std::string SnapshotDifference(const Snapshot& want, const Snapshot& got, int li
   CompareMap(d, "node_by_name", want.node_by_name, got.node_by_name);
   CompareMap(d, "queue_by_name", want.queue_by_name, got.queue_by_name);
   d.Field("snapshot", "node_name_rank", want.node_name_rank, got.node_name_rank);
+  d.Field("snapshot", "background_pods", want.background_pods, got.background_pods);
   d.Field("snapshot", "topologies", want.topologies, got.topologies);
   d.Field("snapshot", "fair_share_capacity", want.fair_share_capacity, got.fair_share_capacity);
   return d.Take();

@@ -295,6 +295,19 @@ void PointAt(SnapPod& sp, const PodObject& p) {
   sp.uid = p.meta.uid;
 }
 
+namespace {
+
+// A pod labelled background whose place the session can give away and take back as plain
+// resources: not a reservation pod, no shared GPU, MIG annotation or DRA claim (those places are
+// devices, which kai does not yet hand back; docs/deviations.md). NUMA zones: see
+// actions/common/background.cc.
+bool IsBackground(const PodObject& p, const SnapPod& sp) {
+  return p.background && !sp.kai_utility && !sp.share.IsShared() && !sp.legacy_mig &&
+         p.resource_claims.empty();
+}
+
+}  // namespace
+
 SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ctx) {
   const auto& binds = *ctx.binds;
   auto bind = binds.empty() ? binds.end() : binds.find({p.meta.ns, p.meta.name});
@@ -315,6 +328,7 @@ SnapPod DerivePod(const Snapshot& snap, const PodObject& p, const PodContext& ct
   sp.accepted_milli_gpu = RequestedMilliGpu(sp);
   sp.kai_scheduled = p.scheduler_name == ctx.scheduler_name;
   sp.kai_utility = p.reservation;
+  sp.background = IsBackground(p, sp);
   sp.status = DerivePodStatus(p, bind != binds.end(), ctx.now);
   std::string_view node_name = p.node_name;
   if (sp.status == PodStatus::kBinding) {
@@ -344,7 +358,7 @@ Membership MembershipOf(const Snapshot& snap, const NsNameMap<JobId>& job_by_key
                         const SnapPod& pod) {
   const PodObject& p = *pod.obj;
   Membership m;
-  if (p.pod_group.empty() || !pod.kai_scheduled) return m;
+  if (p.pod_group.empty() || !pod.kai_scheduled || pod.background) return m;
   auto j = job_by_key.find({p.meta.ns, p.pod_group});
   if (j == job_by_key.end()) return m;
   const SubGroupIndex set = PodSetOf(p, snap.jobs[j->second]);
@@ -386,6 +400,7 @@ void BuildPods(const ClusterState& state, Snapshot& snap, const NsNameMap<JobId>
       AddPodToNode(snap.nodes[sp.node], sp, sp.status);
       snap.nodes[sp.node].pods.push_back(pid);
     }
+    if (sp.background) snap.background_pods.push_back(pid);
     snap.pods.push_back(std::move(sp));
   }
 }

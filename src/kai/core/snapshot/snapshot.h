@@ -136,6 +136,9 @@ struct SnapPod {
   bool kai_scheduled = false;  // scheduled by kai (else a foreign pod occupying its node)
   bool virtually_evicted = false;
   bool kai_utility = false;  // GPU reservation pods of kai's binder (never foreign load)
+  // Labelled kai.scheduler/background=true (actions/common/background.h): in no job and no queue;
+  // its place on a node counts as free, and it is evicted when a workload takes that place.
+  bool background = false;
   // The PodSet of its job the pod belongs to (kai.scheduler/subgroup-name, else "default").
   SubGroupIndex sub_group = kNone;
   // In its PodSet's protected floor (semi-preemptible jobs, snapshot/semi_preemptible.h).
@@ -263,6 +266,7 @@ struct Snapshot {
   std::unordered_map<std::string_view, NodeId> node_by_name;
   std::unordered_map<std::string_view, QueueId> queue_by_name;
   std::vector<int32_t> node_name_rank;  // position of each node in name order (tie-breaks)
+  std::vector<PodId> background_pods;   // pods with SnapPod::background, in id order
   std::vector<const TopologyObject*> topologies;
   // Dynamic Resource Allocation (snapshot/dra.h); null when the cluster has no DRA objects.
   std::shared_ptr<DraView> dra;

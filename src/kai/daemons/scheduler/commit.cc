@@ -292,6 +292,10 @@ void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
     }
     Event(e.pod_group, res::kPodGroup.api_version, "PodGroup", "Normal", "Evict", e.message, ann,
           now);
+  } else {
+    // A pod in no PodGroup (a background pod): the event goes on the pod itself.
+    Event(e.pod, "v1", "Pod", "Normal", "Evict", e.message,
+          {{"kai.scheduler/evictor-action-type", e.action}}, now);
   }
   const std::string path = k8s::ObjectPath(res::kPod, e.pod.ns, e.pod.name);
   if (options_.update_pod_eviction_condition && !MarkDisruptionTarget(e, path, now, run)) return;

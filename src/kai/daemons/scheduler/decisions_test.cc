@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "kai/core/actions/common/background.h"
 #include "kai/core/framework/statement.h"
 #include "kai/core/k8s/decode.h"
 #include "kai/testing/manifest.h"
@@ -152,6 +153,44 @@ TEST_F(StatusEventsTest, APodPipelinedOntoAReleasingNodeIsReported) {
   EXPECT_EQ(d.pipelined[0].node, "n1");
   ASSERT_EQ(d.nominations.size(), 1u);  // and nominated, as before
   EXPECT_EQ(d.nominations[0].node, "n1");
+}
+
+// A background pod on n1 (its last CPU, another scheduler's) whose place "p" takes: its eviction is
+// the scheduler's to write, with no PodGroup, as action "background".
+TEST(BackgroundDecisionsTest, ADisplacedBackgroundPodIsEvictedWithItsReason) {
+  std::string text = kCluster;
+  text += R"(---
+apiVersion: v1
+kind: Pod
+metadata: {name: health, uid: u-h, labels: {kai.scheduler/background: 'true'}}
+spec:
+  nodeName: n1
+  containers: [{name: c, resources: {requests: {cpu: '1'}}}]
+status: {phase: Running}
+)";
+  const ClusterState state = testutil::LoadManifest(text.c_str());
+  Session session(BuildSnapshot(state, kNow), SchedulerConfig{});
+  const std::vector<PodStatus> initial = InitialStatuses(session.snap());
+  const std::vector<PodId> set_aside = actions::SetAsideBackgroundPods(session);
+  ASSERT_EQ(set_aside.size(), 1u);
+  PodId p = kNone;
+  for (PodId i = 0; i < static_cast<PodId>(session.snap().pods.size()); ++i) {
+    if (session.snap().pods[i].name == "p") p = i;
+  }
+  Statement st(session);
+  st.Pipeline(p, session.snap().node_by_name.at("n1"));  // as if r were leaving too
+  st.Commit();
+  actions::SettleBackgroundPods(session, set_aside);
+  const Decisions d = ExtractDecisions(session, initial, state);
+  ASSERT_EQ(d.evictions.size(), 1u);
+  const EvictDecision& e = d.evictions[0];
+  EXPECT_EQ(e.pod.name, "health");
+  EXPECT_EQ(e.pod_group.name, "");
+  EXPECT_EQ(e.action, "background");
+  EXPECT_EQ(e.preemptor.name, "next");
+  EXPECT_EQ(e.message,
+            "background for default/next: a background pod, its place taken (its resources on node "
+            "n1 went to pod default/p)");
 }
 
 }  // namespace

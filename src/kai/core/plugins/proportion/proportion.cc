@@ -373,7 +373,10 @@ Resources FairShareCapacity(const Snapshot& snap) {
     total += QueueView(n.allocatable);
     for (PodId p : n.pods) {
       const SnapPod& pod = snap.pods[p];
-      if (!pod.kai_scheduled && !pod.kai_utility) total -= QueueView(pod.request);
+      // Background pods' places are free: fair share divides them.
+      if (!pod.kai_scheduled && !pod.kai_utility && !pod.background) {
+        total -= QueueView(pod.request);
+      }
     }
   }
   return total;
