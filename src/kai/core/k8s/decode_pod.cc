@@ -1,5 +1,7 @@
 #include "kai/core/k8s/decode_fields.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "kai/core/k8s/keys.h"
@@ -161,16 +163,96 @@ Resources ContainerRequest(const doc::Node& c, std::string_view path, ObjectCont
 
 namespace {
 
+// What a running container reports under in-place resize (KEP-1287): the resources the kubelet
+// admitted (allocatedResources) and those it applied (resources.requests).
+struct StatusResources {
+  Resources allocated, actual;
+};
+using ContainerStatuses = std::map<std::string, StatusResources, std::less<>>;
+
+// status.containerStatuses or status.initContainerStatuses, by container name: the entries that
+// report resources.
+void ReadContainerStatuses(const doc::Node& list, const std::string& path, ContainerStatuses& out,
+                           ObjectContext& ctx) {
+  if (!IsSeqOrAbsent(list, path, ctx)) return;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string p = Index(path, i);
+    const doc::Node alloc = list[i]["allocatedResources"];
+    const doc::Node res = list[i]["resources"];
+    if (!alloc.IsDefined() && !res.IsDefined()) continue;
+    StatusResources r;
+    r.allocated = ResourceList(alloc, Join(p, "allocatedResources"), ctx);
+    if (IsMapOrAbsent(res, Join(p, "resources"), ctx)) {
+      r.actual = ResourceList(res["requests"], Join(p, "resources.requests"), ctx);
+    }
+    out[Str(list[i], "name", p, ctx).value_or("")] = r;
+  }
+}
+
+// A resize the kubelet cannot admit: condition PodResizePending with reason Infeasible (Kubernetes
+// 1.33+), or status.resize Infeasible (1.27-1.32).
+bool ResizeInfeasible(const doc::Node& status) {
+  if (!status.IsDefined() || !status.IsMap()) return false;
+  const doc::Node legacy = status["resize"];
+  if (legacy.IsDefined() && legacy.IsScalar() && legacy.Scalar() == "Infeasible") return true;
+  const doc::Node conds = status["conditions"];
+  if (!conds.IsDefined() || !conds.IsSequence()) return false;
+  for (size_t i = 0; i < conds.size(); ++i) {
+    const doc::Node type = conds[i]["type"], reason = conds[i]["reason"];
+    if (type.IsDefined() && type.IsScalar() && type.Scalar() == "PodResizePending" &&
+        reason.IsDefined() && reason.IsScalar() && reason.Scalar() == "Infeasible") {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct ResizeView {
+  ContainerStatuses statuses;
+  bool infeasible = false;
+};
+
+ResizeView ReadResize(const doc::Node& status, ObjectContext& ctx) {
+  ResizeView v;
+  if (!status.IsDefined() || !status.IsMap()) return v;
+  ReadContainerStatuses(status["containerStatuses"], "status.containerStatuses", v.statuses, ctx);
+  ReadContainerStatuses(status["initContainerStatuses"], "status.initContainerStatuses", v.statuses,
+                        ctx);
+  v.infeasible = ResizeInfeasible(status);
+  return v;
+}
+
+// A container's request as kube-scheduler counts it under in-place resize: the largest of the spec,
+// the admitted and the applied requests while a resize may still happen; the admitted and applied
+// ones alone once it is infeasible. Only CPU and memory can be resized: the rest is the spec's.
+Resources ResizedRequest(Resources spec_request, const doc::Node& c, const ResizeView& resize) {
+  if (resize.statuses.empty()) return spec_request;
+  const doc::Node name = c["name"];
+  if (!name.IsDefined() || !name.IsScalar()) return spec_request;
+  auto it = resize.statuses.find(name.Scalar());
+  if (it == resize.statuses.end()) return spec_request;
+  const StatusResources& st = it->second;
+  auto pick = [&](int64_t spec, int64_t allocated, int64_t actual) {
+    const int64_t reported = std::max(allocated, actual);
+    return resize.infeasible ? reported : std::max(spec, reported);
+  };
+  spec_request.milli_cpu =
+      pick(spec_request.milli_cpu, st.allocated.milli_cpu, st.actual.milli_cpu);
+  spec_request.memory = pick(spec_request.memory, st.allocated.memory, st.actual.memory);
+  return spec_request;
+}
+
 // Kubernetes' effective pod request: max(sum of app containers + sidecars, each init container's
-// peak) + overhead, plus one `pods` slot.
-Resources PodRequest(const doc::Node& spec, ObjectContext& ctx) {
+// peak) + overhead, plus one `pods` slot; running containers as resized (ResizedRequest).
+Resources PodRequest(const doc::Node& spec, const ResizeView& resize, ObjectContext& ctx) {
   Resources app;
   const doc::Node containers = spec["containers"];
   if (!containers.IsDefined() || !containers.IsSequence() || containers.size() == 0) {
     ctx.Fail("spec.containers", "missing or empty");
   } else {
     for (size_t i = 0; i < containers.size(); ++i) {
-      app += ContainerRequest(containers[i], Index("spec.containers", i), ctx);
+      app += ResizedRequest(ContainerRequest(containers[i], Index("spec.containers", i), ctx),
+                            containers[i], resize);
     }
   }
   Resources sidecars, init_peak;
@@ -180,7 +262,7 @@ Resources PodRequest(const doc::Node& spec, ObjectContext& ctx) {
       const std::string p = Index("spec.initContainers", i);
       const Resources r = ContainerRequest(inits[i], p, ctx);
       if (Str(inits[i], "restartPolicy", p, ctx).value_or("") == "Always") {
-        sidecars += r;
+        sidecars += ResizedRequest(r, inits[i], resize);
         init_peak = Max(init_peak, sidecars);
       } else {
         init_peak = Max(init_peak, r + sidecars);
@@ -346,9 +428,9 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   DecodeAffinity(spec, pod, ctx);
   const doc::Node gates = spec["schedulingGates"];
   pod.scheduling_gated = gates.IsDefined() && gates.IsSequence() && gates.size() > 0;
-  pod.request = PodRequest(spec, ctx);
-  DecodeExtendedRequests(spec, pod);
   const doc::Node status = doc["status"];
+  pod.request = PodRequest(spec, ReadResize(status, ctx), ctx);
+  DecodeExtendedRequests(spec, pod);
   if (IsMapOrAbsent(status, "status", ctx)) {
     pod.phase = Str(status, "phase", "status", ctx).value_or("Pending");
     pod.nominated_node = Str(status, "nominatedNodeName", "status", ctx).value_or("");
