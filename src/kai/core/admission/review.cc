@@ -154,8 +154,9 @@ Result<std::string> ConfigsYaml(const ClientConfig& client_config, const std::st
                 client_config, ctx);
   y += "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
        "metadata:\n  name: kai-admission\nwebhooks:\n";
-  y += HookYaml({"pods.validate.kai.scheduler", "/validate-pod", "", "v1", "pods", "Namespaced",
-                 "CREATE, UPDATE", true, false},
+  // pods/resize: in-place resizes from Kubernetes 1.33 (earlier ones are pod updates).
+  y += HookYaml({"pods.validate.kai.scheduler", "/validate-pod", "", "v1", "pods, pods/resize",
+                 "Namespaced", "CREATE, UPDATE", true, false},
                 client_config, ctx);
   y += HookYaml({"queues.validate.kai.scheduler", "/validate-queue", "scheduling.run.ai", "v2",
                  "queues", "Cluster", "CREATE, UPDATE, DELETE", false, false},

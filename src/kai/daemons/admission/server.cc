@@ -11,8 +11,10 @@
 #include <random>
 #include <thread>
 
+#include "kai/core/admission/pod_resize.h"
 #include "kai/core/admission/review.h"
 #include "kai/core/k8s/decode.h"
+#include "kai/core/k8s/decode_fields.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/kube/client/api_client.h"
 #include "kai/kube/runtime/manager.h"
@@ -131,9 +133,32 @@ int CertCallback(SSL* ssl, void* store) { return static_cast<CertStore*>(store)-
 
 // --- what the Queue and PodGroup rules read from the cluster ---
 
-class ApiLookup : public ClusterLookup {
+class ApiLookup : public ClusterLookup, public admission::QueueUsageLookup {
  public:
   explicit ApiLookup(const k8s::ApiClient& client) : client_(client) {}
+
+  Result<std::optional<QueueObject>> Queue(std::string_view name) const override {
+    return FindQueue(name);
+  }
+
+  Result<Resources> QueueAllocated(std::string_view name) const override {
+    const std::string path = k8s::ObjectPath(res::kQueue, "", std::string(name));
+    k8s::HttpResponse r = client_.Get(path);
+    if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
+    auto d = doc::ParseJson(r.body);
+    if (!d.ok()) return Error{"queue " + std::string(name) + ": " + d.error().message};
+    return AllocatedOf(d->Roots()[0], name);
+  }
+
+  Result<std::string> PodGroupQueue(std::string_view ns, std::string_view name) const override {
+    const std::string path = k8s::ObjectPath(res::kPodGroup, std::string(ns), std::string(name));
+    k8s::HttpResponse r = client_.Get(path);
+    if (r.status == 404) return std::string();
+    if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
+    auto d = doc::ParseJson(r.body);
+    if (!d.ok()) return Error{"podgroup " + std::string(name) + ": " + d.error().message};
+    return std::string(d->Roots()[0]["spec"]["queue"].Scalar());
+  }
 
   Result<std::optional<QueueObject>> FindQueue(std::string_view name) const override {
     const std::string path = k8s::ObjectPath(res::kQueue, "", std::string(name));
@@ -178,6 +203,16 @@ class ApiLookup : public ClusterLookup {
   }
 
  private:
+  // status.allocated of a Queue (what kai controllers and KAI's queue controller write).
+  static Result<Resources> AllocatedOf(const doc::Node& queue, std::string_view name) {
+    const std::string source = "the API server";
+    std::vector<std::string> errors;
+    decoding::ObjectContext ctx(source, "Queue " + std::string(name), errors);
+    Resources held = decoding::ResourceList(queue["status"]["allocated"], "status.allocated", ctx);
+    if (!errors.empty()) return Error{errors.front()};
+    return held;
+  }
+
   static bool HoldsANode(const doc::Node& pod, std::string_view group) {
     const doc::Node md = pod["metadata"];
     if (md["annotations"][keys::kPodGroupAnnotation].Scalar() != group) return false;
@@ -203,9 +238,11 @@ std::string RandomName(size_t n) {
 
 class Webhooks {
  public:
-  Webhooks(const ServerOptions& o, const ClusterLookup& lookup, runtime::Manager& m)
+  Webhooks(const ServerOptions& o, const ClusterLookup& lookup,
+           const admission::QueueUsageLookup& resize_lookup, runtime::Manager& m)
       : o_(o),
         lookup_(lookup),
+        resize_lookup_(resize_lookup),
         m_(m),
         latency_(prometheus::BuildHistogram()
                      .Name("kai_admission_request_duration_seconds")
@@ -222,8 +259,11 @@ class Webhooks {
     Route(s, "/mutate-pod", [this](const Request& r) {
       return admission::MutatePod(r, o_.admission, [](size_t n) { return RandomName(n); });
     });
-    Route(s, "/validate-pod",
-          [this](const Request& r) { return admission::ValidatePod(r, o_.admission); });
+    Route(s, "/validate-pod", [this](const Request& r) {
+      Verdict v = admission::ValidatePod(r, o_.admission);
+      if (!v.allowed) return v;
+      return admission::ValidatePodResize(r, o_.admission, resize_lookup_);
+    });
     Route(s, "/validate-queue",
           [this](const Request& r) { return admission::ValidateQueue(r, o_.admission, lookup_); });
     Route(s, "/validate-podgroup",
@@ -283,6 +323,7 @@ class Webhooks {
 
   const ServerOptions& o_;
   const ClusterLookup& lookup_;
+  const admission::QueueUsageLookup& resize_lookup_;
   runtime::Manager& m_;
   serve::MetricsRegistry& metrics_ = m_.registry();
   prometheus::Family<prometheus::Histogram>& latency_;
@@ -303,7 +344,7 @@ class Admission final : public runtime::Component {
     serve::Limits limits;
     limits.workers = 4;
     server_ = std::make_unique<serve::HttpServer>(limits);
-    hooks_ = std::make_unique<Webhooks>(o_, lookup_, m_);
+    hooks_ = std::make_unique<Webhooks>(o_, lookup_, lookup_, m_);
     hooks_->Routes(*server_);
     return Ok();
   }
