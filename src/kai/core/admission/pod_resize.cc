@@ -22,12 +22,20 @@ Result<PodObject> DecodeRequestPod(const doc::Node& object, std::string_view whi
   return std::move(state.pods.front());
 }
 
+// The pod as its spec asks, without what its status reports: the request a resize asks for (a
+// stale "infeasible" of an earlier resize must not hide it).
+Result<PodObject> DecodeSpecOnly(const doc::Node& object) {
+  const doc::Document copy = doc::CopyOf(object, {"status"});
+  return DecodeRequestPod(copy.Roots()[0], "object");
+}
+
 bool HoldsANode(const PodObject& pod) {
   return !pod.node_name.empty() && pod.phase != "Succeeded" && pod.phase != "Failed";
 }
 
-// The CPU and memory the update adds (KEP-1287 resizes only those), as kube-scheduler counts the
-// pod before and after (k8s/decode_pod.cc: the largest of spec, admitted and applied requests).
+// The CPU and memory the update adds (KEP-1287 resizes only those): what the new spec asks above
+// what the pod counts for now (k8s/decode_pod.cc: the largest of spec, admitted and applied
+// requests, which the pod keeps counting while the resize is pending).
 Resources Growth(const Resources& before, const Resources& after) {
   Resources g;
   g.milli_cpu = std::max<int64_t>(0, after.milli_cpu - before.milli_cpu);
@@ -101,7 +109,9 @@ Verdict ValidatePodResize(const Request& request, const Options& options,
   auto before = DecodeRequestPod(request.old_object, "oldObject");
   if (!before.ok()) return Verdict::Deny(before.error().message, "invalid");
   if (!HoldsANode(*before)) return Verdict::Allow();
-  const Resources growth = Growth(before->request, after->request);
+  auto asked = DecodeSpecOnly(request.object);
+  if (!asked.ok()) return Verdict::Deny(asked.error().message, "invalid");
+  const Resources growth = Growth(before->request, asked->request);
   if (growth.milli_cpu == 0 && growth.memory == 0) return Verdict::Allow();
   auto queue = QueueOf(*after, lookup);
   if (!queue.ok()) {

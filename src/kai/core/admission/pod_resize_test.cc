@@ -135,6 +135,16 @@ TEST(PodResizeTest, AnUnreadableQueueDeniesWithTheCause) {
       << v.message;
 }
 
+TEST(PodResizeTest, AStaleInfeasibleVerdictDoesNotHideANewGrowth) {
+  FakeUsage usage;
+  const std::string infeasible =
+      "  conditions:\n  - {type: PodResizePending, status: 'True', reason: Infeasible}\n";
+  const Verdict v = Resize(Pod("2") + infeasible, Pod("4") + infeasible, usage);
+  ASSERT_FALSE(v.allowed);
+  EXPECT_NE(v.message.find("the resize adds cpu 2 to queue team-a"), std::string::npos)
+      << v.message;
+}
+
 TEST(PodResizeTest, CreatesAreNotResizes) {
   FakeUsage usage;
   const auto review = MakeReview(Operation::kCreate, Pod("64"));
