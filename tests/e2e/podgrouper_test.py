@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`kai podgrouper` on a real kube-apiserver: workloads of several kinds (a batch Job, a bare pod,
-a PyTorchJob and a JobSet through stand-in CRDs, from the fixtures of tests/podgrouper/ and made
-here) with the pods their controllers would make (no controller runs here: the test makes them,
+a PyTorchJob, a JobSet, a Grove PodCliqueSet and a custom kind a Karta describes, through
+stand-in CRDs, from the fixtures of tests/podgrouper/ and made here) with the pods their controllers would make (no controller runs here: the test makes them,
 owner references and all); the pod grouper gives each pod its PodGroup, as KAI's does, and
 `kai scheduler --once` then schedules the gangs whole. A pod owned by a kind no API serves is
 reported and left alone, and the pod grouper keeps running.
@@ -236,6 +236,118 @@ class Workloads(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr[-2000:])
         brs = CLIENT.get("/apis/scheduling.run.ai/v1alpha2/namespaces/pg/bindrequests")["items"]
         self.assertEqual(sorted(b["spec"]["podName"] for b in brs), ["solo", "train-0", "train-1"])
+
+    def test_grove_podcliqueset_is_grouped_by_its_podgang(self):
+        CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": "grove"}})
+        labels = {"kai.scheduler/queue": "team"}
+        pcs = create({"apiVersion": "grove.io/v1alpha1", "kind": "PodCliqueSet",
+                      "metadata": {"name": "serve", "namespace": "grove",
+                                   "labels": dict(labels, tier="web")},
+                      "spec": {"replicas": 1}})
+        refs = [{"namespace": "grove", "name": n} for n in ("serve-0-prefill-0", "serve-0-decode-0")]
+        gang = create({"apiVersion": "scheduler.grove.io/v1alpha1", "kind": "PodGang",
+                       "metadata": {"name": "serve-0", "namespace": "grove",
+                                    "annotations": {"grove.io/topology-name": "dc"}},
+                       "spec": {"priorityClassName": "inference",
+                                "topologyConstraintGroupConfigs": [
+                                    {"name": "both", "podGroupNames": ["serve-0-prefill",
+                                                                       "serve-0-decode"],
+                                     "topologyConstraint": {"packConstraint": {"required": "rack"}}}],
+                                "podgroups": [
+                                    {"name": "serve-0-prefill", "minReplicas": 1,
+                                     "podReferences": refs[:1]},
+                                    {"name": "serve-0-decode", "minReplicas": 1,
+                                     "podReferences": refs[1:]}]}})
+        for role in ("prefill", "decode"):
+            clique = create({"apiVersion": "grove.io/v1alpha1", "kind": "PodClique",
+                             "metadata": {"name": f"serve-0-{role}", "namespace": "grove",
+                                          "ownerReferences": gpu_pod("x", pcs)["metadata"][
+                                              "ownerReferences"]},
+                             "spec": {"replicas": 1}})
+            p = gpu_pod(f"serve-0-{role}-0", clique, "grove")
+            p["metadata"]["labels"] = dict(labels, **{"grove.io/podgang": "serve-0"})
+            create(p)
+        pg = pod_group_of("grove", "serve-0-decode-0")
+        self.assertEqual(pg["metadata"]["name"], f"pg-serve-0-{gang['metadata']['uid']}")
+        self.assertEqual(pg["metadata"]["ownerReferences"][0]["kind"], "PodGang")
+        self.assertEqual(pg["spec"]["queue"], "team")
+        self.assertEqual(pg["spec"]["priorityClassName"], "inference")
+        self.assertEqual(pg["spec"]["minMember"], 2)
+        self.assertEqual(pg["metadata"]["labels"].get("tier"), "web")  # from the PodCliqueSet
+        subs = {s["name"]: s for s in pg["spec"]["subGroups"]}
+        self.assertEqual(subs["both"].get("minSubGroup"), 2, subs)
+        self.assertEqual(subs["both"]["topologyConstraint"].get("requiredTopologyLevel"), "rack")
+        self.assertEqual(subs["serve-0-prefill"].get("parent"), "both")
+        self.assertEqual(subs["serve-0-decode"].get("minMember"), 1)
+        self.assertEqual(pod_group_of("grove", "serve-0-prefill-0")["metadata"]["name"],
+                         pg["metadata"]["name"])
+        for role in ("prefill", "decode"):
+            got = wait_for(f"the SubGroup label of serve-0-{role}-0", lambda: (CLIENT.get(
+                f"/api/v1/namespaces/grove/pods/serve-0-{role}-0")["metadata"].get("labels") or {}).get(
+                "kai.scheduler/subgroup-name"))
+            self.assertEqual(got, f"serve-0-{role}")
+
+    def test_a_custom_kind_is_grouped_by_its_karta_and_scheduled_whole(self):
+        make_queue_and_node("karta-q", "karta-node")
+        CLIENT.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                           "metadata": {"name": "karta"}})
+        role_key = '.metadata.labels["e2e.example.com/role"]'
+        components = [{"name": role, "ownerRef": "customjob",
+                       "specDefinition": {"podTemplateSpecPath": f".spec.{role}.template"},
+                       "scaleDefinition": {"replicasPath": f".spec.{role}.replicas"},
+                       "podSelector": {"componentTypeSelector": {"keyPath": role_key,
+                                                                 "value": role}}}
+                      for role in ("coordinator", "worker")]
+        create({"apiVersion": "run.ai/v1alpha1", "kind": "Karta",
+                "metadata": {"name": "e2e-example-com-v1-customjob", "labels": {
+                    "run.ai/karta-group": "e2e.example.com", "run.ai/karta-version": "v1",
+                    "run.ai/karta-kind": "CustomJob"}},
+                "spec": {"structureDefinition": {
+                    "rootComponent": {"name": "customjob",
+                                      "kind": {"group": "e2e.example.com", "version": "v1",
+                                               "kind": "CustomJob"},
+                                      "statusDefinition": {"statusMappings": {}}},
+                    "childComponents": components},
+                    "optimizationInstructions": {"gangScheduling": {"podGroup": {
+                        "name": "customjob",
+                        "subGroups": [{"componentName": "coordinator"},
+                                      {"componentName": "worker"}]}}}}})
+        # The pod grouper lists Kartas from the API server's watch cache: wait until it has it.
+        wait_for("the Karta in the watch cache", lambda: CLIENT.get(
+            "/apis/run.ai/v1alpha1/kartas?resourceVersion=0")["items"] or None)
+        job = create({"apiVersion": "e2e.example.com/v1", "kind": "CustomJob",
+                      "metadata": {"name": "cj", "namespace": "karta",
+                                   "labels": {"kai.scheduler/queue": "karta-q"}},
+                      "spec": {"coordinator": {"replicas": 1, "template": {"spec": {}}},
+                               "worker": {"replicas": 2, "template": {"spec": {}}}}})
+        pods = {"cj-coordinator-0": "coordinator", "cj-worker-0": "worker",
+                "cj-worker-1": "worker"}
+        for name, role in pods.items():
+            p = gpu_pod(name, job, "karta")
+            p["metadata"]["labels"] = {"e2e.example.com/role": role}
+            create(p)
+        uid = job["metadata"]["uid"]
+        pg = pod_group_of("karta", "cj-worker-1")
+        self.assertEqual(pg["metadata"]["name"], f"pg-{uid}-customjob")
+        self.assertEqual(pg["metadata"]["ownerReferences"][0]["kind"], "CustomJob")
+        self.assertEqual(pg["metadata"]["ownerReferences"][0]["uid"], uid)
+        self.assertEqual(pg["spec"]["queue"], "karta-q")
+        self.assertEqual(pg["spec"].get("minSubGroup"), 2)
+        self.assertIsNone(pg["spec"].get("minMember"), pg["spec"])
+        self.assertEqual({s["name"]: s.get("minMember") for s in pg["spec"]["subGroups"]},
+                         {"coordinator": 1, "worker": 2})
+        for name, role in pods.items():
+            self.assertEqual(pod_group_of("karta", name)["metadata"]["name"], pg["metadata"]["name"])
+            got = wait_for(f"the SubGroup label of {name}", lambda: (CLIENT.get(
+                f"/api/v1/namespaces/karta/pods/{name}")["metadata"].get("labels") or {}).get(
+                "kai.scheduler/subgroup-name"))
+            self.assertEqual(got, role)
+        out = subprocess.run([str(KAI_BIN), "scheduler", "--kubeconfig", SERVER.kubeconfig,
+                              "--once", "-o", "json"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+        brs = CLIENT.get("/apis/scheduling.run.ai/v1alpha2/namespaces/karta/bindrequests")["items"]
+        self.assertEqual(sorted(b["spec"]["podName"] for b in brs), sorted(pods))
 
     def test_an_owner_no_api_serves_is_reported_and_left_alone(self):
         p = gpu_pod("widget-pod")

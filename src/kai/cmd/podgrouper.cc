@@ -29,6 +29,8 @@ class PodGrouperCommand final : public DaemonCommand {
                 "keep PodGroups named the legacy way (default on)");
     c->add_flag("--knative-gang-schedule,!--no-knative-gang-schedule", g.knative_gang_schedule,
                 "one PodGroup per Knative revision (default on)");
+    c->add_flag("--generic-karta-fallback,!--no-generic-karta-fallback", g.generic_karta_fallback,
+                "group a kind kai has no grouper for by its Karta (default on)");
     c->add_flag("--pod-group-per-deployment,!--no-pod-group-per-deployment",
                 g.pod_group_per_deployment,
                 "one PodGroup per Deployment, as KAI v0.18 (default on; off: one per pod)");
@@ -43,9 +45,6 @@ class PodGrouperCommand final : public DaemonCommand {
     auto& l = o_.leader;
     leader_.Add(c, {&o_.leader_elect, &l.ns, &l.name, &l.identity, &l.lease_duration,
                     &l.renew_deadline, &l.retry_period});
-    kai_.Inert(c, "generic-karta-fallback",
-               "kai has no Karta; a workload kind it does not know is grouped by its top owner",
-               true);
     kai_.OnlyValue(c, "pod-label-selector", "",
                    "kai groups every pod of its scheduler; no selector narrows them");
     kai_.OnlyValue(c, "namespace-label-selector", "",

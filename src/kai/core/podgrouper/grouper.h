@@ -25,6 +25,8 @@ struct GrouperConfig {
   std::string node_pool_label_key = std::string(keys::kNodePoolLabel);  // --nodepool-label-key
   bool search_for_legacy_pod_groups = true;                             // --search-legacy-pg
   bool knative_gang_schedule = true;                                    // --knative-gang-schedule
+  // --generic-karta-fallback: a kind with no grouper of its own is grouped by its Karta (karta.h).
+  bool generic_karta_fallback = true;
   // --pod-group-per-deployment: one PodGroup per Deployment (KAI v0.18); false, one per pod.
   bool pod_group_per_deployment = true;
   // --default-priorities-configmap-{name,namespace}: per-kind default priority classes and

@@ -678,21 +678,25 @@ TEST(GroupingEnvTest, EachLookupIsOneRoundTrip) {
   ASSERT_NE(pod, nullptr);
   auto d = GroupPod(*pod, reader, GrouperConfig{});
   ASSERT_TRUE(d.ok()) << d.error().message;
-  // The ReplicaSet, the Widget, and PriorityClass build (read once though two rules ask).
-  EXPECT_EQ(reader.calls(), 3u);
+  // The ReplicaSet, the Widget, the Kartas of the Widget's kind (it has no grouper of its own),
+  // and PriorityClass build (read once though two rules ask).
+  EXPECT_EQ(reader.calls(), 4u);
 }
 
 // ---- the pieces ----
 
-TEST(HubTest, ExactThenWildcardVersionThenDefault) {
+// Kinds with no entry get the Karta grouper, which is the default grouper's when no Karta names
+// the kind (karta_test.cc).
+TEST(HubTest, ExactThenWildcardVersionThenFallback) {
   const Hub& hub = DefaultHub();
   EXPECT_EQ(hub.For("kubeflow.org", "v2beta1", "MPIJob").Name(), "MPI Grouper");
   EXPECT_EQ(hub.For("run.ai", "v2alpha1", "TrainingWorkload").Name(), "SkipTopOwner Grouper");
   EXPECT_EQ(hub.For("nvidia.com", "v1beta1", "DynamoGraphDeployment").Name(),
             "SkipTopOwner Grouper");
   EXPECT_EQ(hub.For("kubeflow.org", "v2", "PyTorchJob").Name(),
-            "Default Grouper");  // no such version
-  EXPECT_EQ(hub.For("example.com", "v1", "Widget").Name(), "Default Grouper");
+            "Karta Grouper");  // no such version
+  EXPECT_EQ(hub.For("example.com", "v1", "Widget").Name(), "Karta Grouper");
+  EXPECT_EQ(Hub().For("example.com", "v1", "Widget").Name(), "Default Grouper");
   EXPECT_EQ(hub.FindExact("run.ai", "v2alpha1", "TrainingWorkload"), nullptr);
 }
 

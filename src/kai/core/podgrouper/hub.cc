@@ -1,6 +1,8 @@
 #include "kai/core/podgrouper/hub.h"
 
 #include "kai/core/podgrouper/default_grouper.h"
+#include "kai/core/podgrouper/grove.h"
+#include "kai/core/podgrouper/karta.h"
 
 namespace kai::podgrouper {
 
@@ -30,7 +32,8 @@ const Grouper* Hub::Find(std::string_view group, std::string_view version,
 const Grouper& Hub::For(std::string_view group, std::string_view version,
                         std::string_view kind) const {
   const Grouper* g = Find(group, version, kind);
-  return g != nullptr ? *g : *default_;
+  if (g != nullptr) return *g;
+  return fallback_ != nullptr ? *fallback_ : *default_;
 }
 
 Hub MakeDefaultHub() {
@@ -73,6 +76,9 @@ Hub MakeDefaultHub() {
   hub.Register("egx.nvidia.io", "v1", "SPOTRequest", MakeSpotRequestGrouper());
   hub.Register("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", MakeLeaderWorkerSetGrouper());
   hub.Register("jobset.x-k8s.io", "v1alpha2", "JobSet", MakeJobSetGrouper());
+  std::shared_ptr<const Grouper> grove = MakeGroveGrouper();
+  hub.Register("grove.io", "v1alpha1", "PodGangSet", grove);  // the older name of PodCliqueSet
+  hub.Register("grove.io", "v1alpha1", "PodCliqueSet", grove);
 
   // Wrappers whose next owner is the workload (KAI's skip-top-owner kinds).
   hub.Register("argoproj.io", "v1alpha1", "Workflow", skip);
@@ -82,6 +88,7 @@ Hub MakeDefaultHub() {
   }
   hub.Register("trainer.kubeflow.org", "v1alpha1", "TrainJob", skip);
   hub.Register("nvidia.com", "*", "DynamoGraphDeployment", skip);
+  hub.SetFallback(MakeKartaFallbackGrouper());
   return hub;
 }
 

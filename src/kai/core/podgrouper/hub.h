@@ -1,7 +1,8 @@
 #pragma once
 // The kind -> grouper table (KAI's pkg/podgrouper/podgrouper/hub/hub.go): a top owner's grouper
 // is found by group, version and kind, then by group and kind under the wildcard version "*";
-// kinds with no entry get the default grouper.
+// kinds with no entry get the fallback grouper (the default grouper unless one is set; KAI's table
+// sets the Karta grouper, which uses the default grouper when no Karta describes the kind).
 #include <map>
 #include <memory>
 #include <string>
@@ -30,7 +31,9 @@ class Hub {
   // The exact entry only (KAI's skip-top-owner grouper looks up the next owner so).
   const Grouper* FindExact(std::string_view group, std::string_view version,
                            std::string_view kind) const;
-  // Find, else the default grouper.
+  // Kinds with no entry get `grouper` (instead of the default grouper).
+  void SetFallback(std::shared_ptr<const Grouper> grouper) { fallback_ = std::move(grouper); }
+  // Find, else the fallback grouper.
   const Grouper& For(std::string_view group, std::string_view version, std::string_view kind) const;
   const Grouper& For(const Object& top_owner) const {
     return For(top_owner.Group(), top_owner.Version(), top_owner.kind);
@@ -55,11 +58,12 @@ class Hub {
   };
   std::map<Key, std::shared_ptr<const Grouper>, KeyLess> table_;
   std::shared_ptr<const Grouper> default_;
+  std::shared_ptr<const Grouper> fallback_;  // nullptr: the default grouper
 };
 
-// KAI's table: every kind KAI's pod grouper knows, skip-top-owner kinds included. Not served
-// (they fall back to the default grouper): Grove's PodGangSet and PodCliqueSet, and Karta-described
-// kinds (KAI's --generic-karta-fallback).
+// KAI's table: every kind KAI's pod grouper knows, skip-top-owner kinds included (Grove's
+// PodCliqueSet and PodGangSet among them), with the Karta grouper as the fallback (KAI's
+// --generic-karta-fallback).
 const Hub& DefaultHub();
 Hub MakeDefaultHub();
 

@@ -49,7 +49,13 @@ TEST(PodGrouperRbac, TheClusterRoleIsExactlyWhatThePodGrouperCalls) {
                          {"scheduling.run.ai", "podgroups", "update"},
                          // Knative's owner chain passes through these on its way to the Service.
                          {"serving.knative.dev", "configurations", "get"},
-                         {"serving.knative.dev", "revisions", "get"}};
+                         {"serving.knative.dev", "revisions", "get"},
+                         // Grove: the owner chain below a PodCliqueSet, and the PodGang read.
+                         {"grove.io", "podcliques", "get"},
+                         {"grove.io", "podcliquescalinggroups", "get"},
+                         {"scheduler.grove.io", "podgangs", "get"},
+                         // The Karta of a kind the hub has no grouper for (karta.cc).
+                         {"run.ai", "kartas", "list"}};
   for (const auto& [group, version, kind] : DefaultHub().Kinds()) {
     if (group.empty()) continue;  // Pod: above
     want.insert({group, Plural(kind), "get"});
