@@ -5,7 +5,9 @@ objects created through kubectl and the API: GPU-sharing pods refused with the r
 (the ConfigMap environment the binder fills, the runtime class), a queue tree whose parent cannot
 be deleted while it has children, a PodGroup with a broken SubGroup tree refused, and the serving
 certificate replaced on disk and served without a restart; and the whole path of a half-GPU
-pod: admission -> `kai scheduler --once` -> `kai binder` -> bound, with its ConfigMaps filled.
+pod: admission -> `kai scheduler --once` -> `kai binder` -> bound, with its ConfigMaps filled;
+the same for a gpu-memory pod with HAMi-core's limit (`--hami-core-enabled`, the binder's
+hamicore plugin): CUDA_DEVICE_MEMORY_LIMIT from the node's GPU memory and the portion received.
 
     python3 tests/e2e/admission_test.py        (KAI_BIN: the kai binary; default build/kai)
 """
@@ -22,6 +24,7 @@ import sys
 import tempfile
 import unittest
 import urllib.request
+from decimal import Decimal
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import kube_server  # noqa: E402
@@ -75,7 +78,7 @@ def wait_for(what: str, fn, timeout: float = 30.0):
 
 
 def setUpModule():
-    global SERVER, CLIENT, TMP, WEBHOOK, PORT, METRICS_PORT, LOG, LOG_FILE
+    global SERVER, CLIENT, TMP, PORT, METRICS_PORT, LOG, LOG_FILE
     kube_server.require_apiserver()
     if not KAI_BIN.is_file():
         raise unittest.SkipTest(f"{KAI_BIN} not built")
@@ -95,14 +98,7 @@ def setUpModule():
         METRICS_PORT = free_port()
         LOG = d / "admission.log"
         LOG_FILE = LOG.open("w")
-        WEBHOOK = subprocess.Popen(
-            [str(KAI_BIN), "admission", "--bind-address", f"127.0.0.1:{PORT}",
-             "--tls-cert-file", str(d / "serving.crt"), "--tls-key-file", str(d / "serving.key"),
-             "--metrics-bind-address", f"127.0.0.1:{METRICS_PORT}",
-             "--gpu-sharing-enabled", "--limit-descendents-over-subscription", "block",
-             "--kubeconfig", SERVER.kubeconfig],
-            stdout=subprocess.DEVNULL, stderr=LOG_FILE)
-        wait_for("the webhook serving TLS", served_subject)
+        start_webhook()
         cfg = subprocess.run([str(KAI_BIN), "admission", "--print-webhook-config", "--ca-bundle",
                               str(d / "ca.crt"), "--url", f"https://127.0.0.1:{PORT}"],
                              check=True, capture_output=True, text=True).stdout
@@ -112,6 +108,20 @@ def setUpModule():
     except BaseException:
         tearDownModule()
         raise
+
+
+def start_webhook(*extra: str) -> None:
+    """`kai admission` on PORT with the module's flags and `extra`, serving once this returns."""
+    global WEBHOOK
+    d = pathlib.Path(TMP.name)
+    WEBHOOK = subprocess.Popen(
+        [str(KAI_BIN), "admission", "--bind-address", f"127.0.0.1:{PORT}",
+         "--tls-cert-file", str(d / "serving.crt"), "--tls-key-file", str(d / "serving.key"),
+         "--metrics-bind-address", f"127.0.0.1:{METRICS_PORT}",
+         "--gpu-sharing-enabled", "--limit-descendents-over-subscription", "block",
+         "--kubeconfig", SERVER.kubeconfig, *extra],
+        stdout=subprocess.DEVNULL, stderr=LOG_FILE)
+    wait_for("the webhook serving TLS", served_subject)
 
 
 def tearDownModule():
@@ -375,6 +385,97 @@ class FullPath(unittest.TestCase):
                 binder.terminate()
                 binder.wait(timeout=30)
             kubelet.stop()
+
+
+def limit_ref(p: dict) -> dict | None:
+    """The configMapKeyRef of the first container's CUDA_DEVICE_MEMORY_LIMIT (None: none)."""
+    for e in p["spec"]["containers"][0].get("env") or []:
+        if e["name"] == "CUDA_DEVICE_MEMORY_LIMIT":
+            return e["valueFrom"]["configMapKeyRef"]
+    return None
+
+
+def ensure(path: str, obj: dict) -> None:
+    try:
+        CLIENT.post(path, obj)
+    except sl.ApiError as e:
+        if e.status != 409:
+            raise
+
+
+class HamiCore(unittest.TestCase):
+    """`kai admission --hami-core-enabled` with the binder's hamicore plugin (KAI's split): a
+    gpu-memory pod as a user submits it reads CUDA_DEVICE_MEMORY_LIMIT from an optional key of its
+    capabilities ConfigMap; after `kai scheduler --once` and `kai binder --plugins
+    '{"hamicore":{"enabled":true}}'` the key holds the node's nvidia.com/gpu.memory times the
+    portion of a GPU the pod received, in MiB ("<MiB>m"). The module's webhook is restarted with
+    the flag for this class and without it after."""
+
+    @classmethod
+    def setUpClass(cls):
+        kube_server.stop_process(WEBHOOK)
+        start_webhook("--hami-core-enabled")
+        probe = pod("hami-probe", {"gpu-fraction": "0.5"})
+        wait_for("the webhook with HAMi-core in force", lambda: limit_ref(CLIENT.post(
+            f"/api/v1/namespaces/{NS}/pods", probe, query={"dryRun": "All"})))
+
+    @classmethod
+    def tearDownClass(cls):
+        kube_server.stop_process(WEBHOOK)
+        start_webhook()
+
+    def test_admission_scheduler_binder(self):
+        import binder_test as bt  # the fake kubelet; its module state is not used
+        if not bt.FAKE_NVML.is_file():
+            self.skipTest(f"{bt.FAKE_NVML} not built")
+        ensure("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                      "metadata": {"name": bt.RES_NS}})
+        kubelet = bt.FakeKubelet(SERVER.kubeconfig)
+        kubelet.start()
+        binder = None
+        binder_log = pathlib.Path(TMP.name) / "hamicore-binder.log"
+        try:
+            CLIENT.post(QUEUES, queue("hc-q", gpu_quota=8))
+            CLIENT.post("/api/v1/nodes", bt.node("hc-n", gpu_memory="15360"))
+            CLIENT.post(f"/apis/scheduling.run.ai/v2alpha2/namespaces/{NS}/podgroups",
+                        {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+                         "metadata": {"name": "hc-pg", "namespace": NS},
+                         "spec": {"queue": "hc-q", "minMember": 1}})
+            p = pod("hc-mem", {"gpu-memory": "4096", "pod-group-name": "hc-pg"})
+            p["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "hc-n"}
+            self.assertEqual(refused(p), "")
+            admitted = CLIENT.get(f"/api/v1/namespaces/{NS}/pods/hc-mem")
+            prefix = admitted["metadata"]["annotations"]["runai/shared-gpu-configmap"]
+            self.assertEqual(limit_ref(admitted), {"key": "CUDA_DEVICE_MEMORY_LIMIT",
+                                                   "name": f"{prefix}-0", "optional": True})
+            with binder_log.open("w") as log:
+                binder = subprocess.Popen(
+                    [str(KAI_BIN), "binder", "--kubeconfig", SERVER.kubeconfig,
+                     "--status-write-deferral", "0s", "--plugins",
+                     '{"hamicore":{"enabled":true}}'],
+                    stdout=subprocess.DEVNULL, stderr=log)
+            out = subprocess.run([str(KAI_BIN), "scheduler", "--kubeconfig", SERVER.kubeconfig,
+                                  "--once"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+            got = wait_for("hc-mem bound", lambda: (lambda q: q if q["spec"].get("nodeName")
+                                                    else None)(
+                CLIENT.get(f"/api/v1/namespaces/{NS}/pods/hc-mem")), timeout=60)
+            self.assertEqual(got["spec"]["nodeName"], "hc-n")
+            brs = CLIENT.get(f"/apis/scheduling.run.ai/v1alpha2/namespaces/{NS}/bindrequests")
+            br = [b for b in brs["items"] if b["spec"]["podName"] == "hc-mem"][0]
+            portion = br["spec"]["receivedGPU"]["portion"]
+            want = int(15360 * Decimal(portion))  # floor: both are positive
+            data = wait_for(f"ConfigMap {prefix}-0 filled", lambda: CLIENT.get(
+                f"/api/v1/namespaces/{NS}/configmaps/{prefix}-0").get("data"))
+            self.assertEqual(data["CUDA_DEVICE_MEMORY_LIMIT"], f"{want}m", f"portion {portion}")
+            self.assertEqual(data["GPU_PORTION"], portion)
+        finally:
+            if binder is not None:
+                binder.terminate()
+                binder.wait(timeout=30)
+            kubelet.stop()
+            if os.environ.get("KAI_E2E_VERBOSE") and binder_log.exists():
+                sys.stderr.write(binder_log.read_text()[-4000:])
 
 
 if __name__ == "__main__":

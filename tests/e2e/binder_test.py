@@ -27,6 +27,9 @@ its own binder.
 - KillMidBind: kill -9 of the binder while reservations are pending and binds in flight; the
   restarted binder binds every pod exactly once and leaves one reservation pod per group.
 - SchedulerToBinder: `kai scheduler` and `kai binder` together on fractional pods.
+- HamiCore: with the hamicore plugin, each fraction bind writes CUDA_DEVICE_MEMORY_LIMIT (the
+  node's nvidia.com/gpu.memory times the portion) into the capabilities ConfigMap; a node without
+  the label binds without one; hamicore without gpusharing before it stops the binder.
 
 The reservation namespace enforces Pod Security `restricted`, as deploy/rbac/binder.yaml
 installs it: the binder's reservation pods are admitted there (Sharing checks their security
@@ -200,11 +203,13 @@ class FakeKubelet(kube_server.Poller):
 READY = [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "fake"}]
 
 
-def node(name: str, gpus: int = 8) -> dict:
+def node(name: str, gpus: int = 8, gpu_memory: str | None = "81920") -> dict:
+    """A GPU node; `gpu_memory` is its nvidia.com/gpu.memory label (MiB per GPU; None: none)."""
     alloc = {"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                                  "nvidia.com/gpu.memory": "81920"}},
+    labels = {"kubernetes.io/hostname": name}
+    if gpu_memory is not None:
+        labels["nvidia.com/gpu.memory"] = gpu_memory
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "status": {"capacity": alloc, "allocatable": alloc, "conditions": READY}}
 
 
@@ -344,9 +349,9 @@ class BinderCase(unittest.TestCase):
     def make_pod(self, name: str, **kw) -> dict:
         return create(pod(self.ns, name, **kw))
 
-    def node(self, name: str) -> None:
+    def node(self, name: str, **kw) -> None:
         try:
-            create(node(name))
+            create(node(name, **kw))
         except sl.ApiError as e:
             if e.status != 409:
                 raise
@@ -490,6 +495,48 @@ class Sharing(BinderCase):
         self.assertIsNone(config_map(self.ns, "late-abcdefg-shared-gpu-0"))
         c = wait_for("PodBound False", lambda: condition(get_pod(self.ns, "late"), "PodBound"))
         self.assertEqual((c["status"], c["reason"]), ("False", "BindingError"))
+
+
+class HamiCore(BinderCase):
+    """The hamicore plugin (`--plugins '{"hamicore":{"enabled":true}}'`): each fraction bind
+    writes CUDA_DEVICE_MEMORY_LIMIT, the node's nvidia.com/gpu.memory times the received portion
+    (rounded down, "<MiB>m"), into the pod's capabilities ConfigMap after gpusharing made it."""
+
+    PLUGINS = '{"hamicore":{"enabled":true}}'
+
+    def test_the_limit_is_the_nodes_gpu_memory_times_the_portion(self):
+        self.node("n-hami", gpu_memory="15360")
+        self.node("n-hami-bare", gpu_memory=None)
+        cases = [("hami-half", "n-hami", {"gpu-fraction": "0.5"}, "0.50", "7680m"),
+                 ("hami-mem", "n-hami", {"gpu-memory": "4096"}, "0.27", "4147m"),
+                 ("hami-bare", "n-hami-bare", {"gpu-fraction": "0.5"}, "0.50", None)]
+        for name, node_name, ann, portion, _ in cases:
+            p = self.make_pod(name, annotations=ann, shared=True)
+            create(bind_request(self.ns, p, node_name, "Fraction", [f"grp-{name}"], portion))
+        whole = self.make_pod("hami-whole", gpus=1)
+        create(bind_request(self.ns, whole, "n-hami"))
+        self.start_binder("--plugins", self.PLUGINS)
+        for name, node_name, _, portion, limit in cases:
+            self.assert_bound(name, node_name, "Fraction")
+            data = config_map(self.ns, f"{name}-abcdefg-shared-gpu-0")["data"]
+            self.assertEqual(data["GPU_PORTION"], portion)
+            self.assertEqual(data.get("CUDA_DEVICE_MEMORY_LIMIT"), limit, name)
+        self.assert_bound("hami-whole", "n-hami", "Regular")
+        self.assertIsNone(config_map(self.ns, "hami-whole-abcdefg-shared-gpu-0"))
+        # A node without the label binds without a limit, as KAI's plugin does; the log says why.
+        log = self.logs[-1].read_text()
+        self.assertIn(f"pod {self.ns}/hami-bare gets no CUDA_DEVICE_MEMORY_LIMIT: Node n-hami-bare:"
+                      " label nvidia.com/gpu.memory: absent", log)
+
+    def test_it_needs_gpusharing_before_it(self):
+        for plugins, want in [
+                ('{"hamicore":{"enabled":true},"gpusharing":{"enabled":false}}',
+                 "binder plugin hamicore needs plugin gpusharing enabled"),
+                ('{"hamicore":{"enabled":true,"priority":100}}',
+                 "gpusharing.priority 100 must be above hamicore.priority 100")]:
+            binder = self.start_binder("--plugins", plugins)
+            self.assertEqual(binder.wait(timeout=30), 2, plugins)
+            self.assertIn(want, self.logs[-1].read_text())
 
 
 class Retries(BinderCase):

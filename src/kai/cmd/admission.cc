@@ -49,6 +49,9 @@ class AdmissionCommand final : public DaemonCommand {
                 "accept GPU fractions and gpu-memory (default off, as KAI)");
     c->add_flag("--block-nvidia-visible-devices", o_.admission.block_nvidia_visible_devices,
                 "containers that request no GPU get NVIDIA_VISIBLE_DEVICES=void");
+    c->add_flag("--hami-core-enabled", o_.admission.hami_core_enabled,
+                "GPU-sharing containers read CUDA_DEVICE_MEMORY_LIMIT (HAMi-core's limit) from "
+                "the key the binder's hamicore plugin writes (default off, as KAI)");
     c->add_option(
         "--gpu-fraction-runtime-class-name", o_.admission.gpu_fraction_runtime_class_name,
         "runtime class for GPU-sharing pods that name none (default nvidia; \"\" = none)");
@@ -102,8 +105,6 @@ class AdmissionCommand final : public DaemonCommand {
     kai_.Inert(c, "gpu-pod-runtime-class-name",
                "kai sets a runtime class on GPU-sharing pods only "
                "(--gpu-fraction-runtime-class-name)");
-    kai_.OnlyValue(c, "hami-core-enabled", "false", "kai has no HAMi-core GPU memory isolation",
-                   true);
   }
 
   int webhook_port_ = 0;

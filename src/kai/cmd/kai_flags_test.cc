@@ -128,6 +128,18 @@ TEST(KaiOperatorArgs, Admission) {
                                                 "300"}));
 }
 
+// KAI's operator adds --hami-core-enabled=true when the binder's hamicore plugin is on.
+TEST(KaiOperatorArgs, AdmissionTakesHamiCore) {
+  for (const auto& [args, on] : std::vector<std::pair<std::vector<std::string>, bool>>{
+           {{"admission"}, false},
+           {{"admission", "--hami-core-enabled"}, true},
+           {{"admission", "--hami-core-enabled=true"}, true},
+           {{"admission", "--hami-core-enabled=false"}, false}}) {
+    auto p = Parse(&MakeAdmissionCommand, args);
+    EXPECT_EQ(p->sub->get_option("--hami-core-enabled")->as<bool>(), on) << args.back();
+  }
+}
+
 TEST(KaiOperatorArgs, Controllers) {
   // The queue controller's and the pod group controller's, both to kai controllers.
   EXPECT_NO_THROW(Parse(&MakeControllersCommand,
@@ -182,7 +194,6 @@ TEST(KaiFlags, ValuesKaiRefusesStopTheComponentBeforeItConnects) {
       {&MakeSchedulerCommand, {"scheduler", "--restrict-node-scheduling"}},
       {&MakeSchedulerCommand, {"scheduler", "--queue-label-key", "team"}},
       {&MakePodGrouperCommand, {"podgrouper", "--pod-label-selector", "a=b"}},
-      {&MakeAdmissionCommand, {"admission", "--hami-core-enabled=true"}},
       {&MakeControllersCommand, {"controllers", "--queue-label-to-metric-label", "a=b"}},
       {&MakeBinderCommand, {"binder", "--resource-reservation-allocation-timeout=0"}},
   };

@@ -28,6 +28,9 @@ struct Options {
   std::string scheduler_name = "kai-scheduler";  // only pods of this scheduler are admitted here
   bool gpu_sharing_enabled = false;              // --gpu-sharing-enabled (KAI's flag default)
   bool block_nvidia_visible_devices = false;     // --block-nvidia-visible-devices
+  // --hami-core-enabled (KAI's admission hamicore plugin, on when the binder's is): the fraction
+  // container's CUDA_DEVICE_MEMORY_LIMIT, read from the key the binder's hamicore plugin writes.
+  bool hami_core_enabled = false;
   // Given to GPU-sharing pods that name no runtime class; "" disables.
   std::string gpu_fraction_runtime_class_name = "nvidia";
   // Children's quotas above their parent's: allowed silently (KAI's default), with warnings, or
@@ -95,10 +98,11 @@ inline constexpr size_t kConfigMapSuffixLength = 7;
 // deletions are allowed.
 Verdict ValidatePod(const Request& request, const Options& options);
 
-// Pod (mutating webhook, create): the GPU-sharing environment of the fraction container, the
-// ConfigMap annotation and volume, NVIDIA_VISIBLE_DEVICES=void on containers that request no GPU
-// (with block_nvidia_visible_devices) and the runtime class. Idempotent: a pod that already has
-// the mutation gets an empty patch. Denies only what cannot be mutated (an unknown
+// Pod (mutating webhook, create): the GPU-sharing environment of the fraction container (with
+// hami_core_enabled, CUDA_DEVICE_MEMORY_LIMIT too), the ConfigMap annotation and volume,
+// NVIDIA_VISIBLE_DEVICES=void on containers that request no GPU (with
+// block_nvidia_visible_devices) and the runtime class. Idempotent: a pod that already has the
+// mutation gets an empty patch. Denies only what cannot be mutated (an unknown
 // gpu-fraction-container-name).
 Verdict MutatePod(const Request& request, const Options& options, const RandomSuffix& random);
 

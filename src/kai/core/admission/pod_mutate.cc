@@ -1,5 +1,6 @@
-// The mutating pod webhook: KAI's gpusharing, deviceaccess and runtimeenforcement plugins, in the
-// order KAI registers them (cmd/admission/main.go), as JSON Patch operations on the request's pod.
+// The mutating pod webhook: KAI's gpusharing, hamicore (with --hami-core-enabled), deviceaccess
+// and runtimeenforcement plugins, in the order KAI registers them (cmd/admission/main.go), as JSON
+// Patch operations on the request's pod.
 // The ConfigMap names are the ones the binder derives again (binder/objects.h
 // SharingConfigMapNames): "<prefix>-<index>" (init containers "<prefix>-i<index>") and
 // "<that>-evar", with <prefix> in the pod's runai/shared-gpu-configmap annotation.
@@ -7,6 +8,7 @@
 #include <cctype>
 
 #include "kai/core/admission/admission.h"
+#include "kai/core/admission/hamicore.h"
 #include "kai/core/admission/pod_view.h"
 #include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
@@ -108,7 +110,8 @@ void UpsertEnv(PatchBuilder& patch, ContainerInfo& c, const EnvEntry& desired,
     return;
   }
   if (it->value == desired.value && it->value_from == desired.value_from &&
-      it->config_map == desired.config_map && it->key == desired.key) {
+      it->config_map == desired.config_map && it->key == desired.key &&
+      it->optional == desired.optional) {
     return;
   }
   const size_t index = static_cast<size_t>(std::distance(it, c.env.rend())) - 1;
@@ -118,7 +121,7 @@ void UpsertEnv(PatchBuilder& patch, ContainerInfo& c, const EnvEntry& desired,
 
 void SetEnvFromConfigMap(PatchBuilder& patch, ContainerInfo& c, std::string_view name,
                          const std::string& config_map) {
-  EnvEntry e{std::string(name), std::nullopt, true, config_map, std::string(name)};
+  EnvEntry e{std::string(name), std::nullopt, true, config_map, std::string(name), false};
   UpsertEnv(patch, c, e, ConfigMapKeyEnvJson(name, config_map));
 }
 
@@ -188,13 +191,17 @@ void AddEnvFrom(PatchBuilder& patch, ContainerInfo& c, const std::string& config
   c.env_from_config_maps.push_back(config_map);
 }
 
-void MutateGpuSharing(PatchBuilder& patch, PodInfo& pod, ContainerInfo& c,
+void MutateGpuSharing(PatchBuilder& patch, PodInfo& pod, ContainerInfo& c, const Options& options,
                       const RandomSuffix& random) {
   const std::string prefix = SharingPrefix(patch, pod, c, random);
   const std::string capabilities = prefix + "-" + (c.init ? "i" : "") + std::to_string(c.index);
   SetEnvFromConfigMap(patch, c, keys::kNvidiaVisibleDevices, capabilities);
   SetEnvFromConfigMap(patch, c, keys::kRunaiNumOfGpusEnv, capabilities);
   SetEnvFromConfigMap(patch, c, keys::kGpuPortionEnv, capabilities);
+  if (options.hami_core_enabled) {  // KAI's hamicore plugin, registered right after gpusharing
+    const EnvSetting limit = CudaMemoryLimitEnv(capabilities);
+    UpsertEnv(patch, c, limit.entry, limit.json);
+  }
   SetConfigMapVolume(patch, pod, capabilities);
   AddEnvFrom(patch, c, capabilities + "-evar");
 }
@@ -205,7 +212,7 @@ void BlockDeviceAccess(PatchBuilder& patch, PodInfo& pod, const ContainerInfo* f
   for (auto* list : {&pod.init_containers, &pod.containers}) {
     for (ContainerInfo& c : *list) {
       if (&c == fraction || c.requests_gpu) continue;
-      const EnvEntry e{std::string(keys::kNvidiaVisibleDevices), "void", false, "", ""};
+      const EnvEntry e{std::string(keys::kNvidiaVisibleDevices), "void", false, "", "", false};
       UpsertEnv(patch, c, e, ValueEnvJson(keys::kNvidiaVisibleDevices, "void"));
     }
   }
@@ -238,7 +245,7 @@ Verdict MutatePod(const Request& request, const Options& options, const RandomSu
     fraction = r.value();
   }
   PatchBuilder patch;
-  if (fraction) MutateGpuSharing(patch, pod, *fraction, random);
+  if (fraction) MutateGpuSharing(patch, pod, *fraction, options, random);
   if (options.block_nvidia_visible_devices) BlockDeviceAccess(patch, pod, fraction);
   SetRuntimeClass(patch, pod, options);
   Verdict v;

@@ -28,6 +28,7 @@ std::vector<EnvEntry> ReadEnv(const doc::Node& env) {
     const doc::Node ref = e["valueFrom"]["configMapKeyRef"];
     v.config_map = std::string(ref["name"].Scalar());
     v.key = std::string(ref["key"].Scalar());
+    v.optional = ref["optional"].Scalar() == "true";
     out.push_back(std::move(v));
   }
   return out;

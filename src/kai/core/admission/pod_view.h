@@ -15,6 +15,7 @@ struct EnvEntry {
   std::optional<std::string> value;  // "value", when set
   bool value_from = false;           // "valueFrom", any source
   std::string config_map, key;       // valueFrom.configMapKeyRef
+  bool optional = false;             // valueFrom.configMapKeyRef.optional
 };
 
 struct ContainerInfo {

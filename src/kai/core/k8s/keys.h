@@ -59,6 +59,8 @@ inline constexpr std::string_view kNvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICE
 inline constexpr std::string_view kRunaiVisibleDevices = "RUNAI-VISIBLE-DEVICES";  // legacy
 inline constexpr std::string_view kGpuPortionEnv = "GPU_PORTION";
 inline constexpr std::string_view kRunaiNumOfGpusEnv = "RUNAI_NUM_OF_GPUS";  // legacy
+// HAMi-core's per-container GPU memory limit ("<MiB>m"), from the capabilities ConfigMap.
+inline constexpr std::string_view kCudaDeviceMemoryLimitEnv = "CUDA_DEVICE_MEMORY_LIMIT";
 inline constexpr std::string_view kCdiDevicePrefix = "k8s.device-plugin.nvidia.com/gpu=";
 inline constexpr std::string_view kSelectedNodeAnnotation = "volume.kubernetes.io/selected-node";
 inline constexpr std::string_view kDefaultStorageClassAnnotation =

@@ -162,9 +162,10 @@ TEST(BinderPlugins, RunInPriorityOrderAndRejectUnknownOrBadArguments) {
   auto built = BuildPlugins(*bad, client, stop);
   ASSERT_FALSE(built.ok());
   EXPECT_NE(built.error().message.find("bindTimeoutSeconds"), std::string::npos);
-  auto hami = MergePluginConfig(DefaultPluginConfig(), R"({"hamicore":{"enabled":true}})");
+  auto hami = MergePluginConfig(DefaultPluginConfig(),
+                                R"({"hamicore":{"enabled":true},"gpusharing":{"enabled":false}})");
   ASSERT_TRUE(hami.ok());
-  EXPECT_FALSE(BuildPlugins(*hami, client, stop).ok());
+  EXPECT_FALSE(BuildPlugins(*hami, client, stop).ok());  // hamicore needs gpusharing
 }
 
 constexpr const char* kPod = R"({

@@ -73,7 +73,7 @@ class Controller final : public GroupView, public runtime::Component {
     auto config =
         MergePluginConfig(DefaultPluginConfig(), o_.plugins_json.empty() ? "{}" : o_.plugins_json);
     if (!config.ok()) return config.error();
-    auto plugins = BuildPlugins(*config, client_, m_.stop_flag());
+    auto plugins = BuildPlugins(*config, client_, m_.stop_flag(), m_.Logger());
     if (!plugins.ok()) return plugins.error();
     ReservationOptions ro = o_.reservation;
     ro.log = m_.Logger();

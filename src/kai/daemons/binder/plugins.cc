@@ -9,6 +9,7 @@
 #include "kai/core/k8s/keys.h"
 #include "kai/core/plugins/predicates/volumes.h"
 #include "kai/core/snapshot/storage.h"
+#include "kai/daemons/binder/hamicore.h"
 
 namespace kai::binder {
 namespace {
@@ -390,9 +391,10 @@ Result<PluginConfig> MergePluginConfig(PluginConfig base, const std::string& jso
   return base;
 }
 
-Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(const PluginConfig& config,
-                                                              const k8s::ApiClient& client,
-                                                              const std::atomic<bool>& stop) {
+Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(
+    const PluginConfig& config, const k8s::ApiClient& client, const std::atomic<bool>& stop,
+    const std::function<void(const std::string&)>& log) {
+  if (auto s = CheckHamiCoreOrder(config); !s.ok()) return s.error();
   std::vector<std::pair<std::string, const PluginSettings*>> order;
   for (const auto& [name, s] : config) {
     if (s.enabled) order.push_back({name, &s});
@@ -415,10 +417,10 @@ Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(const PluginConfig
       auto cdi = BoolArgument(*s, name, "cdiEnabled");
       if (!cdi.ok()) return cdi.error();
       out.push_back(MakeGpuSharing(client, *cdi));
+    } else if (name == kHamiCore) {
+      out.push_back(MakeHamiCore(client, log));
     } else {
-      return Error{"binder plugin " + name +
-                   " is not available in kai (HAMi-core memory limits "
-                   "are not implemented); leave it disabled"};
+      return Error{"binder plugin " + name + " has no implementation in kai"};
     }
   }
   return out;

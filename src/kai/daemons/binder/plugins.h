@@ -2,9 +2,11 @@
 // The binder's plugins (KAI's B/plugins/): each prepares what a pod needs on its node before the
 // pods/binding call (PreBind), may act after it (PostBind), and undoes its preparation when the
 // bind fails (Rollback). They run by priority, highest first (ties by name), as KAI's binder
-// orders them: volumebinding 300, dynamicresources 200, gpusharing 100 (hamicore 50, off).
+// orders them: volumebinding 300, dynamicresources 200, gpusharing 100, hamicore 50 (off by
+// default; hamicore.h).
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,10 +51,11 @@ PluginConfig DefaultPluginConfig();
 // "arguments":{"k":"v"}}}; a plugin not in the defaults is an error naming it.
 Result<PluginConfig> MergePluginConfig(PluginConfig base, const std::string& json);
 
-// The enabled plugins of `config` in run order. Errors name the plugin and argument.
-Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(const PluginConfig& config,
-                                                              const k8s::ApiClient& client,
-                                                              const std::atomic<bool>& stop);
+// The enabled plugins of `config` in run order. Errors name the plugin and argument, or the
+// order hamicore needs (hamicore.h). `log` takes what a plugin reports without failing a bind.
+Result<std::vector<std::unique_ptr<BindPlugin>>> BuildPlugins(
+    const PluginConfig& config, const k8s::ApiClient& client, const std::atomic<bool>& stop,
+    const std::function<void(const std::string&)>& log = {});
 
 // The plugins, one class each (plugins.cc builds them by name).
 std::unique_ptr<BindPlugin> MakeVolumeBinding(const k8s::ApiClient& client,
