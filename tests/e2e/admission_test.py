@@ -85,7 +85,8 @@ def setUpModule():
     TMP = tempfile.TemporaryDirectory(prefix="kai-admission-e2e-")
     d = pathlib.Path(TMP.name)
     make_certs(d, "serving", 1)
-    SERVER = kube_server.Server.start()
+    # In-place resize (class Resize) is alpha on 1.28: resources of a running pod change by update.
+    SERVER = kube_server.Server.start("--", "--feature-gates=InPlacePodVerticalScaling=true")
     try:
         CLIENT = sl.Client(SERVER.kubeconfig)
         sl.Loader(CLIENT).ensure_crds()
@@ -476,6 +477,43 @@ class HamiCore(unittest.TestCase):
             kubelet.stop()
             if os.environ.get("KAI_E2E_VERBOSE") and binder_log.exists():
                 sys.stderr.write(binder_log.read_text()[-4000:])
+
+
+class Resize(unittest.TestCase):
+    """In-place resize against the queue's limit: queue rz allows 3 CPUs and holds 2 (its
+    status); its running pod asking 1 CPU may grow to 2 but not to 3, and the refusal names the
+    queue and the amounts."""
+
+    def test_a_growth_past_the_queue_limit_is_refused(self):
+        q = queue("rz")
+        q["spec"]["resources"]["cpu"]["limit"] = 3000  # millicores
+        CLIENT.post(QUEUES, q)
+        CLIENT.merge_patch(f"{QUEUES}/rz/status", {"status": {"allocated": {"cpu": "2"}}})
+        p = pod("rz-0")
+        p["metadata"]["labels"] = {"kai.scheduler/queue": "rz"}
+        p["spec"]["nodeName"] = "rz-n"
+        CLIENT.post(f"/api/v1/namespaces/{NS}/pods", p)
+        path = f"/api/v1/namespaces/{NS}/pods/rz-0"
+        CLIENT.merge_patch(path + "/status", {"status": {"phase": "Running", "containerStatuses": [
+            {"name": "main", "image": "busybox", "imageID": "", "ready": True, "restartCount": 0,
+             "state": {"running": {}}, "allocatedResources": {"cpu": "1"}}]}})
+
+        def resize(cpu: str) -> str:
+            got = CLIENT.get(path)
+            got["spec"]["containers"][0]["resources"] = {"limits": {"cpu": cpu},
+                                                          "requests": {"cpu": cpu}}
+            try:
+                CLIENT.request("PUT", path, got)
+            except sl.ApiError as e:
+                return e.message
+            return ""
+
+        msg = resize("3")
+        self.assertIn("Pod adm/rz-0: spec.containers[*].resources: the resize adds cpu 2 to queue "
+                      "rz, which holds 2 of its limit of 3", msg)
+        self.assertEqual(resize("2"), "")
+        self.assertEqual(CLIENT.get(path)["spec"]["containers"][0]["resources"]["requests"]["cpu"],
+                         "2")
 
 
 if __name__ == "__main__":

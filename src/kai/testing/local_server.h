@@ -17,6 +17,9 @@ class LocalServer {
     routes(server_);
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
+    // stop() does nothing until the listen loop runs, and the loop would then never end: a
+    // server destroyed before its thread got going would hang the test.
+    while (!server_.is_running()) std::this_thread::yield();
   }
   ~LocalServer() {
     server_.stop();
