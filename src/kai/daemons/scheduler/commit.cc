@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "kai/core/actions/common/background.h"
 #include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/resource/quantity.h"
@@ -292,8 +293,8 @@ void Committer::Evict(const EvictDecision& e, UnixSeconds now, Run& run) {
     }
     Event(e.pod_group, res::kPodGroup.api_version, "PodGroup", "Normal", "Evict", e.message, ann,
           now);
-  } else {
-    // A pod in no PodGroup (a background pod): the event goes on the pod itself.
+  } else if (e.action == actions::kBackgroundAction) {
+    // A background pod is in no PodGroup: the event goes on the pod itself.
     Event(e.pod, "v1", "Pod", "Normal", "Evict", e.message,
           {{"kai.scheduler/evictor-action-type", e.action}}, now);
   }

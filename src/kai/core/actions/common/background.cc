@@ -49,7 +49,7 @@ void MarkDisplaced(Session& s, PodId pod) {
   }
   EvictionVerdict v;
   v.kind = EvictionKind::kDisplaced;
-  v.action = "background";
+  v.action = std::string(kBackgroundAction);
   v.preemptor = taker == kNone ? kNone : snap.pods[taker].job;
   v.rule = std::make_shared<const std::string>(std::move(rule));
   s.SetEviction(pod, std::move(v));

@@ -7,11 +7,15 @@
 // back on its node if what it held is still free there; the others are evicted for real, with a
 // verdict naming the workload that took the place. Pending background pods that kai schedules
 // are placed last, on idle resources only: nobody is evicted, pipelined or charged for them.
+#include <string_view>
 #include <vector>
 
 #include "kai/core/framework/session.h"
 
 namespace kai::actions {
+
+// The action a displaced background pod's eviction verdict names.
+inline constexpr std::string_view kBackgroundAction = "background";
 
 // Sets aside every Running background pod (in pod order); returns them.
 std::vector<PodId> SetAsideBackgroundPods(Session& session);
