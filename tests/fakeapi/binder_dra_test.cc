@@ -2,7 +2,8 @@
 // (fake_apiserver.py): a claim gets the BindRequest's allocation and the pod in reservedFor once,
 // a claim allocated already keeps its allocation, a conflicting update is read again, and
 // DRA-backed extended resources get a claim of their own (made once, found again on a retried
-// bind, deleted by Rollback) named in the pod's status.
+// bind, deleted by Rollback) named in the pod's status; a claim's driver configuration (an IMEX
+// channel's ComputeDomain) goes into the allocation the binder writes.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -171,6 +172,38 @@ TEST_F(BinderDraFakeApi, ExtendedResourcesGetAClaimOfTheirOwn) {
       fakeapi::ParseJson(client_->Get(k8s::ObjectPath(k8s::resources::kPod, "default", "p")).body);
   EXPECT_TRUE(!after["status"].HasMember("extendedResourceClaimStatus") ||
               after["status"]["extendedResourceClaimStatus"].IsNull());
+}
+
+// An IMEX channel's claim (a ComputeDomain's): the status the binder writes carries the
+// allocation's driver configuration, the parameters as the JSON they are.
+TEST_F(BinderDraFakeApi, TheClaimsAllocationCarriesItsDriverConfig) {
+  BindRequestObject r = Request();
+  r.claim_allocations[0].devices = {{"channel", "compute-domain.nvidia.com", "n1", "channel-0"}};
+  r.claim_allocations[0].config = {
+      {DeviceConfigSource::kClass, {"channel"}, "compute-domain.nvidia.com", R"({"level":1})"},
+      {DeviceConfigSource::kClaim,
+       {"channel"},
+       "compute-domain.nvidia.com",
+       R"({"apiVersion":"resource.nvidia.com/v1beta1","kind":"ComputeDomainChannelConfig",)"
+       R"("domainID":"5b0f6f4e","n":"4"})"}};
+  BindContext ctx{pod_, r, {}, {}, {}};
+  const Status s = plugin_->PreBind(ctx);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const rapidjson::Document c1 = Claim("c1");
+  const auto& config = c1["status"]["allocation"]["devices"]["config"];
+  ASSERT_TRUE(config.IsArray());
+  ASSERT_EQ(config.Size(), 2u);
+  EXPECT_STREQ(config[0]["source"].GetString(), "FromClass");
+  EXPECT_EQ(config[0]["opaque"]["parameters"]["level"].GetInt(), 1);
+  EXPECT_STREQ(config[1]["source"].GetString(), "FromClaim");
+  EXPECT_STREQ(config[1]["requests"][0].GetString(), "channel");
+  EXPECT_STREQ(config[1]["opaque"]["driver"].GetString(), "compute-domain.nvidia.com");
+  const auto& params = config[1]["opaque"]["parameters"];
+  EXPECT_STREQ(params["kind"].GetString(), "ComputeDomainChannelConfig");
+  EXPECT_STREQ(params["domainID"].GetString(), "5b0f6f4e");
+  EXPECT_TRUE(params["n"].IsString());  // a string stays a string
+  // c2 was allocated before: its allocation (with no config) is left as it was.
+  EXPECT_FALSE(Claim("c2")["status"]["allocation"]["devices"].HasMember("config"));
 }
 
 }  // namespace

@@ -1,7 +1,10 @@
 // Dynamic Resource Allocation kinds (resource.k8s.io v1, v1beta2, v1beta1) and a pod's
 // spec.resourceClaims. v1beta1 writes a request's fields on the request itself (v1 nests them
 // under `exactly`) and a device's attributes and capacity under `basic`; both read into the same
-// model (model/dra.h).
+// model (model/dra.h). Driver configuration (a claim's spec.devices.config, a class's spec.config,
+// an allocation's devices.config) is read in its opaque form, its parameters kept as JSON text.
+#include <algorithm>
+
 #include "kai/core/k8s/decode_fields.h"
 #include "kai/core/resource/quantity.h"
 
@@ -99,6 +102,95 @@ std::vector<AllocatedDevice> AllocatedDevices(const doc::Node& results, const st
   return out;
 }
 
+// The opaque configuration of a config entry: the driver and the parameters (a JSON object, kept
+// as compact JSON text up to Kubernetes' limit).
+void Opaque(const doc::Node& entry, const std::string& path, DeviceConfig& c, ObjectContext& ctx) {
+  const doc::Node opaque = entry["opaque"];
+  const std::string op = Join(path, "opaque");
+  if (!opaque.IsMap()) {
+    ctx.Fail(op, opaque.IsDefined() && !opaque.IsNull()
+                     ? "expected a mapping"
+                     : "missing (kai reads opaque driver configuration only)");
+    return;
+  }
+  c.driver = Str(opaque, "driver", op, ctx).value_or("");
+  if (c.driver.empty()) ctx.Fail(Join(op, "driver"), "missing");
+  const doc::Node params = opaque["parameters"];
+  const std::string pp = Join(op, "parameters");
+  if (!params.IsDefined() || params.IsNull()) {
+    ctx.Fail(pp, "missing");
+  } else if (!params.IsMap()) {
+    ctx.Fail(pp, "must be a JSON object");
+  } else if (auto json = doc::ToCompactJson(params, kMaxOpaqueParametersBytes)) {
+    c.parameters = std::move(*json);
+  } else {
+    ctx.Fail(pp, "longer than the limit of " + std::to_string(kMaxOpaqueParametersBytes) +
+                     " bytes of JSON");
+  }
+}
+
+// Where a config entry sits: a claim's spec.devices.config (requests), a class's spec.config
+// (neither requests nor source), an allocation's devices.config (source and requests).
+enum class ConfigPlace : uint8_t { kClaim, kClass, kAllocation };
+
+void ConfigSource(const doc::Node& entry, const std::string& path, DeviceConfig& c,
+                  ObjectContext& ctx) {
+  const std::string source = Str(entry, "source", path, ctx).value_or("");
+  if (source == "FromClass") {
+    c.source = DeviceConfigSource::kClass;
+  } else if (source != "FromClaim") {
+    ctx.Fail(Join(path, "source"),
+             source.empty() ? "missing (FromClass or FromClaim)"
+                            : "unknown source \"" + source + "\" (FromClass or FromClaim)");
+  }
+}
+
+std::vector<DeviceConfig> DecodeConfigs(const doc::Node& n, const std::string& path,
+                                        ConfigPlace place, ObjectContext& ctx) {
+  std::vector<DeviceConfig> out;
+  if (!IsSeqOrAbsent(n, path, ctx)) return out;
+  const size_t limit =
+      place == ConfigPlace::kAllocation ? kMaxAllocationConfigs : kMaxDeviceConfigs;
+  if (n.size() > limit) {
+    ctx.Fail(path, std::to_string(n.size()) + " entries, more than the limit of " +
+                       std::to_string(limit));
+    return out;
+  }
+  for (size_t i = 0; i < n.size(); ++i) {
+    const std::string p = Index(path, i);
+    DeviceConfig c;
+    if (!n[i].IsMap()) {
+      ctx.Fail(p, "expected a mapping");
+      continue;
+    }
+    if (place == ConfigPlace::kAllocation) ConfigSource(n[i], p, c, ctx);
+    if (place != ConfigPlace::kClass) {
+      c.requests = StringList(n[i]["requests"], Join(p, "requests"), ctx);
+    }
+    Opaque(n[i], p, c, ctx);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// A claim's config may name only its own requests (a subrequest as <request>/<subrequest>).
+void CheckConfigRequests(const std::vector<DeviceConfig>& config,
+                         const std::vector<DeviceRequestSpec>& requests, const std::string& path,
+                         ObjectContext& ctx) {
+  for (size_t i = 0; i < config.size(); ++i) {
+    for (size_t j = 0; j < config[i].requests.size(); ++j) {
+      const std::string& name = config[i].requests[j];
+      const std::string base = name.substr(0, name.find('/'));
+      const bool known = std::any_of(requests.begin(), requests.end(),
+                                     [&](const DeviceRequestSpec& r) { return r.name == base; });
+      if (!known) {
+        ctx.Fail(Index(Join(Index(path, i), "requests"), j),
+                 "\"" + name + "\" is not a request of the claim");
+      }
+    }
+  }
+}
+
 // The node names an allocation's node selector allows (In on metadata.name or
 // kubernetes.io/hostname); any other form allows every node.
 void AllocationNodes(const doc::Node& selector, std::vector<std::string>& nodes, bool& any) {
@@ -129,6 +221,9 @@ void ClaimStatus(const doc::Node& status, ResourceClaimObject& c, ObjectContext&
     c.allocated = true;
     c.devices =
         AllocatedDevices(alloc["devices"]["results"], "status.allocation.devices.results", ctx);
+    c.allocation_config =
+        DecodeConfigs(alloc["devices"]["config"], "status.allocation.devices.config",
+                      ConfigPlace::kAllocation, ctx);
     AllocationNodes(alloc["nodeSelector"], c.selector_nodes, c.selector_any_node);
   }
   const doc::Node reserved = status["reservedFor"];
@@ -204,14 +299,18 @@ SliceDevice DecodeDevice(const doc::Node& n, const std::string& path, bool beta1
   return d;
 }
 
-// An allocation a BindRequest carries: its devices and the one node its selector names.
+// An allocation a BindRequest carries: its devices, their configuration and the one node its
+// selector names.
 void BindAllocation(const doc::Node& alloc, const std::string& path,
-                    std::vector<AllocatedDevice>& devices, std::string& node, ObjectContext& ctx) {
+                    std::vector<AllocatedDevice>& devices, std::vector<DeviceConfig>& config,
+                    std::string& node, ObjectContext& ctx) {
   if (!alloc.IsMap()) {
     ctx.Fail(path, "missing");
     return;
   }
   devices = AllocatedDevices(alloc["devices"]["results"], Join(path, "devices.results"), ctx);
+  config = DecodeConfigs(alloc["devices"]["config"], Join(path, "devices.config"),
+                         ConfigPlace::kAllocation, ctx);
   std::vector<std::string> nodes;
   bool any = true;
   AllocationNodes(alloc["nodeSelector"], nodes, any);
@@ -245,7 +344,8 @@ void DecodeBindRequestAllocations(const doc::Node& spec, BindRequestObject& b, O
       ClaimAllocation a;
       a.name = Str(claims[i], "name", p, ctx).value_or("");
       if (a.name.empty()) ctx.Fail(Join(p, "name"), "missing");
-      BindAllocation(claims[i]["allocation"], Join(p, "allocation"), a.devices, a.node, ctx);
+      BindAllocation(claims[i]["allocation"], Join(p, "allocation"), a.devices, a.config, a.node,
+                     ctx);
       b.claim_allocations.push_back(std::move(a));
     }
   }
@@ -253,7 +353,7 @@ void DecodeBindRequestAllocations(const doc::Node& spec, BindRequestObject& b, O
   const std::string ep = "spec.extendedResourceClaimAllocation";
   if (!IsMapOrAbsent(ext, ep, ctx) || !ext.IsDefined() || ext.IsNull()) return;
   ExtendedClaimAllocation e;
-  BindAllocation(ext["allocation"], Join(ep, "allocation"), e.devices, e.node, ctx);
+  BindAllocation(ext["allocation"], Join(ep, "allocation"), e.devices, e.config, e.node, ctx);
   const doc::Node reqs = ext["deviceRequests"];
   const std::string rp = Join(ep, "deviceRequests");
   if (IsSeqOrAbsent(reqs, rp, ctx)) {
@@ -275,6 +375,9 @@ void DecodeResourceClaim(const doc::Node& doc, const std::string& source, Object
     return;
   }
   c.requests = DecodeRequests(spec["devices"], "spec.devices", IsBeta1(doc), ctx);
+  c.config =
+      DecodeConfigs(spec["devices"]["config"], "spec.devices.config", ConfigPlace::kClaim, ctx);
+  CheckConfigRequests(c.config, c.requests, "spec.devices.config", ctx);
   ClaimStatus(doc["status"], c, ctx);
   state.dra.claims.push_back(std::move(c));
 }
@@ -289,6 +392,9 @@ void DecodeResourceClaimTemplate(const doc::Node& doc, const std::string& source
     return;
   }
   t.requests = DecodeRequests(spec["devices"], "spec.spec.devices", IsBeta1(doc), ctx);
+  t.config = DecodeConfigs(spec["devices"]["config"], "spec.spec.devices.config",
+                           ConfigPlace::kClaim, ctx);
+  CheckConfigRequests(t.config, t.requests, "spec.spec.devices.config", ctx);
   state.dra.templates.push_back(std::move(t));
 }
 
@@ -315,6 +421,7 @@ void DecodeDeviceClass(const doc::Node& doc, const std::string& source, ObjectCo
   c.selectors = CelSelectors(doc["spec"]["selectors"], "spec.selectors", ctx);
   c.extended_resource_name = Str(doc["spec"], "extendedResourceName", "spec", ctx).value_or("");
   CheckExtendedResourceName(c.extended_resource_name, ctx);
+  c.config = DecodeConfigs(doc["spec"]["config"], "spec.config", ConfigPlace::kClass, ctx);
   state.dra.classes.push_back(std::move(c));
 }
 
@@ -352,8 +459,12 @@ CompactVector<PodClaimRef> PodResourceClaims(const doc::Node& spec, const doc::N
     const std::string p = Index("spec.resourceClaims", i);
     PodClaimRef r;
     r.name = Str(claims[i], "name", p, ctx).value_or("");
-    r.claim_name = Str(claims[i], "resourceClaimName", p, ctx).value_or("");
-    r.template_name = Str(claims[i], "resourceClaimTemplateName", p, ctx).value_or("");
+    // Kubernetes 1.26 to 1.30 wrote the reference under `source`.
+    const bool old_form = claims[i]["source"].IsMap();
+    const doc::Node ref = old_form ? claims[i]["source"] : claims[i];
+    const std::string rp = old_form ? Join(p, "source") : p;
+    r.claim_name = Str(ref, "resourceClaimName", rp, ctx).value_or("");
+    r.template_name = Str(ref, "resourceClaimTemplateName", rp, ctx).value_or("");
     if (r.name.empty()) ctx.Fail(Join(p, "name"), "missing");
     if (r.claim_name.empty() == r.template_name.empty()) {
       ctx.Fail(p, "needs exactly one of resourceClaimName and resourceClaimTemplateName");

@@ -3,10 +3,13 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/exceptions.h>
 #include <yaml-cpp/parser.h>
 
+#include <cctype>
 #include <map>
 #include <optional>
 #include <span>
@@ -18,8 +21,9 @@ namespace kai::doc {
 // key, value, key, value, ...); scalar text lives in one character arena.
 struct NodeData {
   Type type = Type::kUndefined;
-  uint32_t begin = 0;  // scalar: offset into chars; container: offset into children
-  uint32_t count = 0;  // scalar: length; map: entries; sequence: elements
+  bool quoted = false;  // scalar: written as a string
+  uint32_t begin = 0;   // scalar: offset into chars; container: offset into children
+  uint32_t count = 0;   // scalar: length; map: entries; sequence: elements
 };
 
 struct Document::Data {
@@ -41,8 +45,8 @@ std::vector<Node> Document::Roots() const {
   return out;
 }
 
-uint32_t Document::AddScalar(std::string_view text) {
-  NodeData n{Type::kScalar, static_cast<uint32_t>(d_->chars.size()),
+uint32_t Document::AddScalar(std::string_view text, bool quoted) {
+  NodeData n{Type::kScalar, quoted, static_cast<uint32_t>(d_->chars.size()),
              static_cast<uint32_t>(text.size())};
   d_->chars.append(text);
   d_->nodes.push_back(n);
@@ -50,12 +54,12 @@ uint32_t Document::AddScalar(std::string_view text) {
 }
 
 uint32_t Document::AddNull() {
-  d_->nodes.push_back(NodeData{Type::kNull, 0, 0});
+  d_->nodes.push_back(NodeData{Type::kNull, false, 0, 0});
   return static_cast<uint32_t>(d_->nodes.size() - 1);
 }
 
 uint32_t Document::BeginContainer(Type type) {
-  d_->nodes.push_back(NodeData{type, 0, 0});
+  d_->nodes.push_back(NodeData{type, false, 0, 0});
   return static_cast<uint32_t>(d_->nodes.size() - 1);
 }
 
@@ -82,6 +86,8 @@ std::string_view Node::Scalar() const {
   const NodeData& n = doc_->d_->nodes[index_];
   return std::string_view(doc_->d_->chars).substr(n.begin, n.count);
 }
+
+bool Node::IsQuoted() const { return IsScalar() && doc_->d_->nodes[index_].quoted; }
 
 size_t Node::size() const {
   const Type t = type();
@@ -134,8 +140,8 @@ class TreeBuilder {
       open_.back().children.push_back(node);
     }
   }
-  uint32_t Scalar(std::string_view text) {
-    const uint32_t n = doc_.AddScalar(text);
+  uint32_t Scalar(std::string_view text, bool quoted = false) {
+    const uint32_t n = doc_.AddScalar(text, quoted);
     Add(n);
     return n;
   }
@@ -205,9 +211,11 @@ class YamlHandler : public YAML::EventHandler {
     tree_.Add(it->second.node);  // the tree is read-only, so an alias shares the anchored node
     Weigh(weight);
   }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+  // yaml-cpp tags a quoted or block scalar "!" and a plain one "?".
+  void OnScalar(const YAML::Mark&, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
-    Remember(anchor, tree_.Scalar(value), 1);
+    const bool quoted = tag == "!" || tag == "tag:yaml.org,2002:str";
+    Remember(anchor, tree_.Scalar(value, quoted), 1);
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
@@ -273,11 +281,11 @@ class JsonHandler : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, JsonH
     return true;
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
-    tree_.Scalar(std::string_view(s, n));
+    tree_.Scalar(std::string_view(s, n), true);
     return true;
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    tree_.Scalar(std::string_view(s, n));
+    tree_.Scalar(std::string_view(s, n), true);
     return true;
   }
   bool StartObject() { return Open(Type::kMap); }
@@ -361,7 +369,7 @@ namespace {
 uint32_t CopyInto(Document& out, const Node& n, std::span<const std::string_view> drop) {
   switch (n.type()) {
     case Type::kScalar:
-      return out.AddScalar(n.Scalar());
+      return out.AddScalar(n.Scalar(), n.IsQuoted());
     case Type::kMap: {
       const uint32_t c = out.BeginContainer(Type::kMap);
       std::vector<uint32_t> children;
@@ -395,6 +403,95 @@ Document CopyOf(const Node& node, std::initializer_list<std::string_view> drop) 
   out.AddRoot(CopyInto(out, node, std::span<const std::string_view>(drop.begin(), drop.size())));
   out.ShrinkToFit();
   return out;
+}
+
+namespace {
+
+// A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+bool IsJsonNumber(std::string_view t) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+    return i > start;
+  };
+  if (i < t.size() && t[i] == '-') ++i;
+  if (i < t.size() && t[i] == '0') {
+    ++i;
+  } else if (!digits()) {
+    return false;
+  }
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    ++i;
+    if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == t.size();
+}
+
+using CompactWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void PlainScalar(CompactWriter& w, std::string_view t) {
+  if (t == "true" || t == "True" || t == "TRUE") {
+    w.Bool(true);
+  } else if (t == "false" || t == "False" || t == "FALSE") {
+    w.Bool(false);
+  } else if (IsJsonNumber(t)) {
+    w.RawValue(t.data(), t.size(), rapidjson::kNumberType);
+  } else {
+    w.String(t.data(), static_cast<rapidjson::SizeType>(t.size()));
+  }
+}
+
+// False once the text passes `max_bytes` (the walk stops there: aliases cannot make it long).
+bool WriteCompact(CompactWriter& w, const rapidjson::StringBuffer& buf, const Node& n,
+                  size_t max_bytes) {
+  if (buf.GetSize() > max_bytes) return false;
+  switch (n.type()) {
+    case Type::kScalar: {
+      const std::string_view t = n.Scalar();
+      if (n.IsQuoted()) {
+        w.String(t.data(), static_cast<rapidjson::SizeType>(t.size()));
+      } else {
+        PlainScalar(w, t);
+      }
+      break;
+    }
+    case Type::kMap:
+      w.StartObject();
+      for (const auto& e : n.Entries()) {
+        const std::string_view k = e.first.Scalar();
+        w.Key(k.data(), static_cast<rapidjson::SizeType>(k.size()));
+        if (!WriteCompact(w, buf, e.second, max_bytes)) return false;
+      }
+      w.EndObject();
+      break;
+    case Type::kSequence:
+      w.StartArray();
+      for (size_t i = 0; i < n.size(); ++i) {
+        if (!WriteCompact(w, buf, n[i], max_bytes)) return false;
+      }
+      w.EndArray();
+      break;
+    case Type::kNull:
+    case Type::kUndefined:
+      w.Null();
+      break;
+  }
+  return buf.GetSize() <= max_bytes;
+}
+
+}  // namespace
+
+std::optional<std::string> ToCompactJson(const Node& node, size_t max_bytes) {
+  rapidjson::StringBuffer buf;
+  CompactWriter w(buf);
+  if (!WriteCompact(w, buf, node, max_bytes)) return std::nullopt;
+  return std::string(buf.GetString(), buf.GetSize());
 }
 
 }  // namespace kai::doc

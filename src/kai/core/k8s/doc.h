@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ class Node {
 
   // The text of a scalar; empty for any other node.
   std::string_view Scalar() const;
+  // Whether a scalar was written as a string: a JSON string, a quoted YAML scalar or one tagged
+  // !!str. Plain scalars (JSON numbers and booleans, unquoted YAML) are not; nor is any other node.
+  bool IsQuoted() const;
   // Entries of a map or elements of a sequence; 0 for any other node.
   size_t size() const;
   // A map's value for `key` (the first such entry); undefined when absent or not a map.
@@ -67,7 +71,7 @@ class Document {
   std::vector<Node> Roots() const;
 
   // Building (used by the parsers): a node's children are added between Begin and End.
-  uint32_t AddScalar(std::string_view text);
+  uint32_t AddScalar(std::string_view text, bool quoted = false);
   uint32_t AddNull();
   uint32_t BeginContainer(Type type);
   void EndContainer(uint32_t index, const std::vector<uint32_t>& children);
@@ -99,6 +103,12 @@ Result<Document> ParseYaml(std::string_view text, const Limits& limits = {});
 // One JSON value (an object, a list response, a watch event). The error names the offset, or
 // the limit. The parser is iterative: depth costs heap (bounded by max_depth), never stack.
 Result<Document> ParseJson(std::string_view text, const Limits& limits = {});
+
+// `node` as compact JSON (map keys in document order), or nullopt when that is longer than
+// `max_bytes`. A quoted scalar is a string; a plain one keeps its text when that is a JSON number
+// or true/false (YAML's True/TRUE/False/FALSE are booleans too) and is a string otherwise; a null
+// or undefined node is null. What an opaque DRA configuration's parameters are kept as.
+std::optional<std::string> ToCompactJson(const Node& node, size_t max_bytes);
 
 // A document of its own holding a deep copy of `node` as its one root, so the copy outlives the
 // document `node` views (a watch cache keeps objects past the event that brought them). The map

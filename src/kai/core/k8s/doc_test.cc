@@ -221,5 +221,33 @@ TEST(DocLimitsTest, OrdinaryAliasesStayWithinTheLimit) {
   EXPECT_FALSE(ParseYaml("a: &a [1, 2, 3]\nb: [*a, *a, *a]\n", Limits{.max_alias_nodes = 8}).ok());
 }
 
+// What DRA keeps of an opaque configuration's parameters: compact JSON, strings as strings (a
+// quoted "12" or "true" stays a string), numbers and booleans as written, keys in order.
+TEST(DocTest, ScalarsKnowWhetherTheyWereQuotedAndConvertToCompactJson) {
+  auto j = ParseJson(R"({"n": 1.50, "s": "12", "t": true, "z": null, "l": ["x", -3e2, {}]})");
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  const Node jr = j->Roots().at(0);
+  EXPECT_FALSE(jr["n"].IsQuoted());
+  EXPECT_TRUE(jr["s"].IsQuoted());
+  EXPECT_FALSE(jr["l"].IsQuoted());
+  EXPECT_EQ(ToCompactJson(jr, 1000), R"({"n":1.50,"s":"12","t":true,"z":null,"l":["x",-3e2,{}]})");
+  auto y =
+      ParseYaml("b: 2\na: '2'\nc: True\nd: 0x1F\ne: ~\nf: \"x\\ty\"\ng: !!str 3\nh: |\n  text\n");
+  ASSERT_TRUE(y.ok()) << y.error().message;
+  const Node yr = y->Roots().at(0);
+  EXPECT_EQ(ToCompactJson(yr, 1000),
+            R"({"b":2,"a":"2","c":true,"d":"0x1F","e":null,"f":"x\ty","g":"3","h":"text\n"})");
+  // A copy (a watch cache's) keeps the difference.
+  const Document copy = CopyOf(yr);
+  EXPECT_EQ(ToCompactJson(copy.Roots().at(0), 1000), ToCompactJson(yr, 1000));
+  // Past the limit: nothing, however the aliases would expand.
+  EXPECT_EQ(ToCompactJson(jr, 10), std::nullopt);
+  auto bomb = ParseYaml(
+      "a: &a [x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a]\n"
+      "c: [*b, *b, *b, *b, *b, *b, *b, *b]\n");
+  ASSERT_TRUE(bomb.ok()) << bomb.error().message;
+  EXPECT_EQ(ToCompactJson(bomb->Roots().at(0), 100), std::nullopt);
+}
+
 }  // namespace
 }  // namespace kai::doc

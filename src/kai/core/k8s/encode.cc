@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "kai/core/k8s/doc.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/util/time.h"
 
@@ -260,7 +261,66 @@ void Selectors(Out& o, std::string_view key, const std::vector<std::string>& sel
   o.e << YAML::EndSeq;
 }
 
-void DeviceRequests(Out& o, const std::vector<DeviceRequestSpec>& requests) {
+// A JSON value (opaque parameters) as YAML: strings double-quoted, numbers and booleans plain.
+void JsonValue(Out& o, const doc::Node& n) {
+  switch (n.type()) {
+    case doc::Type::kScalar:
+      if (n.IsQuoted()) {
+        o.e << YAML::DoubleQuoted << std::string(n.Scalar());
+      } else {
+        o.e << std::string(n.Scalar());
+      }
+      break;
+    case doc::Type::kMap:
+      o.e << YAML::BeginMap;
+      for (const auto& entry : n.Entries()) {
+        o.Key(entry.first.Scalar());
+        o.e << YAML::Value;
+        JsonValue(o, entry.second);
+      }
+      o.e << YAML::EndMap;
+      break;
+    case doc::Type::kSequence:
+      o.e << YAML::BeginSeq;
+      for (size_t i = 0; i < n.size(); ++i) JsonValue(o, n[i]);
+      o.e << YAML::EndSeq;
+      break;
+    case doc::Type::kNull:
+    case doc::Type::kUndefined:
+      o.e << YAML::Null;
+      break;
+  }
+}
+
+// devices.config / spec.config entries: {source, requests, opaque: {driver, parameters}}.
+void DeviceConfigs(Out& o, std::string_view key, const std::vector<DeviceConfig>& config,
+                   bool with_source) {
+  if (config.empty()) return;
+  o.BeginSeq(key);
+  for (const DeviceConfig& c : config) {
+    o.e << YAML::BeginMap;
+    if (with_source) {
+      o.KV("source", c.source == DeviceConfigSource::kClass ? "FromClass" : "FromClaim");
+    }
+    o.Strings("requests", c.requests);
+    o.BeginMap("opaque");
+    o.KV("driver", c.driver);
+    o.Key("parameters");
+    o.e << YAML::Value;
+    auto parsed = doc::ParseJson(c.parameters.empty() ? "{}" : c.parameters);
+    if (parsed.ok() && !parsed->Roots().empty()) {
+      JsonValue(o, parsed->Roots()[0]);
+    } else {
+      o.e << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+    }
+    o.e << YAML::EndMap << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+}
+
+// spec.devices: the requests and the claim's driver configuration.
+void DeviceRequests(Out& o, const std::vector<DeviceRequestSpec>& requests,
+                    const std::vector<DeviceConfig>& config) {
   o.BeginMap("devices");
   o.BeginSeq("requests");
   for (const DeviceRequestSpec& r : requests) {
@@ -279,11 +339,13 @@ void DeviceRequests(Out& o, const std::vector<DeviceRequestSpec>& requests) {
     }
     o.e << YAML::EndMap;
   }
-  o.e << YAML::EndSeq << YAML::EndMap;
+  o.e << YAML::EndSeq;
+  DeviceConfigs(o, "config", config, false);
+  o.e << YAML::EndMap;
 }
 
-void AllocationNodeSelector(Out& o, const ResourceClaimObject& c) {
-  if (c.selector_any_node) return;
+// An allocation's node selector: metadata.name In `nodes`.
+void NodeSelector(Out& o, const std::vector<std::string>& nodes) {
   o.BeginMap("nodeSelector");
   o.BeginSeq("nodeSelectorTerms");
   o.e << YAML::BeginMap;
@@ -292,8 +354,26 @@ void AllocationNodeSelector(Out& o, const ResourceClaimObject& c) {
   o.KV("key", "metadata.name");
   o.KV("operator", "In");
   o.BeginSeq("values");
-  for (const std::string& n : c.selector_nodes) o.e << YAML::DoubleQuoted << n;
+  for (const std::string& n : nodes) o.e << YAML::DoubleQuoted << n;
   o.e << YAML::EndSeq << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndSeq;
+  o.e << YAML::EndMap;
+}
+
+// devices: {results, config}.
+void AllocatedDevices(Out& o, const std::vector<AllocatedDevice>& devices,
+                      const std::vector<DeviceConfig>& config) {
+  o.BeginMap("devices");
+  o.BeginSeq("results");
+  for (const AllocatedDevice& d : devices) {
+    o.e << YAML::BeginMap;
+    o.KV("request", d.request);
+    o.KV("driver", d.driver);
+    o.KV("pool", d.pool);
+    o.KV("device", d.device);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+  DeviceConfigs(o, "config", config, true);
   o.e << YAML::EndMap;
 }
 
@@ -302,18 +382,8 @@ void ClaimStatus(Out& o, const ResourceClaimObject& c) {
   o.BeginMap("status");
   if (c.allocated) {
     o.BeginMap("allocation");
-    o.BeginMap("devices");
-    o.BeginSeq("results");
-    for (const AllocatedDevice& d : c.devices) {
-      o.e << YAML::BeginMap;
-      o.KV("request", d.request);
-      o.KV("driver", d.driver);
-      o.KV("pool", d.pool);
-      o.KV("device", d.device);
-      o.e << YAML::EndMap;
-    }
-    o.e << YAML::EndSeq << YAML::EndMap;
-    AllocationNodeSelector(o, c);
+    AllocatedDevices(o, c.devices, c.allocation_config);
+    if (!c.selector_any_node) NodeSelector(o, c.selector_nodes);
     o.e << YAML::EndMap;
   }
   if (!c.reserved_for.empty()) {
@@ -336,7 +406,7 @@ void ResourceClaim(Out& o, const ResourceClaimObject& c) {
   o.Doc(kResourceApi, "ResourceClaim");
   Meta(o, c.meta);
   o.BeginMap("spec");
-  DeviceRequests(o, c.requests);
+  DeviceRequests(o, c.requests, c.config);
   o.e << YAML::EndMap;
   ClaimStatus(o, c);
   o.EndDoc();
@@ -347,7 +417,7 @@ void ResourceClaimTemplate(Out& o, const ResourceClaimTemplateObject& t) {
   Meta(o, t.meta);
   o.BeginMap("spec");
   o.BeginMap("spec");
-  DeviceRequests(o, t.requests);
+  DeviceRequests(o, t.requests, t.config);
   o.e << YAML::EndMap << YAML::EndMap;
   o.EndDoc();
 }
@@ -358,6 +428,7 @@ void DeviceClass(Out& o, const DeviceClassObject& c) {
   o.BeginMap("spec");
   Selectors(o, "selectors", c.selectors);
   o.KVIf("extendedResourceName", c.extended_resource_name);
+  DeviceConfigs(o, "config", c.config, false);
   o.e << YAML::EndMap;
   o.EndDoc();
 }
@@ -782,6 +853,53 @@ void NodeTopology(Out& o, const NodeTopologyObject& t) {
   o.EndDoc();
 }
 
+// A BindRequest's allocation of a claim: {devices, nodeSelector}.
+void BindAllocation(Out& o, const std::vector<AllocatedDevice>& devices,
+                    const std::vector<DeviceConfig>& config, const std::string& node) {
+  o.BeginMap("allocation");
+  AllocatedDevices(o, devices, config);
+  if (!node.empty()) NodeSelector(o, {node});
+  o.e << YAML::EndMap;
+}
+
+// spec.resourceClaimAllocations and spec.extendedResourceClaimAllocation.
+void BindClaimAllocations(Out& o, const BindRequestObject& b) {
+  if (!b.claim_allocations.empty()) {
+    o.BeginSeq("resourceClaimAllocations");
+    for (const ClaimAllocation& a : b.claim_allocations) {
+      o.e << YAML::BeginMap;
+      o.KV("name", a.name);
+      BindAllocation(o, a.devices, a.config, a.node);
+      o.e << YAML::EndMap;
+    }
+    o.e << YAML::EndSeq;
+  }
+  if (!b.extended_allocation) return;
+  const ExtendedClaimAllocation& e = *b.extended_allocation;
+  o.BeginMap("extendedResourceClaimAllocation");
+  BindAllocation(o, e.devices, e.config, e.node);
+  o.BeginSeq("deviceRequests");
+  for (const DeviceRequestSpec& r : e.requests) {
+    o.e << YAML::BeginMap;
+    o.KV("name", r.name);
+    o.BeginMap("exactly");
+    o.KV("deviceClassName", r.device_class);
+    o.KV("allocationMode", "ExactCount");
+    o.KV("count", std::to_string(r.count));
+    o.e << YAML::EndMap << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq;
+  o.BeginSeq("containerMappings");
+  for (const ContainerRequestMapping& m : e.mappings) {
+    o.e << YAML::BeginMap;
+    o.KV("containerName", m.container);
+    o.KV("resourceName", m.resource);
+    o.KV("requestName", m.request);
+    o.e << YAML::EndMap;
+  }
+  o.e << YAML::EndSeq << YAML::EndMap;
+}
+
 void BindRequest(Out& o, const BindRequestObject& b) {
   o.Doc("scheduling.run.ai/v1alpha2", "BindRequest");
   Meta(o, b.meta);
@@ -797,6 +915,7 @@ void BindRequest(Out& o, const BindRequestObject& b) {
     o.e << YAML::EndMap;
   }
   if (b.backoff_limit) o.KInt("backoffLimit", *b.backoff_limit);
+  BindClaimAllocations(o, b);
   NumaZones(o, b.numa_zones);
   o.e << YAML::EndMap;
   o.BeginMap("status");

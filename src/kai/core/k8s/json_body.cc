@@ -131,10 +131,35 @@ void NodeSelectorOf(JsonWriter& w, const std::string& node) {
 
 }  // namespace
 
-// An allocation result: the devices and, for node-local ones, a node selector naming the node
-// (as the structured allocator writes it).
+void DeviceConfigJson(JsonWriter& w, const DeviceConfig& c, bool with_source) {
+  w.StartObject();
+  if (with_source) {
+    KeyStr(w, "source", c.source == DeviceConfigSource::kClass ? "FromClass" : "FromClaim");
+  }
+  if (!c.requests.empty()) {
+    Str(w, "requests");
+    w.StartArray();
+    for (const std::string& r : c.requests) Str(w, r);
+    w.EndArray();
+  }
+  Str(w, "opaque");
+  w.StartObject();
+  KeyStr(w, "driver", c.driver);
+  Str(w, "parameters");
+  if (c.parameters.empty()) {
+    w.StartObject();
+    w.EndObject();
+  } else {
+    w.RawValue(c.parameters.data(), c.parameters.size(), rapidjson::kObjectType);
+  }
+  w.EndObject();
+  w.EndObject();
+}
+
+// An allocation result: the devices, their configuration and, for node-local ones, a node
+// selector naming the node (as the structured allocator writes it).
 void AllocationJson(JsonWriter& w, const std::vector<AllocatedDevice>& devices,
-                    const std::string& node) {
+                    const std::vector<DeviceConfig>& config, const std::string& node) {
   Str(w, "allocation");
   w.StartObject();
   Str(w, "devices");
@@ -150,6 +175,12 @@ void AllocationJson(JsonWriter& w, const std::vector<AllocatedDevice>& devices,
     w.EndObject();
   }
   w.EndArray();
+  if (!config.empty()) {
+    Str(w, "config");
+    w.StartArray();
+    for (const DeviceConfig& c : config) DeviceConfigJson(w, c, true);
+    w.EndArray();
+  }
   w.EndObject();
   if (!node.empty()) NodeSelectorOf(w, node);
   w.EndObject();

@@ -59,10 +59,14 @@ struct EventSpec {
 // A core/v1 Event, named after its object plus `seq` (unique within this process).
 std::string EventBody(const EventSpec& e, UnixSeconds now, uint64_t seq);
 
-// "allocation": a DRA allocation result (resource.k8s.io v1 AllocationResult): the devices and,
-// when `node` is not empty, a node selector naming it (as the structured allocator writes it).
+// "allocation": a DRA allocation result (resource.k8s.io v1 AllocationResult): the devices, their
+// driver configuration (devices.config, when any) and, when `node` is not empty, a node selector
+// naming it (as the structured allocator writes it).
 void AllocationJson(JsonWriter& w, const std::vector<AllocatedDevice>& devices,
-                    const std::string& node);
+                    const std::vector<DeviceConfig>& config, const std::string& node);
+// One entry of devices.config: {source (allocations only), requests, opaque: {driver,
+// parameters}}; `parameters` is written as the JSON it is.
+void DeviceConfigJson(JsonWriter& w, const DeviceConfig& c, bool with_source);
 
 // "<key>": DRA device requests, each the `exactly` form (deviceClassName, ExactCount, count).
 void DeviceRequestsJson(JsonWriter& w, std::string_view key,

@@ -2,6 +2,7 @@
 // Dynamic Resource Allocation objects (resource.k8s.io v1; v1beta1 and v1beta2 are read into the
 // same shapes): plain data, decoded by k8s/decode_dra.cc. The snapshot's view of them (which
 // devices are free, what a pod asks) lives in snapshot/dra.h.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -57,22 +58,44 @@ struct SliceDevice {
   friend bool operator==(const SliceDevice&, const SliceDevice&) = default;
 };
 
+// Driver configuration (resource.k8s.io DeviceConfiguration; kai reads the opaque form): the
+// driver it is for and its parameters, a JSON object kept as compact JSON text (keys in the order
+// written, strings and numbers as written; at most kMaxOpaqueParametersBytes). In a claim's
+// spec.devices.config `requests` names the requests it applies to (empty: all of them); in an
+// allocation (status.allocation.devices.config, a BindRequest's allocation) `source` says where it
+// came from: FromClass (a request's DeviceClass) or FromClaim. A class's spec.config has neither.
+enum class DeviceConfigSource : uint8_t { kClaim, kClass };
+struct DeviceConfig {
+  DeviceConfigSource source = DeviceConfigSource::kClaim;
+  std::vector<std::string> requests;
+  std::string driver;
+  std::string parameters;  // compact JSON: an object
+  friend bool operator==(const DeviceConfig&, const DeviceConfig&) = default;
+};
+// Kubernetes' limits: OpaqueParametersMaxLength, DeviceConfigMaxSize, AllocationConfigMaxSize.
+inline constexpr size_t kMaxOpaqueParametersBytes = 10 * 1024;
+inline constexpr size_t kMaxDeviceConfigs = 32;
+inline constexpr size_t kMaxAllocationConfigs = 64;
+
 // resource.k8s.io ResourceClaim.
 struct ResourceClaimObject {
   ObjectMeta meta;
   std::vector<DeviceRequestSpec> requests;
-  bool allocated = false;                   // status.allocation is set
-  std::vector<AllocatedDevice> devices;     // status.allocation.devices.results
-  std::vector<std::string> selector_nodes;  // status.allocation.nodeSelector: metadata.name or
-                                            // kubernetes.io/hostname values it allows
-  bool selector_any_node = true;            // no (or an unreadable) allocation node selector
-  std::vector<ClaimConsumer> reserved_for;  // status.reservedFor
+  bool allocated = false;                       // status.allocation is set
+  std::vector<AllocatedDevice> devices;         // status.allocation.devices.results
+  std::vector<std::string> selector_nodes;      // status.allocation.nodeSelector: metadata.name or
+                                                // kubernetes.io/hostname values it allows
+  bool selector_any_node = true;                // no (or an unreadable) allocation node selector
+  std::vector<ClaimConsumer> reserved_for;      // status.reservedFor
+  std::vector<DeviceConfig> config;             // spec.devices.config
+  std::vector<DeviceConfig> allocation_config;  // status.allocation.devices.config
   friend bool operator==(const ResourceClaimObject&, const ResourceClaimObject&) = default;
 };
 
 struct ResourceClaimTemplateObject {
   ObjectMeta meta;
   std::vector<DeviceRequestSpec> requests;  // spec.spec.devices.requests
+  std::vector<DeviceConfig> config;         // spec.spec.devices.config
   friend bool operator==(const ResourceClaimTemplateObject&,
                          const ResourceClaimTemplateObject&) = default;
 };
@@ -84,6 +107,7 @@ struct DeviceClassObject {
   // deviceclass.resource.kubernetes.io/<class name>) get devices of this class on nodes that do
   // not list the resource in their allocatable. "" when unset.
   std::string extended_resource_name;
+  std::vector<DeviceConfig> config;  // spec.config: what every request of the class is given
   friend bool operator==(const DeviceClassObject&, const DeviceClassObject&) = default;
 };
 
@@ -123,12 +147,14 @@ struct ContainerExtendedRequest {
 };
 
 // A BindRequest's allocation of one claim (spec.resourceClaimAllocations[]): the pod's name for
-// the claim (spec.resourceClaims[].name), its devices, and the node they are on ("" when the
-// allocation names none).
+// the claim (spec.resourceClaims[].name), its devices, the node they are on ("" when the
+// allocation names none), and the driver configuration (allocation.devices.config: the classes'
+// then the claim's, as Kubernetes' structured allocator lists them).
 struct ClaimAllocation {
   std::string name;
   std::vector<AllocatedDevice> devices;
   std::string node;
+  std::vector<DeviceConfig> config;
   friend bool operator==(const ClaimAllocation&, const ClaimAllocation&) = default;
 };
 
@@ -146,6 +172,7 @@ struct ExtendedClaimAllocation {
   std::vector<ContainerRequestMapping> mappings;
   std::vector<AllocatedDevice> devices;
   std::string node;
+  std::vector<DeviceConfig> config;  // allocation.devices.config: the classes' (FromClass)
   friend bool operator==(const ExtendedClaimAllocation&, const ExtendedClaimAllocation&) = default;
 };
 

@@ -33,10 +33,12 @@ int64_t GpuCount(std::span<const DeviceRequestSpec> requests) {
   return total;
 }
 
-DraClaim ClaimOf(const ResourceClaimObject* obj, std::span<const DeviceRequestSpec> requests) {
+DraClaim ClaimOf(const ResourceClaimObject* obj, std::span<const DeviceRequestSpec> requests,
+                 std::span<const DeviceConfig> config) {
   DraClaim c;
   c.obj = obj;
   c.requests = requests;
+  c.config = config;
   c.gpus = GpuCount(c.requests);
   c.gpu = std::any_of(c.requests.begin(), c.requests.end(), [](const DeviceRequestSpec& r) {
     return !r.first_available && IsGpuDeviceClassName(r.device_class);
@@ -100,7 +102,7 @@ struct Builder {
     view.claims.reserve(state.dra.claims.size());
     for (const ResourceClaimObject& c : state.dra.claims) {
       claim_by_name.emplace(c.meta.name, static_cast<int32_t>(view.claims.size()));
-      view.claims.push_back(ClaimOf(&c, c.requests));
+      view.claims.push_back(ClaimOf(&c, c.requests, c.config));
     }
   }
 
@@ -139,7 +141,7 @@ struct Builder {
     auto [first, last] = template_by_name.equal_range(ref.template_name);
     for (auto it = first; it != last; ++it) {
       if (it->second->meta.ns != p.meta.ns) continue;
-      view.claims.push_back(ClaimOf(nullptr, it->second->requests));
+      view.claims.push_back(ClaimOf(nullptr, it->second->requests, it->second->config));
       return static_cast<int32_t>(view.claims.size() - 1);
     }
     return -1;
@@ -422,10 +424,17 @@ std::shared_ptr<DraView> BuildDraView(const ClusterState& state, const Snapshot&
 
 namespace {
 
+// The configuration of a claim's allocation: the one it was given before (status.allocation), else
+// what its classes and spec give.
+std::vector<DeviceConfig> ConfigOf(const DraClaim& dc) {
+  if (dc.obj && dc.obj->allocated) return dc.obj->allocation_config;
+  return AllocationConfig(dc.requests, dc.classes, dc.config);
+}
+
 DraClaimResult ResultOf(const DraView& view, const Snapshot& snap, const DraPodClaim& c) {
   const DraClaim& dc = view.claims[c.claim];
   const DraClaimSession& st = view.session[c.claim];
-  DraClaimResult r{c.ref->name, {}, ""};
+  DraClaimResult r{c.ref->name, {}, "", ConfigOf(dc)};
   if (st.nodes.size() == 1) r.node = std::string(snap.nodes[st.nodes[0]].name);
   for (const DraSlot& slot : st.slots) {
     const DraDevice& d = view.node_devices[slot.node][slot.device];
@@ -440,6 +449,39 @@ DraClaimResult ResultOf(const DraView& view, const Snapshot& snap, const DraPodC
 }
 
 }  // namespace
+
+std::vector<DeviceConfig> AllocationConfig(std::span<const DeviceRequestSpec> requests,
+                                           std::span<const DeviceClassObject* const> classes,
+                                           std::span<const DeviceConfig> claim_config) {
+  std::vector<DeviceConfig> out;
+  // Each class's entries go in once, at the first request of the class: where they start in
+  // `out` and how many (a later request of the class adds its name to them).
+  std::unordered_map<const DeviceClassObject*, std::pair<size_t, size_t>> added;
+  for (size_t i = 0; i < requests.size() && i < classes.size(); ++i) {
+    const DeviceClassObject* cls = classes[i];
+    if (requests[i].first_available || !cls || cls->config.empty()) continue;
+    auto [it, fresh] = added.emplace(cls, std::pair{out.size(), cls->config.size()});
+    if (!fresh) {
+      const auto [begin, count] = it->second;
+      for (size_t k = begin; k < begin + count; ++k) out[k].requests.push_back(requests[i].name);
+      continue;
+    }
+    for (const DeviceConfig& c : cls->config) {
+      out.push_back({DeviceConfigSource::kClass, {requests[i].name}, c.driver, c.parameters});
+    }
+  }
+  for (const DeviceConfig& c : claim_config) {
+    DeviceConfig entry{DeviceConfigSource::kClaim, c.requests, c.driver, c.parameters};
+    if (c.requests.empty()) {
+      out.push_back(std::move(entry));
+      continue;
+    }
+    for (const DeviceRequestSpec& r : requests) {
+      if (std::count(c.requests.begin(), c.requests.end(), r.name)) out.push_back(entry);
+    }
+  }
+  return out;
+}
 
 std::vector<DraClaimResult> ClaimResults(const DraView& view, const Snapshot& snap, int32_t pod) {
   std::vector<DraClaimResult> out;
@@ -460,11 +502,14 @@ std::optional<DraExtendedResult> ExtendedResult(const DraView& view, const Snaps
   DraExtendedResult r;
   r.node = std::string(snap.nodes[st.node].name);
   std::vector<std::string_view> served;  // the resources DRA serves on the node
+  std::vector<const DeviceClassObject*> classes;
   for (const DraExtendedRequest& e : dp->extended) {
     if (!NeedsDra(snap, st.node, e)) continue;
     r.requests.push_back(e.spec);
+    classes.push_back(e.cls);
     served.push_back(e.resource);
   }
+  r.config = AllocationConfig(r.requests, classes, {});
   for (const DraContainerMapping& m : dp->mappings) {
     if (std::count(served.begin(), served.end(), m.resource)) {
       r.mappings.push_back({std::string(m.container), std::string(m.resource), m.request});

@@ -40,9 +40,10 @@ struct DraClaim {
   const ResourceClaimObject* obj = nullptr;
   std::span<const DeviceRequestSpec> requests;  // the claim's (a template's for generated names)
   std::span<const DeviceClassObject* const> classes;  // each request's class (null: none such)
-  int64_t gpus = 0;                                   // GPU devices asked (KAI's counting)
-  bool gpu = false;                                   // some request's class names a GPU
-  bool held = false;                                  // allocated and in use: bound to `nodes`
+  std::span<const DeviceConfig> config;  // spec.devices.config (the template's likewise)
+  int64_t gpus = 0;                      // GPU devices asked (KAI's counting)
+  bool gpu = false;                      // some request's class names a GPU
+  bool held = false;                     // allocated and in use: bound to `nodes`
   bool implied = false;  // held by a pod on its node, no status.allocation: devices to choose
   std::vector<DraNodeId> nodes;                      // held: the nodes its devices are on / allowed
   std::vector<std::pair<DraNodeId, int32_t>> slots;  // held: its devices (node, device index)
@@ -143,6 +144,15 @@ struct DraView {
     return slot < 0 ? nullptr : &pods[static_cast<size_t>(slot)];
   }
 };
+
+// An allocation's driver configuration as Kubernetes' structured allocator (1.35) writes it: per
+// request in order, its class's spec.config entries (FromClass) the first time the class is seen,
+// naming the requests of that class; then each of the claim's spec.devices.config entries
+// (FromClaim): once when it names no request, else once per claim request it names.
+// `classes[i]` is requests[i]'s class (null: none); firstAvailable requests are skipped.
+std::vector<DeviceConfig> AllocationConfig(std::span<const DeviceRequestSpec> requests,
+                                           std::span<const DeviceClassObject* const> classes,
+                                           std::span<const DeviceConfig> claim_config);
 
 // What the pod's claims hold in the session, for its BindRequest (empty without a session state).
 std::vector<DraClaimResult> ClaimResults(const DraView& view, const Snapshot& snap, int32_t pod);

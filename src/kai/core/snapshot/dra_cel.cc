@@ -155,10 +155,32 @@ CelOutcome Term(std::string_view e, std::string_view driver, const SliceDevice& 
   return Unsupported(e);
 }
 
-}  // namespace
+// CEL writes a string literal in single or double quotes (NVIDIA's DeviceClasses use single
+// ones); the terms above read double-quoted ones, so single-quoted literals holding neither quote
+// nor backslash are rewritten as double-quoted. Others stay as they are (and are unsupported).
+std::string DoubleQuoted(std::string_view e) {
+  std::string out;
+  out.reserve(e.size());
+  for (size_t i = 0; i < e.size(); ++i) {
+    const char q = e[i];
+    if (q != '"' && q != '\'') {
+      out += q;
+      continue;
+    }
+    const size_t close = e.find(q, i + 1);
+    if (close == std::string_view::npos) return std::string(e);
+    const std::string_view body = e.substr(i + 1, close - i - 1);
+    if (q == '\'' && body.find_first_of("\"\\") != std::string_view::npos) return std::string(e);
+    out += '"';
+    out += body;
+    out += '"';
+    i = close;
+  }
+  return out;
+}
 
-CelOutcome EvalDeviceSelector(std::string_view expression, std::string_view driver,
-                              const SliceDevice& device) {
+CelOutcome EvalNormalized(std::string_view expression, std::string_view driver,
+                          const SliceDevice& device) {
   std::string_view e = Trim(expression);
   if (e.size() >= 2 && e.front() == '(' && e.back() == ')') e = Trim(e.substr(1, e.size() - 2));
   if (e.find("||") != std::string_view::npos) return Unsupported(expression);
@@ -169,6 +191,19 @@ CelOutcome EvalDeviceSelector(std::string_view expression, std::string_view driv
     all.matches = all.matches && o.matches;
   }
   return all;
+}
+
+}  // namespace
+
+CelOutcome EvalDeviceSelector(std::string_view expression, std::string_view driver,
+                              const SliceDevice& device) {
+  if (expression.find('\'') == std::string_view::npos) {
+    return EvalNormalized(expression, driver, device);  // the common case: nothing to rewrite
+  }
+  const std::string normalized = DoubleQuoted(expression);
+  CelOutcome o = EvalNormalized(normalized, driver, device);
+  if (!o.unsupported.empty() && normalized != expression) o.unsupported = std::string(expression);
+  return o;
 }
 
 }  // namespace kai

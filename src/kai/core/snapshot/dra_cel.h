@@ -5,6 +5,7 @@
 //   device.attributes["domain"].name <op> literal   (op: == != < <= > >=; string, int or bool)
 //   device.capacity["domain"].name.compareTo(quantity("80Gi")) <op> 0
 //   true
+// String literals in double or single quotes (NVIDIA's DeviceClasses write 'compute-domain...').
 // Anything else is reported as unsupported (the claim's pod gets that as its reason), never
 // taken as a match.
 #include <string>

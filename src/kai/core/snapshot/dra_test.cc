@@ -144,5 +144,59 @@ TEST(DraView, GpuClassNamesAsKai) {
   EXPECT_FALSE(IsGpuDeviceClassName("other-device-class"));
 }
 
+// NVIDIA's compute-domain classes write their literals in single quotes.
+TEST(DraCel, SingleQuotedLiteralsAsNvidiasClassesWriteThem) {
+  SliceDevice channel;
+  channel.name = "channel-0";
+  channel.attributes["type"].string_value = "channel";
+  channel.attributes["id"] = {DeviceAttribute::Kind::kInt, 0, false, ""};
+  const std::string drv = "compute-domain.nvidia.com";
+  const std::string cls =
+      "device.driver == 'compute-domain.nvidia.com' && "
+      "device.attributes['compute-domain.nvidia.com'].type == 'channel' && "
+      "device.attributes['compute-domain.nvidia.com'].id == 0";
+  EXPECT_TRUE(EvalDeviceSelector(cls, drv, channel).matches);
+  channel.attributes["id"].int_value = 1;
+  EXPECT_FALSE(EvalDeviceSelector(cls, drv, channel).matches);
+  EXPECT_FALSE(EvalDeviceSelector(cls, "gpu.nvidia.com", channel).matches);
+  // A literal kai cannot rewrite is reported as written.
+  const CelOutcome o = EvalDeviceSelector("device.driver == 'a\"b'", drv, channel);
+  EXPECT_EQ(o.unsupported, "device.driver == 'a\"b'");
+}
+
+DeviceConfig Config(std::string driver, std::vector<std::string> requests = {}) {
+  return {DeviceConfigSource::kClaim, std::move(requests), std::move(driver), "{}"};
+}
+
+// Kubernetes' structured allocator (1.35): per request, its class's configs once (naming every
+// request of the class), then the claim's, an entry naming requests once per request it names.
+TEST(DraAllocationConfig, ClassConfigsOncePerClassThenTheClaimsPerRequest) {
+  DeviceClassObject gpu, nic, plain;
+  gpu.meta.name = "gpu";
+  gpu.config = {Config("gpu.example.com"), Config("gpu.example.com/extra")};
+  nic.meta.name = "nic";
+  nic.config = {Config("nic.example.com")};
+  plain.meta.name = "plain";
+  const std::vector<DeviceRequestSpec> requests = {
+      {"a", "gpu", DeviceAllocationMode::kExactCount, 1, {}, false},
+      {"b", "plain", DeviceAllocationMode::kExactCount, 1, {}, false},
+      {"c", "nic", DeviceAllocationMode::kExactCount, 1, {}, false},
+      {"d", "gpu", DeviceAllocationMode::kAll, 1, {}, false},
+      {"e", "", DeviceAllocationMode::kExactCount, 1, {}, true}};
+  const std::vector<const DeviceClassObject*> classes = {&gpu, &plain, &nic, &gpu, nullptr};
+  const std::vector<DeviceConfig> claim = {Config("x", {"c", "a"}), Config("y"),
+                                           Config("z", {"e/sub"})};
+  const std::vector<DeviceConfig> got = AllocationConfig(requests, classes, claim);
+  std::vector<std::string> text;
+  for (const DeviceConfig& c : got) {
+    std::string line = (c.source == DeviceConfigSource::kClass ? "class " : "claim ") + c.driver;
+    for (const std::string& r : c.requests) line += " " + r;
+    text.push_back(line);
+  }
+  EXPECT_EQ(text, (std::vector<std::string>{
+                      "class gpu.example.com a d", "class gpu.example.com/extra a d",
+                      "class nic.example.com c", "claim x c a", "claim x c a", "claim y"}));
+}
+
 }  // namespace
 }  // namespace kai

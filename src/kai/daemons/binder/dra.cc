@@ -1,6 +1,7 @@
 // dynamicresources: the binder's half of DRA. The scheduler chose each claim's devices (the
 // BindRequest's spec.resourceClaimAllocations); before the pod is bound, each claim gets that
-// allocation (unless it has one) and the pod in status.reservedFor, so the kubelet prepares the
+// allocation (unless it has one: its devices, node selector and driver configuration, e.g. an
+// IMEX channel's ComputeDomain) and the pod in status.reservedFor, so the kubelet prepares the
 // devices. DRA-backed extended resources (spec.extendedResourceClaimAllocation) get a claim of
 // their own, made here: annotated resource.kubernetes.io/extended-resource-claim, owned by the
 // pod (so it goes with it), allocated and reserved the same way, and named in the pod's
@@ -36,11 +37,17 @@ std::vector<Consumer> ReservedFor(const doc::Node& claim) {
   return out;
 }
 
+// What a claim is to be given: the devices, their driver configuration, the node.
+struct Allocation {
+  const std::vector<AllocatedDevice>& devices;
+  const std::vector<DeviceConfig>& config;
+  const std::string& node;
+};
+
 // A merge patch of the claim's status: the allocation (when the claim has none yet) and the full
 // reservedFor list (a merge patch replaces lists), guarded by the resourceVersion read.
 std::string ClaimStatusPatch(std::string_view rv, const std::vector<Consumer>& reserved,
-                             const std::vector<AllocatedDevice>* allocation,
-                             const std::string& node) {
+                             const Allocation* allocation) {
   return k8s::Json([&](JsonWriter& w) {
     w.StartObject();
     Str(w, "metadata");
@@ -49,7 +56,9 @@ std::string ClaimStatusPatch(std::string_view rv, const std::vector<Consumer>& r
     w.EndObject();
     Str(w, "status");
     w.StartObject();
-    if (allocation) k8s::AllocationJson(w, *allocation, node);
+    if (allocation) {
+      k8s::AllocationJson(w, allocation->devices, allocation->config, allocation->node);
+    }
     Str(w, "reservedFor");
     w.StartArray();
     for (const Consumer& c : reserved) {
@@ -163,7 +172,8 @@ class DynamicResources final : public BindPlugin {
                      " of the BindRequest is not a spec.resourceClaims entry with a "
                      "ResourceClaim (a template's claim not generated yet?)"};
       }
-      if (auto s = Reserve(ctx.pod, it->second, &a.devices, a.node); !s.ok()) return s;
+      const Allocation alloc{a.devices, a.config, a.node};
+      if (auto s = Reserve(ctx.pod, it->second, alloc); !s.ok()) return s;
     }
     if (r.extended_allocation) return BindExtended(ctx, *r.extended_allocation);
     return Ok();
@@ -186,8 +196,7 @@ class DynamicResources final : public BindPlugin {
   }
 
   // Gives the claim its allocation (when it has none) and the pod a place in reservedFor.
-  Status Reserve(const PodView& pod, const std::string& claim,
-                 const std::vector<AllocatedDevice>* devices, const std::string& node) {
+  Status Reserve(const PodView& pod, const std::string& claim, const Allocation& allocation) {
     const std::string path = k8s::ObjectPath(kResourceClaims, pod.ns, claim);
     for (int attempt = 0; attempt < kConflictAttempts; ++attempt) {
       k8s::HttpResponse r = client_.Get(path);
@@ -203,7 +212,7 @@ class DynamicResources final : public BindPlugin {
       if (named && allocated) return Ok();
       if (!named) reserved.push_back({"", "pods", pod.name, pod.uid});
       const std::string body = ClaimStatusPatch(obj["metadata"]["resourceVersion"].Scalar(),
-                                                reserved, allocated ? nullptr : devices, node);
+                                                reserved, allocated ? nullptr : &allocation);
       r = client_.Patch(path + "/status", body, k8s::PatchType::kMerge);
       if (r.status == 409) continue;  // changed since read: read it again
       if (!r.ok()) return Error{k8s::Describe({"PATCH", path + "/status"}, r)};
@@ -217,7 +226,7 @@ class DynamicResources final : public BindPlugin {
     auto name = ExtendedClaim(ctx.pod, e);
     if (!name.ok()) return name.error();
     ctx.extended_claim = *name;
-    if (auto s = Reserve(ctx.pod, *name, &e.devices, e.node); !s.ok()) return s;
+    if (auto s = Reserve(ctx.pod, *name, {e.devices, e.config, e.node}); !s.ok()) return s;
     const std::string path =
         k8s::ObjectPath(k8s::resources::kPod, ctx.pod.ns, ctx.pod.name, "status");
     k8s::HttpResponse r =

@@ -69,7 +69,9 @@ void ReadBoundCondition(const doc::Node& conditions, PodView& p) {
 
 void ReadResourceClaimNames(const doc::Node& claims, const doc::Node& statuses, PodView& p) {
   for (size_t i = 0; i < claims.size(); ++i) {
-    const doc::Node name = claims[i]["resourceClaimName"];
+    // Kubernetes 1.26 to 1.30 wrote the reference under `source`.
+    const doc::Node ref = claims[i]["source"].IsMap() ? claims[i]["source"] : claims[i];
+    const doc::Node name = ref["resourceClaimName"];
     if (name.IsScalar() && !name.Scalar().empty()) {
       p.resource_claim_names[std::string(claims[i]["name"].Scalar())] = std::string(name.Scalar());
     }

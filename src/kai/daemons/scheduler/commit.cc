@@ -39,7 +39,7 @@ void ClaimAllocations(JsonWriter& w, const BindDecision& b) {
   for (const DraClaimResult& c : b.claims) {
     w.StartObject();
     KeyStr(w, "name", c.name);
-    AllocationJson(w, c.devices, c.node);
+    AllocationJson(w, c.devices, c.config, c.node);
     w.EndObject();
   }
   w.EndArray();
@@ -52,7 +52,7 @@ void ExtendedClaimAllocation(JsonWriter& w, const BindDecision& b) {
   const DraExtendedResult& e = *b.extended;
   Str(w, "extendedResourceClaimAllocation");
   w.StartObject();
-  AllocationJson(w, e.devices, e.node);
+  AllocationJson(w, e.devices, e.config, e.node);
   k8s::DeviceRequestsJson(w, "deviceRequests", e.requests);
   k8s::RequestMappingsJson(w, "containerMappings", e.mappings);
   w.EndObject();
