@@ -7,7 +7,9 @@ be deleted while it has children, a PodGroup with a broken SubGroup tree refused
 certificate replaced on disk and served without a restart; and the whole path of a half-GPU
 pod: admission -> `kai scheduler --once` -> `kai binder` -> bound, with its ConfigMaps filled;
 the same for a gpu-memory pod with HAMi-core's limit (`--hami-core-enabled`, the binder's
-hamicore plugin): CUDA_DEVICE_MEMORY_LIMIT from the node's GPU memory and the portion received.
+hamicore plugin): CUDA_DEVICE_MEMORY_LIMIT from the node's GPU memory and the portion received;
+and for an NvFractions pod (per-container GPU memory annotations), bound by the binder's
+ServiceAccount with its GPU in the devices annotation only the binder may write.
 
     python3 tests/e2e/admission_test.py        (KAI_BIN: the kai binary; default build/kai)
 """
@@ -470,6 +472,97 @@ class HamiCore(unittest.TestCase):
                 f"/api/v1/namespaces/{NS}/configmaps/{prefix}-0").get("data"))
             self.assertEqual(data["CUDA_DEVICE_MEMORY_LIMIT"], f"{want}m", f"portion {portion}")
             self.assertEqual(data["GPU_PORTION"], portion)
+        finally:
+            if binder is not None:
+                binder.terminate()
+                binder.wait(timeout=30)
+            kubelet.stop()
+            if os.environ.get("KAI_E2E_VERBOSE") and binder_log.exists():
+                sys.stderr.write(binder_log.read_text()[-4000:])
+
+
+NV_REQUEST = "nvidia.com/container.main.gpu-memory.request"
+NV_LIMIT = "nvidia.com/container.main.gpu-memory.limit"
+NV_DEVICES = "nvidia.com/container.main.gpus.devices"
+
+
+class NvFractions(unittest.TestCase):
+    """KAI v0.18's NvFractions: per-container GPU memory in annotations. Bad requests are refused
+    naming the annotation; the devices annotation is the binder's alone (no pod is created with
+    it, the admin may not change it); a valid pod goes through `kai scheduler --once` and `kai
+    binder`, running as deploy/rbac/binder.yaml's ServiceAccount (the webhook's default writer),
+    and ends bound with the reserved GPU in its devices annotation and no ConfigMap environment."""
+
+    def test_bad_requests_are_refused_with_the_annotation(self):
+        msg = refused(pod("nv-over", {NV_REQUEST: "8Gi", NV_LIMIT: "4Gi"}))
+        self.assertIn(f"Pod {NS}/nv-over: metadata.annotations.{NV_REQUEST}: the request 8Gi is "
+                      "above the limit 4Gi", msg)
+        msg = refused(pod("nv-zero", {NV_REQUEST: "0"}))
+        self.assertIn("must be a positive memory quantity", msg)
+        msg = refused(pod("nv-ghost", {"nvidia.com/container.ghost.gpu-memory.request": "1Gi"}))
+        self.assertIn('no container or init container named "ghost"', msg)
+        msg = refused(pod("nv-whole", {NV_REQUEST: "1Gi"}, gpus="1"))
+        self.assertIn("must not also request nvidia.com/gpu", msg)
+        msg = refused(pod("nv-legacy", {NV_REQUEST: "1Gi", "gpu-memory": "1024"}))
+        self.assertIn("cannot be combined with the gpu-memory annotation", msg)
+        msg = refused(pod("nv-devices", {NV_REQUEST: "1Gi", NV_DEVICES: "GPU-0"}))
+        self.assertIn(f"metadata.annotations.{NV_DEVICES}: only the binder writes it", msg)
+
+    def test_no_one_but_the_binder_changes_the_devices(self):
+        self.assertEqual(refused(pod("nv-edit", {NV_REQUEST: "1Gi"})), "")
+        path = f"/api/v1/namespaces/{NS}/pods/nv-edit"
+        with self.assertRaises(sl.ApiError) as e:
+            CLIENT.merge_patch(path, {"metadata": {"annotations": {NV_DEVICES: "GPU-0"}}})
+        self.assertIn("only the binder (system:serviceaccount:kai-scheduler:kai-binder) may "
+                      "change it", e.exception.message)
+        # Other edits of the pod are anyone's.
+        CLIENT.merge_patch(path, {"metadata": {"labels": {"x": "y"}}})
+
+    def test_admission_scheduler_binder(self):
+        import binder_test as bt  # the fake kubelet; its module state is not used
+        if not bt.FAKE_NVML.is_file():
+            self.skipTest(f"{bt.FAKE_NVML} not built")
+        SERVER.kubectl("apply", "-f", str(REPO / "deploy" / "rbac" / "binder.yaml"))
+        binder_kc = SERVER.token_kubeconfig("kai-scheduler", "kai-binder",
+                                            pathlib.Path(TMP.name) / "nv-binder.kc")
+        kubelet = bt.FakeKubelet(SERVER.kubeconfig)
+        kubelet.start()
+        binder = None
+        binder_log = pathlib.Path(TMP.name) / "nvfractions-binder.log"
+        try:
+            CLIENT.post(QUEUES, queue("nv-q", gpu_quota=8))
+            CLIENT.post("/api/v1/nodes", bt.node("nv-n", gpu_memory="15360"))
+            CLIENT.post(f"/apis/scheduling.run.ai/v2alpha2/namespaces/{NS}/podgroups",
+                        {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup",
+                         "metadata": {"name": "nv-pg", "namespace": NS},
+                         "spec": {"queue": "nv-q", "minMember": 1}})
+            p = pod("nv-mem", {NV_REQUEST: "4096Mi", NV_LIMIT: "6Gi", "pod-group-name": "nv-pg"})
+            p["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "nv-n"}
+            self.assertEqual(refused(p), "")
+            admitted = CLIENT.get(f"/api/v1/namespaces/{NS}/pods/nv-mem")
+            self.assertNotIn("runai/shared-gpu-configmap", admitted["metadata"]["annotations"])
+            self.assertIsNone(admitted["spec"]["containers"][0].get("env"))
+            self.assertEqual(admitted["spec"].get("runtimeClassName"), "nvidia")
+            with binder_log.open("w") as log:
+                binder = subprocess.Popen(
+                    [str(KAI_BIN), "binder", "--kubeconfig", binder_kc,
+                     "--status-write-deferral", "0s"], stdout=subprocess.DEVNULL, stderr=log)
+            out = subprocess.run([str(KAI_BIN), "scheduler", "--kubeconfig", SERVER.kubeconfig,
+                                  "--once"], capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stderr[-2000:])
+            got = wait_for("nv-mem bound", lambda: (lambda q: q if q["spec"].get("nodeName")
+                                                    else None)(
+                CLIENT.get(f"/api/v1/namespaces/{NS}/pods/nv-mem")), timeout=60)
+            self.assertEqual(got["spec"]["nodeName"], "nv-n")
+            self.assertEqual(got["metadata"]["annotations"].get(NV_DEVICES), "GPU-nv-n-0")
+            self.assertEqual(got["metadata"]["annotations"].get("received-resource-type"),
+                             "Fraction")
+            brs = CLIENT.get(f"/apis/scheduling.run.ai/v1alpha2/namespaces/{NS}/bindrequests")
+            br = [b for b in brs["items"] if b["spec"]["podName"] == "nv-mem"][0]
+            self.assertEqual(br["spec"]["receivedGPU"]["portion"], "0.27")  # 4096 / 15360
+            cms = CLIENT.get(f"/api/v1/namespaces/{NS}/configmaps")["items"]
+            self.assertEqual([c["metadata"]["name"] for c in cms
+                              if c["metadata"]["name"].startswith("nv-mem")], [])
         finally:
             if binder is not None:
                 binder.terminate()

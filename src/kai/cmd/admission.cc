@@ -55,6 +55,9 @@ class AdmissionCommand final : public DaemonCommand {
     c->add_option(
         "--gpu-fraction-runtime-class-name", o_.admission.gpu_fraction_runtime_class_name,
         "runtime class for GPU-sharing pods that name none (default nvidia; \"\" = none)");
+    c->add_option("--nvfractions-devices-writer", o_.admission.nvfractions_devices_writer,
+                  "the only user who may change a pod's nvidia.com/container.<c>.gpus.devices "
+                  "annotation (default system:serviceaccount:kai-scheduler:kai-binder)");
     c->add_option("--limit-descendents-over-subscription",
                   o_.admission.descendants_over_subscription,
                   "children's quotas above their parent's: none, warning or block (default none)")

@@ -37,6 +37,10 @@ struct Options {
   // refused when a create or an update of the quotas or the parent makes it so (an unrelated
   // edit of a queue that already over-subscribes is allowed, with the warnings).
   OverSubscription descendants_over_subscription = OverSubscription::kNone;
+  // The only user who may change an NvFractions pod's nvidia.com/container.<c>.gpus.devices
+  // annotation (the binder's ServiceAccount, deploy/rbac/binder.yaml); no one may create a pod
+  // with it.
+  std::string nvfractions_devices_writer = "system:serviceaccount:kai-scheduler:kai-binder";
 };
 
 enum class Operation { kCreate, kUpdate, kDelete };
@@ -47,6 +51,7 @@ struct Request {
   Operation operation = Operation::kCreate;
   std::string ns, name;
   doc::Node object, old_object;
+  std::string username;  // request.userInfo.username: who asks
 };
 
 // One RFC 6902 operation. `path` is a JSON Pointer (escaped, see PointerToken); `value_json` is

@@ -218,8 +218,10 @@ void BlockDeviceAccess(PatchBuilder& patch, PodInfo& pod, const ContainerInfo* f
   }
 }
 
-void SetRuntimeClass(PatchBuilder& patch, const PodInfo& pod, const Options& options) {
-  if (options.gpu_fraction_runtime_class_name.empty() || !pod.RequestsGpuSharing()) return;
+void SetRuntimeClass(PatchBuilder& patch, const PodInfo& pod, const ContainerInfo* nv,
+                     const Options& options) {
+  if (options.gpu_fraction_runtime_class_name.empty()) return;
+  if (!pod.RequestsGpuSharing() && !nv) return;
   if (pod.runtime_class_name && !pod.runtime_class_name->empty()) return;
   patch.Add("/spec/runtimeClassName", JsonString(options.gpu_fraction_runtime_class_name));
 }
@@ -244,10 +246,12 @@ Verdict MutatePod(const Request& request, const Options& options, const RandomSu
     if (!r.ok()) return Verdict::Deny(r.error().message, "gpu_sharing");
     fraction = r.value();
   }
+  // An NvFractions pod gets no ConfigMap environment: the runtime reads its annotations.
+  const ContainerInfo* nv = NvFractionsContainer(pod);
   PatchBuilder patch;
   if (fraction) MutateGpuSharing(patch, pod, *fraction, options, random);
-  if (options.block_nvidia_visible_devices) BlockDeviceAccess(patch, pod, fraction);
-  SetRuntimeClass(patch, pod, options);
+  if (options.block_nvidia_visible_devices) BlockDeviceAccess(patch, pod, fraction ? fraction : nv);
+  SetRuntimeClass(patch, pod, nv, options);
   Verdict v;
   v.patch = patch.Take();
   return v;

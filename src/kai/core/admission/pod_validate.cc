@@ -1,11 +1,13 @@
 // The validating pod webhook: KAI's gpusharing and deviceaccess admission plugins
 // (pkg/admission/webhook/v1alpha2/, pkg/binder/plugins/gpusharing/gpu-request/).
 #include <algorithm>
+#include <map>
 
 #include "kai/core/admission/admission.h"
 #include "kai/core/admission/pod_view.h"
 #include "kai/core/k8s/decode_fields.h"
 #include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/nvfractions.h"
 #include "kai/core/resource/quantity.h"
 
 namespace kai::admission {
@@ -51,14 +53,15 @@ bool HasWholeGpuLimit(const PodInfo& pod) {
          std::any_of(pod.init_containers.begin(), pod.init_containers.end(), limit);
 }
 
-// How the GPU-sharing annotations may combine (KAI's ValidateGpuRequests, in its order).
-std::optional<std::string> CombinationError(const PodInfo& pod, bool whole_gpu) {
+// How the GPU-sharing annotations may combine (KAI's ValidateGpuRequests, in its order; an
+// NvFractions request is a GPU share as gpu-memory is).
+std::optional<std::string> CombinationError(const PodInfo& pod, bool whole_gpu, bool nv) {
   const std::string* fraction = pod.Annotation(keys::kGpuFraction);
   const std::string* memory = pod.Annotation(keys::kGpuMemory);
   const std::string* mps = pod.Annotation(kMpsAnnotation);
-  if (!fraction && !memory && mps && *mps == "true") {
+  if (!fraction && !memory && !nv && mps && *mps == "true") {
     return Denial(pod, AnnotationField(kMpsAnnotation),
-                  "\"true\" needs a GPU share (gpu-fraction or gpu-memory)");
+                  "\"true\" needs a GPU share (gpu-fraction, gpu-memory or NvFractions)");
   }
   if (fraction && whole_gpu) {
     return Denial(pod, AnnotationField(keys::kGpuFraction),
@@ -69,9 +72,9 @@ std::optional<std::string> CombinationError(const PodInfo& pod, bool whole_gpu) 
                   std::string("gpu-memory cannot be combined with ") +
                       (fraction ? "gpu-fraction" : "an nvidia.com/gpu limit"));
   }
-  if (pod.Annotation(keys::kGpuFractionNumDevices) && !fraction && !memory) {
+  if (pod.Annotation(keys::kGpuFractionNumDevices) && !fraction && !memory && !nv) {
     return Denial(pod, AnnotationField(keys::kGpuFractionNumDevices),
-                  "needs gpu-fraction or gpu-memory (the share of each device)");
+                  "needs gpu-fraction, gpu-memory or NvFractions (the share of each device)");
   }
   return std::nullopt;
 }
@@ -95,14 +98,80 @@ std::optional<std::string> NumberError(const PodInfo& pod) {
   return std::nullopt;
 }
 
+// The NvFractions rules (k8s/nvfractions.h), the ones the scheduler's decoder applies.
+std::optional<std::string> NvFractionsError(const PodInfo& pod,
+                                            const nvfractions::PodFacts& facts) {
+  const nvfractions::Parsed parsed = nvfractions::ParseNvFractions(facts);
+  if (!parsed.error) return std::nullopt;
+  return Denial(pod, parsed.error->field, parsed.error->message);
+}
+
+// The first NvFractions request or limit annotation (a field to name).
+std::string NvFractionsField(const nvfractions::PodFacts& facts) {
+  for (const nvfractions::Annotation& a : facts.annotations) {
+    if (nvfractions::HasNvFractions({a})) return AnnotationField(a.key);
+  }
+  return "metadata.annotations";
+}
+
 std::optional<std::string> GpuSharingError(const PodInfo& pod, const Options& options) {
-  if (!options.gpu_sharing_enabled && pod.RequestsGpuSharing()) {
+  const nvfractions::PodFacts facts = NvFractionsFacts(pod);
+  const bool nv = nvfractions::HasNvFractions(facts.annotations);
+  if (!options.gpu_sharing_enabled && (pod.RequestsGpuSharing() || nv)) {
     const bool fraction = pod.Annotation(keys::kGpuFraction) != nullptr;
-    return Denial(pod, AnnotationField(fraction ? keys::kGpuFraction : keys::kGpuMemory),
+    const bool memory = pod.Annotation(keys::kGpuMemory) != nullptr;
+    return Denial(pod,
+                  fraction ? AnnotationField(keys::kGpuFraction)
+                  : memory ? AnnotationField(keys::kGpuMemory)
+                           : NvFractionsField(facts),
                   "GPU sharing is disabled on this cluster");
   }
-  if (auto e = CombinationError(pod, HasWholeGpuLimit(pod))) return e;
+  if (nv) {
+    if (auto e = NvFractionsError(pod, facts)) return e;
+  }
+  if (auto e = CombinationError(pod, HasWholeGpuLimit(pod), nv)) return e;
   return NumberError(pod);
+}
+
+// The value of every nvidia.com/container.<c>.gpus.devices annotation of a pod object.
+std::map<std::string, std::string> DevicesAnnotations(const doc::Node& object) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : object["metadata"]["annotations"].Entries()) {
+    if (nvfractions::DevicesContainer(e.first.Scalar())) {
+      out.emplace(std::string(e.first.Scalar()), std::string(e.second.Scalar()));
+    }
+  }
+  return out;
+}
+
+// The first devices annotation whose value differs between the two (added, changed or removed).
+std::optional<std::string> ChangedKey(const std::map<std::string, std::string>& before,
+                                      const std::map<std::string, std::string>& after) {
+  for (const auto& [key, value] : after) {
+    const auto it = before.find(key);
+    if (it == before.end() || it->second != value) return key;
+  }
+  for (const auto& entry : before) {
+    if (!after.count(entry.first)) return entry.first;
+  }
+  return std::nullopt;
+}
+
+// Only the binder writes the GPUs it chose for an NvFractions container: a pod is not created
+// with them, and no one else changes them.
+std::optional<std::string> DevicesWriterError(const Request& request, const PodInfo& pod,
+                                              const Options& options) {
+  const auto after = DevicesAnnotations(request.object);
+  if (request.operation == Operation::kCreate) {
+    if (after.empty()) return std::nullopt;
+    return Denial(pod, AnnotationField(after.begin()->first),
+                  "only the binder writes it, after it has chosen the pod's GPUs");
+  }
+  const auto key = ChangedKey(DevicesAnnotations(request.old_object), after);
+  if (!key || request.username == options.nvfractions_devices_writer) return std::nullopt;
+  return Denial(pod, AnnotationField(*key),
+                "only the binder (" + options.nvfractions_devices_writer +
+                    ") may change it, not \"" + request.username + "\"");
 }
 
 // NVIDIA_VISIBLE_DEVICES of a container the GPU share does not go to: only "void" or "none",
@@ -150,6 +219,9 @@ Verdict ValidatePod(const Request& request, const Options& options) {
   if (request.operation == Operation::kDelete) return Verdict::Allow();
   PodInfo pod = ReadPodInfo(request, request.object);
   if (pod.scheduler_name != options.scheduler_name) return Verdict::Allow();
+  if (auto e = DevicesWriterError(request, pod, options)) {
+    return Verdict::Deny(*e, "nvfractions_devices");
+  }
   if (auto e = GpuSharingError(pod, options)) return Verdict::Deny(*e, "gpu_sharing");
   if (options.block_nvidia_visible_devices) {
     if (auto e = DeviceAccessError(pod)) return Verdict::Deny(*e, "device_access");

@@ -109,8 +109,8 @@ TEST(ValidatePod, NumDevicesNeedsAShareAndAPositiveInteger) {
   const Verdict alone = Validate(PodYaml("    gpu-fraction-num-devices: \"2\"\n"));
   ASSERT_FALSE(alone.allowed);
   EXPECT_EQ(alone.message,
-            "Pod team-a/train: metadata.annotations.gpu-fraction-num-devices: needs gpu-fraction "
-            "or gpu-memory (the share of each device)");
+            "Pod team-a/train: metadata.annotations.gpu-fraction-num-devices: needs gpu-fraction, "
+            "gpu-memory or NvFractions (the share of each device)");
   const Verdict zero = Validate(PodYaml(Fraction("0.5") + "    gpu-fraction-num-devices: \"0\"\n"));
   ASSERT_FALSE(zero.allowed);
   EXPECT_EQ(zero.message,
@@ -122,8 +122,8 @@ TEST(ValidatePod, MpsNeedsAGpuShare) {
   const Verdict v = Validate(PodYaml("    mps: \"true\"\n", "1"));
   ASSERT_FALSE(v.allowed);
   EXPECT_EQ(v.message,
-            "Pod team-a/train: metadata.annotations.mps: \"true\" needs a GPU share (gpu-fraction "
-            "or gpu-memory)");
+            "Pod team-a/train: metadata.annotations.mps: \"true\" needs a GPU share (gpu-fraction, "
+            "gpu-memory or NvFractions)");
   EXPECT_TRUE(Validate(PodYaml("    mps: \"true\"\n    gpu-memory: \"1000\"\n")).allowed);
   EXPECT_TRUE(Validate(PodYaml("    mps: \"true\"\n" + Fraction("0.5"))).allowed);
   EXPECT_TRUE(Validate(PodYaml("    mps: \"false\"\n")).allowed);

@@ -49,6 +49,7 @@ ContainerInfo ReadContainer(const doc::Node& c, bool init, size_t index) {
   }
   const doc::Node res = c["resources"];
   out.whole_gpu_limit = res["limits"][keys::kGpuResource].IsDefined();
+  out.whole_gpu_request = res["requests"][keys::kGpuResource].IsDefined();
   out.requests_gpu = NonZeroGpu(res["requests"]) || NonZeroGpu(res["limits"]);
   return out;
 }
@@ -114,6 +115,29 @@ PodInfo ReadPodInfo(const Request& request, const doc::Node& pod) {
                          std::string(volumes[i]["configMap"]["name"].Scalar())});
   }
   return p;
+}
+
+nvfractions::PodFacts NvFractionsFacts(const PodInfo& pod) {
+  nvfractions::PodFacts facts;
+  for (const auto& [key, value] : pod.annotations) facts.annotations.push_back({key, value});
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerInfo& c : *list) {
+      facts.containers.push_back(c.name);
+      facts.whole_gpu = facts.whole_gpu || c.whole_gpu_limit || c.whole_gpu_request;
+    }
+  }
+  return facts;
+}
+
+const ContainerInfo* NvFractionsContainer(const PodInfo& pod) {
+  const nvfractions::Parsed parsed = nvfractions::ParseNvFractions(NvFractionsFacts(pod));
+  if (!parsed.request) return nullptr;
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerInfo& c : *list) {
+      if (c.name == parsed.request->container) return &c;
+    }
+  }
+  return nullptr;
 }
 
 Result<ContainerInfo*> FractionContainer(PodInfo& pod) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kai/core/admission/admission.h"
+#include "kai/core/k8s/nvfractions.h"
 
 namespace kai::admission {
 
@@ -26,6 +27,7 @@ struct ContainerInfo {
   std::vector<EnvEntry> env;
   std::vector<std::string> env_from_config_maps;  // envFrom[].configMapRef.name
   bool whole_gpu_limit = false;                   // resources.limits has nvidia.com/gpu
+  bool whole_gpu_request = false;                 // resources.requests has nvidia.com/gpu
   bool requests_gpu = false;  // a non-zero nvidia.com/gpu or MIG request (or limit)
 
   std::string Path() const;   // "/spec/containers/0" or "/spec/initContainers/1"
@@ -52,6 +54,11 @@ struct PodInfo {
 };
 
 PodInfo ReadPodInfo(const Request& request, const doc::Node& pod);
+
+// What the NvFractions rules read of the pod (k8s/nvfractions.h); views into `pod`.
+nvfractions::PodFacts NvFractionsFacts(const PodInfo& pod);
+// The container a valid NvFractions request names; nullptr when the pod has none.
+const ContainerInfo* NvFractionsContainer(const PodInfo& pod);
 
 // The container the GPU share goes to: the one gpu-fraction-container-name names (init
 // containers first), else the first container; nullptr when the pod has no container, an error

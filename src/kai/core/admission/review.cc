@@ -55,6 +55,7 @@ Result<Review> ParseReview(std::string_view body) {
   r.request.name = std::string(req["name"].Scalar());
   r.request.object = req["object"];
   r.request.old_object = req["oldObject"];
+  r.request.username = std::string(req["userInfo"]["username"].Scalar());
   return r;
 }
 

@@ -11,6 +11,7 @@ namespace {
 constexpr const char* kReview = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
   "request":{"uid":"u-1","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"UPDATE",
   "namespace":"team-a","name":"p","object":{"metadata":{"name":"p"}},
+  "userInfo":{"username":"system:serviceaccount:kai-scheduler:kai-binder","groups":["x"]},
   "oldObject":{"metadata":{"name":"p","labels":{"x":"y"}}}}})";
 
 TEST(AdmissionReview, ReadsTheRequestAndKeepsItsObjectsAlive) {
@@ -23,6 +24,7 @@ TEST(AdmissionReview, ReadsTheRequestAndKeepsItsObjectsAlive) {
   EXPECT_EQ(moved.request.ns, "team-a");
   EXPECT_EQ(moved.request.object["metadata"]["name"].Scalar(), "p");
   EXPECT_EQ(moved.request.old_object["metadata"]["labels"]["x"].Scalar(), "y");
+  EXPECT_EQ(moved.request.username, "system:serviceaccount:kai-scheduler:kai-binder");
 }
 
 TEST(AdmissionReview, ErrorsNameTheField) {

@@ -3,6 +3,7 @@
 
 #include "kai/core/controllers/objects.h"
 #include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/nvfractions.h"
 
 namespace kai::controllers {
 namespace {
@@ -86,6 +87,25 @@ Result<ResourcesStatus> ReadResourcesStatus(const doc::Node& rs, const std::stri
   return ResourcesStatus{std::move(*requested), std::move(*allocated), std::move(*non_preemptible)};
 }
 
+// An NvFractions request (k8s/nvfractions.h) in MiB, as a gpu-memory annotation would say it;
+// nullopt when the pod makes none or a broken one (the scheduler skips such a pod).
+std::optional<std::string> NvFractionsMemory(const doc::Node& obj) {
+  nvfractions::PodFacts facts;
+  for (const auto& e : obj["metadata"]["annotations"].Entries()) {
+    if (nvfractions::Relevant(e.first.Scalar())) {
+      facts.annotations.push_back({e.first.Scalar(), e.second.Scalar()});
+    }
+  }
+  if (!nvfractions::HasNvFractions(facts.annotations)) return std::nullopt;
+  for (const char* list : {"initContainers", "containers"}) {
+    const doc::Node l = obj["spec"][list];
+    for (size_t i = 0; i < l.size(); ++i) facts.containers.push_back(l[i]["name"].Scalar());
+  }
+  const nvfractions::Parsed parsed = nvfractions::ParseNvFractions(facts);
+  if (!parsed.request) return std::nullopt;
+  return std::to_string(parsed.request->request_mib);
+}
+
 }  // namespace
 
 Result<PodFacts> DecodePodFacts(const doc::Node& obj) {
@@ -102,6 +122,7 @@ Result<PodFacts> DecodePodFacts(const doc::Node& obj) {
   }
   p.gpu_fraction = Annotation(obj, keys::kGpuFraction);
   p.gpu_memory = Annotation(obj, keys::kGpuMemory);
+  if (!p.gpu_memory) p.gpu_memory = NvFractionsMemory(obj);
   p.fraction_devices = Annotation(obj, keys::kGpuFractionNumDevices);
   p.received_type = Annotation(obj, keys::kReceivedResourceType);
   return p;

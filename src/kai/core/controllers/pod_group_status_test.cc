@@ -107,6 +107,18 @@ TEST(PodGroupStatus, GpuMemoryOverTheNodesGpuMemory) {
   EXPECT_EQ(s->allocated.at("nvidia.com/gpu"), "333333334n");
 }
 
+TEST(PodGroupStatus, AnNvFractionsRequestCountsAsGpuMemory) {
+  Fixture f;
+  // 1024M is 976.56 MiB: 977, as the runtime reads it.
+  f.pods.push_back(PodWith("a", "Running", true, R"({"cpu":"1"})",
+                           R"(,"nvidia.com/container.c.gpu-memory.request":"1024M",)"
+                           R"("received-resource-type":"Fraction")"));
+  auto s = f.Compute();
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->requested, (TextList{{"cpu", "1"}, {"run.ai/gpu.memory", "977"}}));
+  EXPECT_EQ(s->allocated.at("nvidia.com/gpu"), "24425u");  // 977 / 40000 = 0.024425
+}
+
 TEST(PodGroupStatus, GpuMemoryOnANodeWithoutTheLabelIsAnErrorNamingIt) {
   Fixture f;
   f.nodes[0].gpu_memory_labels.clear();

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/nvfractions.h"
 #include "kai/core/k8s/typed_labels.h"
 #include "kai/core/resource/quantity.h"
 
@@ -379,6 +380,36 @@ void DecodeGpuSharing(PodObject& pod, ObjectContext& ctx) {
   }
 }
 
+// The names of the pod's containers and init containers.
+std::vector<std::string_view> ContainerNames(const doc::Node& spec) {
+  std::vector<std::string_view> out;
+  for (const char* list : {"initContainers", "containers"}) {
+    const doc::Node l = spec[list];
+    for (size_t i = 0; l.IsSequence() && i < l.size(); ++i) {
+      if (l[i]["name"].IsScalar()) out.push_back(l[i]["name"].Scalar());
+    }
+  }
+  return out;
+}
+
+// NvFractions (k8s/nvfractions.h): the request counts as a gpu-memory annotation does. A pod
+// breaking its rules is reported with the field named and asks for no GPU memory.
+void DecodeNvFractions(const doc::Node& spec, PodObject& pod, ObjectContext& ctx) {
+  nvfractions::PodFacts facts;
+  for (const auto& [key, value] : pod.meta.annotations) {
+    if (nvfractions::Relevant(key)) facts.annotations.push_back({key, value});
+  }
+  if (!nvfractions::HasNvFractions(facts.annotations)) return;
+  facts.containers = ContainerNames(spec);
+  facts.whole_gpu = pod.request.milli_gpu > 0;
+  const nvfractions::Parsed parsed = nvfractions::ParseNvFractions(facts);
+  if (parsed.error) {
+    ctx.Fail(parsed.error->field, parsed.error->message);
+    return;
+  }
+  pod.gpu_sharing.memory_mib = parsed.request->request_mib;
+}
+
 void DecodeGpuGroups(PodObject& pod) {
   for (const auto& [k, v] : pod.meta.labels) {
     if (k == keys::kGpuGroupLabel) {
@@ -447,6 +478,7 @@ void DecodePod(const doc::Node& doc, const std::string& source, ObjectContext& c
   }
   pod.resource_claims = PodResourceClaims(spec, status, ctx);
   DecodeGpuSharing(pod, ctx);
+  DecodeNvFractions(spec, pod, ctx);
   DecodeGpuGroups(pod);
   ReadTypedLabels(pod);
   DecodePodNuma(doc, pod, ctx);

@@ -6,6 +6,7 @@
 
 #include "kai/core/k8s/decode.h"
 #include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/nvfractions.h"
 #include "kai/core/resource/quantity.h"
 
 namespace kai {
@@ -126,6 +127,16 @@ void CheckPods(const ClusterState& s, std::vector<std::string>& errors) {
   }
 }
 
+// The annotation a pod's GPU memory came from: gpu-memory, or an NvFractions request or limit.
+std::string GpuMemoryKey(const PodObject& p) {
+  for (const auto& [key, value] : p.meta.annotations) {
+    if (key != keys::kGpuMemory && nvfractions::HasNvFractions({{key, value}})) {
+      return std::string(key.view());
+    }
+  }
+  return std::string(keys::kGpuMemory);
+}
+
 // A gpu-memory request larger than every device of the cluster can never be served (KAI's
 // admission refuses such pods); checked when some node reports its GPU memory.
 void CheckGpuMemory(const ClusterState& s, std::vector<std::string>& errors) {
@@ -136,7 +147,7 @@ void CheckGpuMemory(const ClusterState& s, std::vector<std::string>& errors) {
     const int64_t asked = p.gpu_sharing.memory_mib;
     if (asked <= largest || p.gpu_sharing.fraction_milli > 0) continue;
     errors.push_back(p.meta.source + ": " + p.meta.Ref() + ": metadata.annotations." +
-                     std::string(keys::kGpuMemory) + ": " + std::to_string(asked) +
+                     GpuMemoryKey(p) + ": " + std::to_string(asked) +
                      " MiB is more than any GPU in the cluster has (largest: " +
                      std::to_string(largest) + " MiB)");
   }

@@ -21,8 +21,12 @@ bool HasValue(const PodFacts& pod, std::string_view key) {
 Result<int64_t> FractionCenti(const PodFacts& pod, int64_t memory_fraction_centi) {
   if (pod.decode_error) return Error{*pod.decode_error};
   if (HasValue(pod, keys::kGpuFraction)) return MilliToCenti(pod.gpu_sharing.fraction_milli);
-  if (HasValue(pod, keys::kGpuMemory)) return memory_fraction_centi;
-  return Error{"Pod " + pod.Key() + ": has neither a gpu-fraction nor a gpu-memory annotation"};
+  // gpu-memory, or an NvFractions request the decoder read as GPU memory.
+  if (HasValue(pod, keys::kGpuMemory) || pod.gpu_sharing.memory_mib > 0) {
+    return memory_fraction_centi;
+  }
+  return Error{"Pod " + pod.Key() +
+               ": has neither a gpu-fraction nor a gpu-memory annotation (nor NvFractions)"};
 }
 
 NeededDevices CountNeededDevices(const std::vector<const PodFacts*>& unschedulable,

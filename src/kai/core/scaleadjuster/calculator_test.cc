@@ -96,6 +96,15 @@ TEST(NeededDevices, FractionAndMemoryPodsAddUp) {
   EXPECT_EQ(n.to_scale.size(), 4u);
 }
 
+TEST(NeededDevices, AnNvFractionsPodCountsAsAMemoryPod) {
+  const PodFacts nv =
+      Unschedulable("ns1", "nv-pod", {"nvidia.com/container.c.gpu-memory.request: 4Gi"});
+  EXPECT_TRUE(nv.AnnotatedFractional());
+  auto n = Count({nv, MemoryPod("ns1", "mem-pod", "1024", 1)});
+  EXPECT_EQ(n.to_scale.size(), 2u);
+  EXPECT_EQ(n.devices, 1);  // 0.1 + 0.1
+}
+
 TEST(NeededDevices, PodWithoutAnnotationIsSkippedNamingIt) {
   auto n = Count({Unschedulable("ns1", "pod1", {})});
   EXPECT_EQ(n.devices, 0);

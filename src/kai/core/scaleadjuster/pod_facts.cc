@@ -5,6 +5,7 @@
 #include "kai/core/k8s/decode.h"
 #include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
+#include "kai/core/k8s/nvfractions.h"
 #include "kai/core/resource/quantity.h"
 
 namespace kai::scaleadjuster {
@@ -130,6 +131,10 @@ bool PodFacts::AnnotatedFractional() const {
   for (std::string_view key : {keys::kGpuFraction, keys::kGpuMemory}) {
     auto it = annotations.find(key);
     if (it != annotations.end() && !it->second.empty()) return true;
+  }
+  // NvFractions (k8s/nvfractions.h): per-container GPU memory.
+  for (const auto& [key, value] : annotations) {
+    if (!value.empty() && nvfractions::HasNvFractions({{key, value}})) return true;
   }
   return false;
 }

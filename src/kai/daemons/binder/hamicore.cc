@@ -6,6 +6,7 @@
 #include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/resource/quantity.h"
+#include "kai/daemons/binder/nvfractions.h"
 
 namespace kai::binder {
 namespace {
@@ -70,6 +71,8 @@ class HamiCore final : public BindPlugin {
 
   Status PreBind(BindContext& ctx) override {
     if (!IsSharedGpu(ctx.request)) return Ok();
+    // NvFractions pods have no ConfigMaps: their runtime enforces the memory itself.
+    if (auto nv = NvFractionsContainer(ctx.pod); !nv.ok() || *nv) return Ok();
     auto label = NodeLabel(ctx.request.selected_node);
     if (!label.ok()) return label.error();
     auto mib = CudaMemoryLimitMib(ctx.request.selected_node, *label, ctx.request);

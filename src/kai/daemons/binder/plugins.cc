@@ -10,6 +10,7 @@
 #include "kai/core/plugins/predicates/volumes.h"
 #include "kai/core/snapshot/storage.h"
 #include "kai/daemons/binder/hamicore.h"
+#include "kai/daemons/binder/nvfractions.h"
 
 namespace kai::binder {
 namespace {
@@ -209,7 +210,8 @@ class VolumeBinding final : public BindPlugin {
   const std::atomic<bool>& stop_;
 };
 
-// --- gpusharing: the fraction container learns its GPU through two per-pod ConfigMaps ---
+// --- gpusharing: the fraction container learns its GPU through two per-pod ConfigMaps, or an
+// NvFractions container through the pod's devices annotation (nvfractions.h) ---
 
 class GpuSharing final : public BindPlugin {
  public:
@@ -218,6 +220,9 @@ class GpuSharing final : public BindPlugin {
 
   Status PreBind(BindContext& ctx) override {
     if (!IsSharedGpu(ctx.request)) return Ok();
+    auto nv = NvFractionsContainer(ctx.pod);
+    if (!nv.ok()) return nv.error();
+    if (*nv) return WriteNvFractionsDevices(client_, ctx.pod, **nv, ctx.gpu_ids);
     auto c = FractionContainer(ctx.pod);
     if (!c.ok()) return c.error();
     auto names = SharingConfigMapNames(ctx.pod, *c);
@@ -242,6 +247,8 @@ class GpuSharing final : public BindPlugin {
 
   Status Rollback(BindContext& ctx) override {
     if (!IsSharedGpu(ctx.request)) return Ok();
+    auto nv = NvFractionsContainer(ctx.pod);
+    if (nv.ok() && *nv) return RemoveNvFractionsDevices(client_, ctx.pod, **nv);
     auto c = FractionContainer(ctx.pod);
     if (!c.ok()) return Ok();
     auto names = SharingConfigMapNames(ctx.pod, *c);
