@@ -24,7 +24,7 @@ import sys
 LOWEST = {"util", "resource", "model"}
 ABOVE_MODEL = {"k8s", "snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim",
                "usage", "whatif", "podgrouper", "controllers", "scaleadjuster", "install",
-               "admission", "operator"}
+               "admission", "operator", "numaexporter"}
 # The scheduler's own layers, which the pod grouper (owner chains -> PodGroups) does not need.
 SCHEDULING = {"snapshot", "framework", "plugins", "actions", "builtin", "explain", "sim", "usage"}
 
@@ -36,6 +36,8 @@ CORE_RULES = [
     ({"podgrouper"}, SCHEDULING,
      "the pod grouper reads Kubernetes objects (k8s/, model/), not the scheduler's layers"),
     (SCHEDULING, {"podgrouper"}, "the scheduler's layers do not include the pod grouper"),
+    ({"numaexporter"}, SCHEDULING | {"podgrouper", "operator"},
+     "the NUMA placement exporter reads pod-resources answers and pods, not the scheduler's layers"),
     (SCHEDULING | {"podgrouper", "install", "admission"}, {"operator"},
      "the operator renders the other components' objects; nothing below it includes it"),
     ({"snapshot"}, {"k8s"}, "the snapshot reads the model, not the decoder (k8s/)"),
@@ -50,7 +52,7 @@ CORE_RULES = [
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<](kai/([^">]+))[">]')
 # Libraries that do I/O, log or export metrics: the core never includes them.
-IO_LIBRARIES = re.compile(r'^\s*#\s*include\s*<((prometheus|boost|spdlog|curl|openssl)/[^>]+)>')
+IO_LIBRARIES = re.compile(r'^\s*#\s*include\s*<((prometheus|boost|spdlog|curl|openssl|grpcpp|grpc|google)/[^>]+)>')
 
 
 def library_files(src):

@@ -49,6 +49,9 @@ COMPONENTS = {
                                                      "cmd/resourcereservation/main.go"]),
     "operator": ("operator", ["cmd/operator/config/options.go", "cmd/operator/app/app.go",
                               "cmd/operator/main.go"]),
+    "numaplacementexporter": ("numa-exporter", ["cmd/numa-placement-exporter/app/options.go",
+                                                "cmd/numa-placement-exporter/app/app.go",
+                                                "cmd/numa-placement-exporter/main.go"]),
 }
 ZAP_FLAGS = ["zap-devel", "zap-encoder", "zap-log-level", "zap-stacktrace-level",
              "zap-time-encoding"]

@@ -10,6 +10,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libyaml-cpp-dev rapidjson-dev libcli11-dev libfmt-dev libspdlog-dev \
   libcurl4-openssl-dev libssl-dev libcpp-httplib-dev libboost-dev prometheus-cpp-dev \
   libgtest-dev libgmock-dev googletest libbenchmark-dev \
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc \
   clang-14 libclang-rt-14-dev \
   python3 python3-yaml openssl \
   clang-format valgrind chromium >/dev/null

@@ -13,6 +13,10 @@ RBAC on): KAI's install steps with the Config kai-config and the SchedulingShard
   with the shard's conditions; deleting the shard removes it (the operator prunes it).
 - Deleting kai-config removes what the operator made and nothing of the users' (a Queue, the
   namespace, the priority classes).
+- FIPS mode: `kai operator --fips-mode` refuses to start where OpenSSL's FIPS provider is
+  missing; with a provider named fips (the tests' stand-in, KAI_FAKE_FIPS) it talks TLS to the
+  API server through it and passes --fips-mode to every component; a Config whose image is tagged
+  -fips runs that component in FIPS mode.
 - No call is refused (no 403 in the operator's log).
 
     python3 tests/e2e/operator_test.py [-v]         (KAI_BIN: the kai binary; default build/kai)
@@ -26,6 +30,7 @@ import base64
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +43,7 @@ import scenario_loader as sl  # noqa: E402
 
 REPO = kube_server.REPO_ROOT
 KAI_BIN = pathlib.Path(os.environ.get("KAI_BIN", REPO / "build" / "kai"))
+FAKE_FIPS = pathlib.Path(os.environ.get("KAI_FAKE_FIPS", REPO / "build" / "libkai_fake_fips.so"))
 OPERATOR = REPO / "deploy" / "operator" / "operator.yaml"
 NS = "kai-scheduler"
 CONFIGS = "/apis/kai.scheduler/v1/configs"
@@ -82,10 +88,12 @@ def tearDownModule():
     kube_server.release(CLIENT, SERVER, TMP)
 
 
-def once(expect_rc: int = 0) -> str:
+def once(expect_rc: int = 0, flags: list[str] | None = None,
+         env: dict[str, str] | None = None) -> str:
     p = subprocess.run([str(KAI_BIN), "operator", "--once", "--kubeconfig", KUBECONFIG,
-                        "--image", "registry.example/kai:e2e"],
-                       capture_output=True, text=True, timeout=120)
+                        "--image", "registry.example/kai:e2e", *(flags or [])],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, **(env or {})})
     LOGS.append(p.stderr)
     if p.returncode != expect_rc:
         raise AssertionError(f"kai operator --once: rc {p.returncode}, expected {expect_rc}\n"
@@ -100,6 +108,20 @@ def deployment(name: str) -> dict | None:
         if e.status == 404:
             return None
         raise
+
+
+def managed_deployments() -> list[str]:
+    got = CLIENT.get(f"{DEPLOYMENTS}?labelSelector=app.kubernetes.io/managed-by%3Dkai-operator")
+    return sorted(d["metadata"]["name"] for d in got["items"])
+
+
+def modules_dir(with_provider: bool) -> str:
+    """A directory for OPENSSL_MODULES: empty, or with the stand-in provider as fips.so."""
+    d = pathlib.Path(TMP.name) / ("fips-modules" if with_provider else "no-fips-modules")
+    d.mkdir(exist_ok=True)
+    if with_provider:
+        shutil.copyfile(FAKE_FIPS, d / "fips.so")
+    return str(d)
 
 
 def args_of(d: dict) -> list[str]:
@@ -204,6 +226,33 @@ class Operator(unittest.TestCase):
         CLIENT.get(f"/api/v1/namespaces/{NS}")
         CLIENT.get("/apis/scheduling.k8s.io/v1/priorityclasses/train")
         self.assertIsNotNone(deployment("kai-operator"))  # the chart's, not the Config's
+
+    def test_e_fips_mode(self):
+        # Without OpenSSL's FIPS provider (Debian does not package it) `--fips-mode` refuses to
+        # start: one line, exit status 1, nothing written.
+        wait_for("the Config's Deployments collected", lambda: not managed_deployments(), 60)
+        CLIENT.post(CONFIGS, {
+            "apiVersion": "kai.scheduler/v1", "kind": "Config", "metadata": {"name": "kai-config"},
+            "spec": {"binder": {"service": {"image": {"tag": "e2e-fips"}}}}})
+        err = once(1, ["--fips-mode"], {"OPENSSL_MODULES": modules_dir(False)})
+        self.assertTrue(err.startswith("kai: FIPS mode: OpenSSL's FIPS provider is not available"),
+                        err)
+        self.assertEqual(managed_deployments(), [])
+        # A component whose image is tagged -fips (KAI's chart with global.fipsMode "on") runs
+        # in FIPS mode; the others do not.
+        once()
+        self.assertIn("--fips-mode", args_of(deployment("kai-binder")))
+        self.assertNotIn("--fips-mode", args_of(deployment("kai-podgrouper")))
+        # With a provider named fips (tests/fips' stand-in: OpenSSL's default provider's
+        # algorithms as fips=yes) the operator talks TLS 1.2+/AES-GCM to the API server through
+        # it, and runs every component in FIPS mode.
+        if not FAKE_FIPS.is_file():
+            self.skipTest(f"{FAKE_FIPS} not built (the stand-in FIPS provider)")
+        err = once(0, ["--fips-mode"], {"OPENSSL_MODULES": modules_dir(True)})
+        self.assertIn("FIPS mode: TLS through OpenSSL's FIPS provider only", err)
+        for name in managed_deployments():
+            self.assertIn("--fips-mode", args_of(deployment(name)), name)
+        CLIENT.delete(f"{CONFIGS}/kai-config")
 
     def test_z_no_call_was_refused(self):
         for log in LOGS:

@@ -139,6 +139,27 @@ class Chart(unittest.TestCase):
         self.assertFalse(default["spec"]["nodeScaleAdjuster"]["service"]["enabled"])
         self.assertEqual(default["spec"]["admission"]["gpuFractionRuntimeClassName"], "nvidia")
 
+    def test_fips_mode_tags_every_image_and_runs_the_operator_in_it(self):
+        def render(*args):
+            objs = objects(template(*args))
+            op = next(o for o in objs if o["kind"] == "Deployment"
+                      and o["metadata"]["name"] == "kai-operator")
+            cfg = next(o for o in objs if o["kind"] == "Config")
+            return op["spec"]["template"]["spec"]["containers"][0], cfg["spec"]
+
+        container, spec = render("--set", "global.fipsMode=on", "--set", "global.tag=v1.2.3",
+                                 "--set", "scheduler.image.tag=v9.9.9")
+        self.assertTrue(container["image"].endswith(":v1.2.3-fips"), container["image"])
+        self.assertIn("--fips-mode", container["args"])
+        image_args = [a for a in container["args"] if a.startswith("--image=")]
+        self.assertTrue(image_args and image_args[0].endswith(":v1.2.3-fips"), image_args)
+        self.assertEqual(spec["scheduler"]["service"]["image"]["tag"], "v9.9.9-fips")
+        self.assertEqual(spec["binder"]["service"]["image"]["tag"], "v1.2.3-fips")
+        container, spec = render()
+        self.assertNotIn("--fips-mode", container["args"])
+        self.assertFalse(container["image"].endswith("-fips"), container["image"])
+        self.assertFalse(spec["binder"]["service"]["image"]["tag"].endswith("-fips"))
+
     def test_kais_example_shard(self):
         out = objects(template("-f", str(KAI_VALUES / "custom-plugins-actions-values.yaml")))
         shard = next(o for o in out if o["kind"] == "SchedulingShard")

@@ -32,6 +32,7 @@ std::unique_ptr<Command> MakeAdmissionCommand();
 std::unique_ptr<Command> MakePodGrouperCommand();
 std::unique_ptr<Command> MakeControllersCommand();
 std::unique_ptr<Command> MakeScaleAdjusterCommand();
+std::unique_ptr<Command> MakeNumaExporterCommand();
 std::unique_ptr<Command> MakeOperatorCommand();
 std::unique_ptr<Command> MakeInstallCommand();
 std::unique_ptr<Command> MakeRunCommand();

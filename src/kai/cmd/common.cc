@@ -12,6 +12,7 @@
 #include "kai/core/util/trace.h"
 #include "kai/kube/io/usage_file.h"
 #include "kai/kube/runtime/manager.h"
+#include "kai/kube/tls/fips.h"
 
 namespace kai::cmd {
 namespace {
@@ -71,6 +72,13 @@ std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::
   return std::nullopt;
 }
 
+bool StartFipsMode() {
+  if (!FipsModeRequested()) return true;
+  const Status s = tls::EnableFipsMode();
+  if (!s.ok()) std::cerr << "kai: " << s.error().message << "\n";
+  return s.ok();
+}
+
 TraceSink* DebugTrace() {
   static StderrTrace sink;
   return std::getenv("KAI_DEBUG") != nullptr ? &sink : nullptr;
@@ -105,6 +113,9 @@ int DaemonCommand::Run() {
   if (auto e = Apply()) return Fail(*e);
   if (auto e = kai_.Check()) return Fail(*e);
   kai_.Warn((*log)->stream());
+  if (tls::FipsModeEnabled()) {
+    (*log)->stream() << "kai: FIPS mode: TLS through OpenSSL's FIPS provider only\n";
+  }
   StopOnSignals(&runtime::RequestProcessStop);
   return RunComponent(**log);
 }

@@ -39,6 +39,11 @@ std::optional<std::string> ReadClockAndUsage(const std::string& now, const std::
                                              sim::SimulateOptions& options,
                                              std::optional<usage::UsageStore>& usage);
 
+// --fips-mode (FipsModeRequested): the process's TLS through OpenSSL's FIPS provider only, set
+// before the command runs. Prints `kai: FIPS mode: ...` (what is missing and how to get it) and
+// returns false where the provider is not available; true without the flag.
+bool StartFipsMode();
+
 // KAI_DEBUG=1: the disruptive actions' search traced on stderr; otherwise null.
 TraceSink* DebugTrace();
 

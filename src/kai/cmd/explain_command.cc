@@ -35,6 +35,7 @@ CLI::App* AddExplainCommand(CLI::App& app, ExplainArgs& a) {
   AddFilesOption(c, a.files);
   c->add_option("--kubeconfig", a.kubeconfig, "read a live cluster instead of files");
   c->add_option("--context", a.context, "kubeconfig context (default: its current-context)");
+  AddFipsModeFlag(c);
   c->add_option("--shard", a.shard, "SchedulingShard whose node pool and config to read");
   c->add_option("--node-pool-label-key", a.node_pool_key, "the node-pool label");
   c->add_option("--now", a.now, "the clock, RFC 3339 (default: wall clock)");

@@ -9,6 +9,8 @@ namespace kai::cmd {
 
 namespace {
 
+bool g_fips_mode_flag = false;  // --fips-mode, for the process (main.cc)
+
 const CLI::App* CommandNamed(const CLI::App& app, std::string_view name) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == name) return sub;
@@ -51,7 +53,16 @@ void AddClientFlags(CLI::App* c, std::string& kubeconfig, std::string& context,
                     const std::string& kubeconfig_help) {
   c->add_option("--kubeconfig", kubeconfig, kubeconfig_help);
   c->add_option("--context", context, "kubeconfig context (default: its current-context)");
+  AddFipsModeFlag(c);
 }
+
+void AddFipsModeFlag(CLI::App* c) {
+  c->add_flag("--fips-mode", g_fips_mode_flag,
+              "TLS through OpenSSL's FIPS provider only, with FIPS-approved settings; refuse to "
+              "start where the provider is not installed (docs/fips.md)");
+}
+
+bool FipsModeRequested() { return g_fips_mode_flag; }
 
 void AddServerFlags(CLI::App* c, std::string& metrics, std::string& health,
                     const std::string& metrics_help, const std::string& health_help) {

@@ -28,10 +28,16 @@ std::vector<std::string> SplitEmptyValues(const CLI::App& app, int argc, const c
 CLI::Option* AddFilesOption(CLI::App* c, std::vector<std::string>& files,
                             const std::string& what = "manifest file or directory");
 
-// --kubeconfig and --context.
+// --kubeconfig, --context and --fips-mode (AddFipsModeFlag): every command that talks to an API
+// server takes them.
 void AddClientFlags(CLI::App* c, std::string& kubeconfig, std::string& context,
                     const std::string& kubeconfig_help =
                         "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+
+// --fips-mode: the process's TLS through OpenSSL's FIPS provider only (docs/fips.md). One
+// process-wide switch, read by main.cc before the command runs (FipsModeRequested).
+void AddFipsModeFlag(CLI::App* c);
+bool FipsModeRequested();
 
 // --metrics-bind-address and --health-probe-bind-address.
 void AddServerFlags(CLI::App* c, std::string& metrics, std::string& health,

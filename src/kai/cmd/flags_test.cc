@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kai/cmd/command.h"
+
 namespace kai::cmd {
 namespace {
 
@@ -186,6 +188,35 @@ TEST(SplitEmptyValues, AnEmptyValueStaysEmptyAndTheNextFlagStaysAFlag) {
   app.parse(static_cast<int>(split.size()), split.data());
   EXPECT_EQ(metrics, "");
   EXPECT_EQ(health, "");
+}
+
+// --fips-mode: every command that talks to an API server takes it, for the whole process.
+TEST(FipsModeFlag, EveryCommandOfTheApiServerTakesIt) {
+  const std::pair<const char*, CommandMaker> commands[] = {
+      {"scheduler", &MakeSchedulerCommand},
+      {"binder", &MakeBinderCommand},
+      {"resource-reservation", &MakeResourceReservationCommand},
+      {"admission", &MakeAdmissionCommand},
+      {"podgrouper", &MakePodGrouperCommand},
+      {"controllers", &MakeControllersCommand},
+      {"scale-adjuster", &MakeScaleAdjusterCommand},
+      {"numa-exporter", &MakeNumaExporterCommand},
+      {"operator", &MakeOperatorCommand},
+      {"run", &MakeRunCommand},
+      {"queues", &MakeQueuesCommand},
+      {"explain", &MakeExplainCommand}};
+  for (const auto& [name, make] : commands) {
+    for (const char* value : {"--fips-mode", "--fips-mode=false"}) {
+      CLI::App app;
+      auto command = make();
+      command->Add(app);
+      std::vector<const char*> argv = {"kai", name, value};
+      if (std::string(name) == "explain") argv.insert(argv.end(), {"pod", "default/x"});
+      ASSERT_NO_THROW(app.parse(static_cast<int>(argv.size()), argv.data()))
+          << name << " " << value;
+      EXPECT_EQ(FipsModeRequested(), std::string(value) == "--fips-mode") << name << " " << value;
+    }
+  }
 }
 
 }  // namespace

@@ -163,6 +163,15 @@ TEST(KaiOperatorArgs, ScaleAdjusterAndResourceReservation) {
                                               "--zap-time-encoding", "iso8601", "--qps", "5"}));
 }
 
+TEST(KaiOperatorArgs, NumaExporter) {
+  // The DaemonSet's container (KAI's operand: Go's Duration.String() writes 1m0s).
+  EXPECT_NO_THROW(
+      Parse(&MakeNumaExporterCommand,
+            {"numa-exporter", "--podresources-socket=/var/lib/kubelet/pod-resources/kubelet.sock",
+             "--sysfs-root=/host/sys", "--poll-interval=1s", "--drift-resync-interval=1m0s",
+             "--node-name", "n1", "--qps", "50", "--burst", "100", "--zap-devel=false"}));
+}
+
 TEST(KaiFlagAliases, AreTheSameOptions) {
   const struct {
     CommandMaker make;

@@ -22,14 +22,14 @@ using kai::cmd::CommandMaker;
 
 // In the order `kai --help` lists them: the offline tools, then the cluster's components.
 constexpr CommandMaker kCommands[] = {
-    &kai::cmd::MakeSimulateCommand,    &kai::cmd::MakeQueuesCommand,
-    &kai::cmd::MakeExplainCommand,     &kai::cmd::MakeWhatIfCommand,
-    &kai::cmd::MakeCheckUpdateCommand, &kai::cmd::MakeSchedulerCommand,
-    &kai::cmd::MakeBinderCommand,      &kai::cmd::MakeResourceReservationCommand,
-    &kai::cmd::MakeAdmissionCommand,   &kai::cmd::MakePodGrouperCommand,
-    &kai::cmd::MakeControllersCommand, &kai::cmd::MakeScaleAdjusterCommand,
-    &kai::cmd::MakeOperatorCommand,    &kai::cmd::MakeInstallCommand,
-    &kai::cmd::MakeRunCommand,
+    &kai::cmd::MakeSimulateCommand,     &kai::cmd::MakeQueuesCommand,
+    &kai::cmd::MakeExplainCommand,      &kai::cmd::MakeWhatIfCommand,
+    &kai::cmd::MakeCheckUpdateCommand,  &kai::cmd::MakeSchedulerCommand,
+    &kai::cmd::MakeBinderCommand,       &kai::cmd::MakeResourceReservationCommand,
+    &kai::cmd::MakeAdmissionCommand,    &kai::cmd::MakePodGrouperCommand,
+    &kai::cmd::MakeControllersCommand,  &kai::cmd::MakeScaleAdjusterCommand,
+    &kai::cmd::MakeNumaExporterCommand, &kai::cmd::MakeOperatorCommand,
+    &kai::cmd::MakeInstallCommand,      &kai::cmd::MakeRunCommand,
 };
 
 }  // namespace
@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kai::cmd::kExitBadInput;
   }
+  if (!kai::cmd::StartFipsMode()) return 1;  // before anything sets up TLS
   try {
     for (auto& [command, sub] : commands) {
       if (*sub) return command->Run();

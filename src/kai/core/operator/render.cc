@@ -170,6 +170,7 @@ const FlagFromField kFlagFields[] = {
      {"podGrouper", "args", "defaultPrioritiesConfigMapNamespace"},
      "default-priorities-configmap-namespace"},
     {"podgrouper", {"podGrouper", "args", "gangScheduleKnative"}, "knative-gang-schedule"},
+    {"podgrouper", {"podGrouper", "args", "genericKartaFallback"}, "generic-karta-fallback"},
     {"controllers", {"podGroupController", "maxConcurrentReconciles"}, "max-concurrent-reconciles"},
     {"controllers", {"queueController", "metricsNamespace"}, "metrics-namespace"},
     {"admission", {"admission", "gpuSharing"}, "gpu-sharing-enabled"},
@@ -208,14 +209,45 @@ const IgnoredField kIgnored[] = {
     {{"scheduler", "GOGC"}, "kai is not written in Go"},
     {{"scheduler", "schedulerService"}, "kai's scheduler Service is not made by the operator"},
     {{"prometheus", "enabled"}, "kai's operator deploys no Prometheus"},
-    {{"numaPlacementExporter", "enabled"}, "kai has no NUMA placement exporter yet"},
-    {{"binder", "cdiEnabled"}, "kai's binder writes no CDI annotations"},
-    {{"binder", "plugins"}, "kai's binder plugins are set by its flags"},
-    {{"binder", "volumeBindingTimeoutSeconds"},
-     "not passed on: the binder's volumebinding bindTimeoutSeconds (default 120) is set by its "
-     "--plugins"},
+    {{"numaPlacementExporter", "enabled"},
+     "kai's operator does not deploy the exporter: run `kai numa-exporter` as a DaemonSet "
+     "(docs/commands/numa-exporter.md)"},
     {{"admission", "queueLabelSelector"}, "kai's webhooks select pods by scheduler name"},
 };
+
+// spec.binder.plugins with what KAI's operator merges into them: volumeBindingTimeoutSeconds as
+// the bindTimeoutSeconds of volumebinding and dynamicresources and cdiEnabled as gpusharing's
+// argument, where the plugin's entry gives no arguments of its own (KAI's user arguments replace
+// the defaults). "" when nothing is set: the binder's defaults are KAI's.
+std::string BinderPluginsJson(const Json& spec) {
+  const Json* binder = Find(spec, "binder");
+  if (binder == nullptr || !binder->IsObject()) return "";
+  JsonDoc d(rapidjson::kObjectType);
+  Alloc& a = d.GetAllocator();
+  if (const Json* plugins = Find(*binder, "plugins"); plugins && plugins->IsObject()) {
+    d.CopyFrom(*plugins, a);
+  }
+  auto default_argument = [&](std::string_view plugin, std::string_view key, const Json* value) {
+    if (value == nullptr || value->IsNull()) return;
+    Json& entry = Member(d, plugin, rapidjson::kObjectType, a);
+    if (!entry.IsObject() || Find(entry, "arguments") != nullptr) return;
+    Json arguments(rapidjson::kObjectType);
+    arguments.AddMember(Str(key, a), Str(FlagValue(*value), a), a);
+    Set(entry, "arguments", arguments, a);
+  };
+  const Json* timeout = Find(*binder, "volumeBindingTimeoutSeconds");
+  default_argument("volumebinding", "bindTimeoutSeconds", timeout);
+  default_argument("dynamicresources", "bindTimeoutSeconds", timeout);
+  default_argument("gpusharing", "cdiEnabled", Find(*binder, "cdiEnabled"));
+  return d.ObjectEmpty() ? "" : ToJson(d);
+}
+
+// KAI's isHamiCoreEnabled: the binder's hamicore plugin is on, so admission points the GPU-sharing
+// container at its limit.
+bool HamiCoreEnabled(const Json& spec) {
+  const Json* enabled = FindPath(spec, {"binder", "plugins", "hamicore", "enabled"});
+  return enabled != nullptr && enabled->IsBool() && enabled->GetBool();
+}
 
 struct Builder {
   const ConfigView& c;
@@ -340,6 +372,7 @@ struct Builder {
     }
     Json& args = Member(container, "args", rapidjson::kArrayType, a);
     SetComponentFlags(args, comp, a);
+    if (in.fips_mode || IsFipsImage(*ref)) SetSwitch(args, "fips-mode", a);
     return true;
   }
 
@@ -361,11 +394,22 @@ struct Builder {
       SetSwitch(args, "log-json", a);
     }
     if (ns != kDefaultNamespace) SetFlag(args, "leader-elect-namespace", ns, a);
+    if (comp.id == "admission" && ns != kDefaultNamespace) {  // the binder's ServiceAccount
+      SetFlag(args, "nvfractions-devices-writer", "system:serviceaccount:" + ns + ":kai-binder", a);
+    }
     for (const FlagFromField& f : kFlagFields) {
       if (f.component != comp.id) continue;
       const Json* v = FindPath(c.spec(), f.path);
       if (v == nullptr || v->IsNull()) continue;
       SetFlag(args, f.flag, FlagValue(*v), a);
+    }
+    if (comp.id == "binder") {
+      if (const std::string plugins = BinderPluginsJson(c.spec()); !plugins.empty()) {
+        SetFlag(args, "plugins", plugins, a);
+      }
+    }
+    if (comp.id == "admission" && HamiCoreEnabled(c.spec())) {
+      SetFlag(args, "hami-core-enabled", "true", a);
     }
   }
 
@@ -518,6 +562,15 @@ struct Builder {
 };
 
 }  // namespace
+
+bool IsFipsImage(std::string_view image) {
+  image = image.substr(0, image.find('@'));  // name:tag@sha256:digest
+  const size_t slash = image.rfind('/');
+  const size_t colon = image.rfind(':');
+  if (colon == std::string_view::npos || (slash != std::string_view::npos && colon < slash))
+    return false;
+  return image.substr(colon + 1).ends_with("-fips");
+}
 
 std::string ShardLeaseName(const std::string& scheduler_name, const Shard& shard) {
   if (shard.partition_label_value.empty()) return scheduler_name;

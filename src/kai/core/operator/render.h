@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kai/core/install/embedded.h"
@@ -54,11 +55,17 @@ struct RenderInput {
   std::optional<Tls> tls;  // none yet: the webhook configurations and Secret are left out
   // The image of every component unless its section names one (the operator's own image).
   std::string default_image = "kai:latest";
+  // The operator runs in FIPS mode (--fips-mode): every component does. Without it, a component
+  // whose image tag ends in -fips (KAI's FIPS variants, its chart's global.fipsMode "on") does.
+  bool fips_mode = false;
 };
 
 // The objects the Config asks for. An error names the Config's field that cannot be applied as
 // written (a malformed image, replicas that are not a number).
 Result<Rendered> Render(std::span<const install::EmbeddedFile> files, const RenderInput& in);
+
+// Whether `image` is a FIPS variant: its tag ends in -fips, as KAI names them.
+bool IsFipsImage(std::string_view image);
 
 // The shard's lease (KAI's LeaseName): <schedulerName>-<partitionLabelValue>, or
 // <schedulerName> when the shard has no partition, so that a kai and a KAI replica of one shard

@@ -172,6 +172,37 @@ TEST(OperatorRender, TheConfigsSectionsChangeTheDeployments) {
   EXPECT_TRUE(Has(w.Args("kai-scheduler-default"), "--queue-label-key=team.example/queue"));
 }
 
+// KAI's operator: the binder's --plugins are spec.binder.plugins with volumeBindingTimeoutSeconds
+// and cdiEnabled as default arguments; a hamicore plugin turned on gives admission
+// --hami-core-enabled; the pod grouper's Karta fallback is passed on.
+TEST(OperatorRender, BinderPluginsHamiCoreAndTheKartaFallbackArePassedOn) {
+  const World w = RenderOf(R"({
+    "binder": {"volumeBindingTimeoutSeconds": 30, "cdiEnabled": true,
+               "plugins": {"hamicore": {"enabled": true},
+                           "dynamicresources": {"arguments": {"bindTimeoutSeconds": "45"}}}},
+    "podGrouper": {"args": {"genericKartaFallback": false}}})");
+  const auto binder = w.Args("kai-binder");
+  const auto plugins = std::find_if(binder.begin(), binder.end(), [](const std::string& a) {
+    return a.starts_with("--plugins=");
+  });
+  ASSERT_NE(plugins, binder.end());
+  JsonDoc d;
+  d.Parse(plugins->c_str() + std::string_view("--plugins=").size());
+  ASSERT_FALSE(d.HasParseError()) << *plugins;
+  EXPECT_TRUE(d["hamicore"]["enabled"].GetBool());
+  EXPECT_EQ(std::string(d["volumebinding"]["arguments"]["bindTimeoutSeconds"].GetString()), "30");
+  EXPECT_EQ(std::string(d["dynamicresources"]["arguments"]["bindTimeoutSeconds"].GetString()),
+            "45");  // the plugin's own arguments replace the defaults, as in KAI
+  EXPECT_EQ(std::string(d["gpusharing"]["arguments"]["cdiEnabled"].GetString()), "true");
+  EXPECT_TRUE(Has(w.Args("kai-admission"), "--hami-core-enabled=true"));
+  EXPECT_TRUE(Has(w.Args("kai-podgrouper"), "--generic-karta-fallback=false"));
+  EXPECT_TRUE(w.r.ignored.empty());
+  // Nothing set: the binder's defaults (KAI's), no flag.
+  const World plain = RenderOf("{}");
+  for (const std::string& a : plain.Args("kai-binder")) EXPECT_FALSE(a.starts_with("--plugins"));
+  EXPECT_FALSE(Has(plain.Args("kai-admission"), "--hami-core-enabled=true"));
+}
+
 TEST(OperatorRender, AnEmptyRuntimeClassIsPassedAsNone) {
   // The chart's --set admission.gpuFractionRuntimeClassName=null: fractional pods get no
   // runtimeClassName; an empty flag value, not a bare flag that would swallow the next one.
@@ -196,6 +227,8 @@ TEST(OperatorRender, AnotherNamespaceMovesEveryObjectAndLease) {
   const JsonDoc binder = w.Doc("Deployment", "kai-binder");
   EXPECT_EQ(Str(binder, {"metadata", "namespace"}), "kai-system");
   EXPECT_TRUE(Has(w.Args("kai-binder"), "--leader-elect-namespace=kai-system"));
+  EXPECT_TRUE(Has(w.Args("kai-admission"),
+                  "--nvfractions-devices-writer=system:serviceaccount:kai-system:kai-binder"));
   const JsonDoc binding = w.Doc("ClusterRoleBinding", "kai-binder");
   EXPECT_EQ(std::string(binding["subjects"][0]["namespace"].GetString()), "kai-system");
   EXPECT_NE(w.Find("Namespace", "kai-system"), nullptr);
@@ -236,6 +269,54 @@ TEST(OperatorRender, WhatCannotBeAppliedIsAnErrorOrListed) {
   const World w = RenderOf(R"({"global": {"vpa": {"enabled": true}}, "scheduler": {"GOGC": 200}})");
   ASSERT_EQ(w.r.ignored.size(), 2u);
   EXPECT_EQ(w.r.ignored[0], "spec.global.vpa: kai makes no VerticalPodAutoscaler");
+}
+
+// --- FIPS mode (docs/fips.md) ----------------------------------------------------------------
+
+constexpr const char* kDeployments[] = {"kai-binder",         "kai-podgrouper",
+                                        "kai-controllers",    "kai-admission",
+                                        "kai-scale-adjuster", "kai-scheduler-default"};
+
+World RenderWith(const std::string& default_image, bool fips_mode) {
+  RenderInput in;
+  in.config_json = ConfigJson("{}");
+  in.shards = {{"default", "s-1", "", ""}};
+  in.default_image = default_image;
+  in.fips_mode = fips_mode;
+  auto r = Render(install::EmbeddedDeployFiles(), in);
+  EXPECT_TRUE(r.ok()) << r.error().message;
+  return {r.ok() ? std::move(*r) : Rendered{}};
+}
+
+TEST(OperatorRender, FipsImagesAreThoseTaggedFips) {
+  EXPECT_TRUE(IsFipsImage("registry.example/kai:1.0-fips"));
+  EXPECT_TRUE(IsFipsImage("localhost:5000/kai:v0.18.0-fips"));
+  EXPECT_TRUE(IsFipsImage("kai:1.0-fips@sha256:0123abcd"));
+  EXPECT_FALSE(IsFipsImage("registry.example/kai:1.0"));
+  EXPECT_FALSE(IsFipsImage("registry.example/kai-fips"));  // no tag
+  EXPECT_FALSE(IsFipsImage("localhost:5000-fips/kai"));    // a port, not a tag
+  EXPECT_FALSE(IsFipsImage("kai:fips-1.0"));
+}
+
+// KAI's chart with global.fipsMode "on" tags every image -fips: each such component gets
+// --fips-mode, the others do not.
+TEST(OperatorRender, AComponentOfAFipsImageRunsInFipsMode) {
+  const World w = RenderOf(R"({"binder":{"service":{"image":{"tag":"1.0-fips"}}}})");
+  EXPECT_TRUE(Has(w.Args("kai-binder"), "--fips-mode"));
+  EXPECT_FALSE(Has(w.Args("kai-podgrouper"), "--fips-mode"));
+  EXPECT_FALSE(Has(w.Args("kai-scheduler-default"), "--fips-mode"));
+  const World all = RenderWith("registry.example/kai:1.0-fips", false);
+  for (const char* name : kDeployments) {
+    const auto args = all.Args(name);
+    EXPECT_EQ(std::count(args.begin(), args.end(), "--fips-mode"), 1) << name;
+  }
+}
+
+TEST(OperatorRender, AnOperatorInFipsModeRunsEveryComponentInIt) {
+  const World w = RenderWith("registry.example/kai:1.0", true);
+  for (const char* name : kDeployments) EXPECT_TRUE(Has(w.Args(name), "--fips-mode")) << name;
+  const World off = RenderWith("registry.example/kai:1.0", false);
+  for (const char* name : kDeployments) EXPECT_FALSE(Has(off.Args(name), "--fips-mode")) << name;
 }
 
 }  // namespace

@@ -269,6 +269,17 @@ void ExpectRestricted(const ReservationPod& r) {
               csc["seccompProfile"]["type"].Scalar() == "RuntimeDefault");
 }
 
+// A binder in FIPS mode runs its reservation pods' program in FIPS mode too.
+TEST(BinderReservation, TheProgramRunsInTheBindersFipsMode) {
+  ReservationOptions o;
+  EXPECT_EQ(BodyOf(o).container["args"].size(), 1u);
+  o.fips_mode = true;
+  const ReservationPod r = BodyOf(o);
+  ASSERT_EQ(r.container["args"].size(), 2u);
+  EXPECT_EQ(r.container["args"][size_t{0}].Scalar(), "resource-reservation");
+  EXPECT_EQ(r.container["args"][size_t{1}].Scalar(), "--fips-mode");
+}
+
 TEST(BinderReservation, ThePodIsRestrictedAndSmallByDefault) {
   ReservationOptions o;
   const ReservationPod r = BodyOf(o);

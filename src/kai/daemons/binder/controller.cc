@@ -19,6 +19,7 @@
 #include "kai/kube/runtime/manager.h"
 #include "kai/kube/serve/controller_metrics.h"
 #include "kai/kube/serve/metrics.h"
+#include "kai/kube/tls/fips.h"
 
 namespace kai::binder {
 
@@ -77,6 +78,7 @@ class Controller final : public GroupView, public runtime::Component {
     if (!plugins.ok()) return plugins.error();
     ReservationOptions ro = o_.reservation;
     ro.log = m_.Logger();
+    ro.fips_mode = tls::FipsModeEnabled();
     reservations_ = std::make_unique<ReservationService>(client_, ro, this);
     binder_ = std::make_unique<Binder>(client_, *reservations_, std::move(plugins.value()));
     StartInformer();

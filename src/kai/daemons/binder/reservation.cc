@@ -103,6 +103,7 @@ void WriteContainer(JsonWriter& w, const ReservationOptions& o) {
     Str(w, "infinity");
   } else {
     Str(w, "resource-reservation");
+    if (o.fips_mode) Str(w, "--fips-mode");
   }
   w.EndArray();
   WriteResources(w, o.shape);

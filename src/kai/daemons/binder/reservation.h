@@ -63,6 +63,7 @@ struct ReservationOptions {
   std::string runtime_class;  // "" = none (KAI's default)
   std::chrono::milliseconds allocation_timeout{40000};
   bool fake_gpu_nodes = false;  // the pod sleeps instead (test clusters without GPUs)
+  bool fips_mode = false;       // the pod's program runs with --fips-mode (the binder's own mode)
   ReservationPodShape shape;
   std::function<void(const std::string&)> log;
   std::function<std::chrono::steady_clock::time_point()> now = [] {

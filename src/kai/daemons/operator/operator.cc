@@ -18,6 +18,7 @@
 #include "kai/kube/serve/metrics.h"
 #include "kai/kube/tls/base64.h"
 #include "kai/kube/tls/certs.h"
+#include "kai/kube/tls/fips.h"
 
 namespace kai::operatord {
 namespace {
@@ -146,6 +147,7 @@ class Operator final : public runtime::Component {
       return false;
     }
     op::RenderInput in{got.body, *shards, std::nullopt, o_.image};
+    in.fips_mode = tls::FipsModeEnabled();
     auto ns = NamespaceOf(got.body);
     auto tls = EnsureTls(ns);
     if (!tls) {

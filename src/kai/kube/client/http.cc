@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "kai/kube/tls/fips.h"
+
 namespace kai::k8s {
 namespace {
 
@@ -106,7 +108,17 @@ void SetBlob(CURL* h, CURLoption opt, const std::string& pem) {
   curl_easy_setopt(h, opt, &blob);
 }
 
+// CURLOPT_SSL_CTX_FUNCTION in FIPS mode: each connection's TLS context restricted as the
+// servers' are (kai/kube/tls/fips.h).
+CURLcode RestrictToFips(CURL*, void* ssl_ctx, void*) {
+  return tls::RestrictToFips(static_cast<SSL_CTX*>(ssl_ctx)).ok() ? CURLE_OK : CURLE_SSL_CIPHER;
+}
+
 void SetTls(CURL* h, const ClusterConfig& c) {
+  if (tls::FipsModeEnabled()) {
+    curl_easy_setopt(h, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+    curl_easy_setopt(h, CURLOPT_SSL_CTX_FUNCTION, &RestrictToFips);
+  }
   if (c.insecure_skip_tls_verify) {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);

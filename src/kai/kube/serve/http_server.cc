@@ -19,6 +19,8 @@
 #include <thread>
 #include <type_traits>
 
+#include "kai/kube/tls/fips.h"
+
 namespace kai::serve {
 namespace {
 
@@ -425,6 +427,7 @@ Status HttpServer::Listen(const std::string& address, TlsSetup tls) {
     s.io->tls.emplace(asio::ssl::context::tls_server);
     SSL_CTX* ctx = s.io->tls->native_handle();
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    if (Status st = kai::tls::RestrictWhenFips(ctx); !st.ok()) return st;
     if (Status st = tls(ctx); !st.ok()) return st;
   }
   error_code ec;
