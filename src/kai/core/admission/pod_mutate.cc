@@ -25,22 +25,6 @@ std::string JsonString(std::string_view s) {
   return k8s::Json([&](k8s::JsonWriter& w) { k8s::Str(w, s); });
 }
 
-std::string ConfigMapKeyEnvJson(std::string_view name, std::string_view config_map) {
-  return k8s::Json([&](k8s::JsonWriter& w) {
-    w.StartObject();
-    k8s::KeyStr(w, "name", name);
-    k8s::Str(w, "valueFrom");
-    w.StartObject();
-    k8s::Str(w, "configMapKeyRef");
-    w.StartObject();
-    k8s::KeyStr(w, "key", name);
-    k8s::KeyStr(w, "name", config_map);
-    w.EndObject();
-    w.EndObject();
-    w.EndObject();
-  });
-}
-
 std::string ValueEnvJson(std::string_view name, std::string_view value) {
   return k8s::Json([&](k8s::JsonWriter& w) {
     w.StartObject();

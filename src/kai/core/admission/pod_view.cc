@@ -1,5 +1,6 @@
 #include "kai/core/admission/pod_view.h"
 
+#include "kai/core/k8s/json_body.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/resource/quantity.h"
 
@@ -151,6 +152,26 @@ Result<ContainerInfo*> FractionContainer(PodInfo& pod) {
   }
   return Error{pod.ref + ": metadata.annotations." + std::string(keys::kGpuFractionContainerName) +
                ": no container or init container is named \"" + *name + "\""};
+}
+
+std::string ConfigMapKeyEnvJson(std::string_view name, std::string_view config_map, bool optional) {
+  return k8s::Json([&](k8s::JsonWriter& w) {
+    w.StartObject();
+    k8s::KeyStr(w, "name", name);
+    k8s::Str(w, "valueFrom");
+    w.StartObject();
+    k8s::Str(w, "configMapKeyRef");
+    w.StartObject();
+    k8s::KeyStr(w, "key", name);
+    k8s::KeyStr(w, "name", config_map);
+    if (optional) {
+      k8s::Str(w, "optional");
+      w.Bool(true);
+    }
+    w.EndObject();
+    w.EndObject();
+    w.EndObject();
+  });
 }
 
 }  // namespace kai::admission

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kai/core/admission/admission.h"
@@ -18,6 +19,10 @@ struct EnvEntry {
   std::string config_map, key;       // valueFrom.configMapKeyRef
   bool optional = false;             // valueFrom.configMapKeyRef.optional
 };
+
+// An env entry as JSON for a patch: `name` from key `name` of ConfigMap `config_map`.
+std::string ConfigMapKeyEnvJson(std::string_view name, std::string_view config_map,
+                                bool optional = false);
 
 struct ContainerInfo {
   std::string name;
