@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "kai/core/k8s/decode.h"
+#include "kai/core/admission/decode_request.h"
 #include "kai/core/k8s/keys.h"
 #include "kai/core/resource/quantity.h"
 
@@ -13,20 +13,19 @@ namespace {
 // Deeper than any real queue tree: a parent cycle (which the Queue webhook refuses) ends here.
 constexpr int kMaxQueueDepth = 64;
 
-Result<PodObject> DecodeRequestPod(const doc::Node& object, std::string_view which) {
-  ClusterState state;
-  const Status decoded =
-      DecodeObject(object, "v1", "Pod", "the review's " + std::string(which), state);
-  if (!decoded.ok()) return Error{ProblemsOf(decoded).front()};
-  if (state.pods.empty()) return Error{"the review's " + std::string(which) + " is not a Pod"};
-  return std::move(state.pods.front());
+// The review's pod, through admission's decoder (decode_request.h).
+Result<PodObject> DecodeRequestPod(const Request& request, const doc::Node& object) {
+  auto state = DecodeRequestObject(request, object, "v1", "Pod", /*namespaced=*/true);
+  if (!state.ok()) return state.error();
+  if (state->pods.empty()) return Error{ObjectRef(request, object, "Pod", true) + ": not a Pod"};
+  return std::move(state->pods.front());
 }
 
 // The pod as its spec asks, without what its status reports: the request a resize asks for (a
 // stale "infeasible" of an earlier resize must not hide it).
-Result<PodObject> DecodeSpecOnly(const doc::Node& object) {
-  const doc::Document copy = doc::CopyOf(object, {"status"});
-  return DecodeRequestPod(copy.Roots()[0], "object");
+Result<PodObject> DecodeSpecOnly(const Request& request) {
+  const doc::Document copy = doc::CopyOf(request.object, {"status"});
+  return DecodeRequestPod(request, copy.Roots()[0]);
 }
 
 bool HoldsANode(const PodObject& pod) {
@@ -103,15 +102,14 @@ Verdict ValidatePodResize(const Request& request, const Options& options,
   if (request.operation != Operation::kUpdate || !request.old_object.IsDefined()) {
     return Verdict::Allow();
   }
-  auto after = DecodeRequestPod(request.object, "object");
+  // The new pod as its spec asks: all the rule reads of it (scheduler, queue, request).
+  auto after = DecodeSpecOnly(request);
   if (!after.ok()) return Verdict::Deny(after.error().message, "invalid");
   if (after->scheduler_name != options.scheduler_name) return Verdict::Allow();
-  auto before = DecodeRequestPod(request.old_object, "oldObject");
+  auto before = DecodeRequestPod(request, request.old_object);
   if (!before.ok()) return Verdict::Deny(before.error().message, "invalid");
   if (!HoldsANode(*before)) return Verdict::Allow();
-  auto asked = DecodeSpecOnly(request.object);
-  if (!asked.ok()) return Verdict::Deny(asked.error().message, "invalid");
-  const Resources growth = Growth(before->request, asked->request);
+  const Resources growth = Growth(before->request, after->request);
   if (growth.milli_cpu == 0 && growth.memory == 0) return Verdict::Allow();
   auto queue = QueueOf(*after, lookup);
   if (!queue.ok()) {
