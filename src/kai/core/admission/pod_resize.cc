@@ -85,12 +85,10 @@ Verdict CheckQueues(const PodObject& pod, std::string queue, const Resources& gr
     auto q = lookup.Queue(queue);
     if (!q.ok()) return DenyLookup(pod, "queue " + queue, q.error());
     if (!q.value()) return Verdict::Allow();  // the Queue webhook and the scheduler say so
-    auto held = lookup.QueueAllocated(queue);
-    if (!held.ok()) return DenyLookup(pod, "queue " + queue + " status", held.error());
-    if (auto e = QueueOverLimit(**q, held.value(), growth)) {
+    if (auto e = QueueOverLimit((*q)->queue, (*q)->allocated, growth)) {
       return Verdict::Deny(pod.meta.Ref() + ": " + Field() + ": " + *e, "queue_limit");
     }
-    queue = (*q)->parent;
+    queue = (*q)->queue.parent;
   }
   return Verdict::Allow();
 }

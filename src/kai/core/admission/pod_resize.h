@@ -19,10 +19,13 @@ namespace kai::admission {
 class QueueUsageLookup {
  public:
   virtual ~QueueUsageLookup() = default;
-  // The queue named `name`, decoded; nullopt when there is none.
-  virtual Result<std::optional<QueueObject>> Queue(std::string_view name) const = 0;
-  // What the queue's status says it holds (status.allocated; zero when it has none yet).
-  virtual Result<Resources> QueueAllocated(std::string_view name) const = 0;
+  // A queue and what its status says it holds (status.allocated; zero when it has none yet).
+  struct QueueHolding {
+    QueueObject queue;
+    Resources allocated;
+  };
+  // The queue named `name` (one read of it); nullopt when there is none.
+  virtual Result<std::optional<QueueHolding>> Queue(std::string_view name) const = 0;
   // spec.queue of the PodGroup; "" when there is no such PodGroup.
   virtual Result<std::string> PodGroupQueue(std::string_view ns, std::string_view name) const = 0;
 };

@@ -33,15 +33,13 @@ class FakeUsage : public QueueUsageLookup {
     held_["team-a"].milli_cpu = 8'000;
     held_["team-a"].memory = 32'000'000'000;
   }
-  Result<std::optional<QueueObject>> Queue(std::string_view name) const override {
+  Result<std::optional<QueueHolding>> Queue(std::string_view name) const override {
     if (fail_) return Error{"the API server did not answer"};
     auto it = queues_.find(std::string(name));
-    if (it == queues_.end()) return std::optional<QueueObject>{};
-    return std::optional<QueueObject>{it->second};
-  }
-  Result<Resources> QueueAllocated(std::string_view name) const override {
-    auto it = held_.find(std::string(name));
-    return it == held_.end() ? Resources{} : it->second;
+    if (it == queues_.end()) return std::optional<QueueHolding>{};
+    auto held = held_.find(std::string(name));
+    return std::optional<QueueHolding>{
+        QueueHolding{it->second, held == held_.end() ? Resources{} : held->second}};
   }
   Result<std::string> PodGroupQueue(std::string_view, std::string_view name) const override {
     return name == "train" ? std::string("team-a") : std::string();

@@ -137,17 +137,18 @@ class ApiLookup : public ClusterLookup, public admission::QueueUsageLookup {
  public:
   explicit ApiLookup(const k8s::ApiClient& client) : client_(client) {}
 
-  Result<std::optional<QueueObject>> Queue(std::string_view name) const override {
-    return FindQueue(name);
-  }
-
-  Result<Resources> QueueAllocated(std::string_view name) const override {
+  Result<std::optional<QueueHolding>> Queue(std::string_view name) const override {
     const std::string path = k8s::ObjectPath(res::kQueue, "", std::string(name));
     k8s::HttpResponse r = client_.Get(path);
+    if (r.status == 404) return std::optional<QueueHolding>{};
     if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
+    auto queue = DecodedQueue(r.body, name);
+    if (!queue.ok()) return queue.error();
     auto d = doc::ParseJson(r.body);
     if (!d.ok()) return Error{"queue " + std::string(name) + ": " + d.error().message};
-    return AllocatedOf(d->Roots()[0], name);
+    auto held = AllocatedOf(d->Roots()[0], name);
+    if (!held.ok()) return held.error();
+    return std::optional<QueueHolding>{QueueHolding{std::move(*queue), *held}};
   }
 
   Result<std::string> PodGroupQueue(std::string_view ns, std::string_view name) const override {
@@ -165,13 +166,9 @@ class ApiLookup : public ClusterLookup, public admission::QueueUsageLookup {
     k8s::HttpResponse r = client_.Get(path);
     if (r.status == 404) return std::optional<QueueObject>{};
     if (!r.ok()) return Error{k8s::Describe({"GET", path}, r)};
-    ClusterState state;
-    const Status decoded = DecodeJsonText(r.body, "queue " + std::string(name), state);
-    if (!decoded.ok() || state.queues.empty()) {
-      return Error{"queue " + std::string(name) + ": " +
-                   (decoded.ok() ? "" : ProblemsOf(decoded).front())};
-    }
-    return std::optional<QueueObject>{std::move(state.queues.front())};
+    auto queue = DecodedQueue(r.body, name);
+    if (!queue.ok()) return queue.error();
+    return std::optional<QueueObject>{std::move(*queue)};
   }
 
   Result<std::vector<std::string>> ChildQueues(std::string_view name) const override {
@@ -203,6 +200,17 @@ class ApiLookup : public ClusterLookup, public admission::QueueUsageLookup {
   }
 
  private:
+  // A Queue as the API server wrote it, through kai's decoder.
+  static Result<QueueObject> DecodedQueue(std::string_view body, std::string_view name) {
+    ClusterState state;
+    const Status decoded = DecodeJsonText(body, "queue " + std::string(name), state);
+    if (!decoded.ok() || state.queues.empty()) {
+      return Error{"queue " + std::string(name) + ": " +
+                   (decoded.ok() ? "" : ProblemsOf(decoded).front())};
+    }
+    return std::move(state.queues.front());
+  }
+
   // status.allocated of a Queue (what kai controllers and KAI's queue controller write).
   static Result<Resources> AllocatedOf(const doc::Node& queue, std::string_view name) {
     const std::string source = "the API server";
