@@ -34,6 +34,13 @@ class SimulateCommand final : public Command {
     c->add_flag("--verify-snapshot-cache", verify_snapshot_cache_,
                 "check every cycle that the incremental snapshot equals a full build "
                 "(also KAI_VERIFY_SNAPSHOT_CACHE=1)");
+    c->add_flag("--verify-kept-verdicts", verify_kept_verdicts_,
+                "run every cycle also with every pending job decided again and fail on the first "
+                "decision or reason that differs from the kept and shared verdicts "
+                "(also KAI_VERIFY_KEPT_VERDICTS=1)");
+    c->add_flag("--full-evaluation", full_evaluation_,
+                "decide every pending job every cycle: no verdict kept from the last cycle or "
+                "shared by jobs of the same shape");
     return c;
   }
 
@@ -48,6 +55,9 @@ class SimulateCommand final : public Command {
     const char* verify = std::getenv("KAI_VERIFY_SNAPSHOT_CACHE");
     options.verify_snapshot_cache =
         verify_snapshot_cache_ || (verify != nullptr && std::string_view(verify) == "1");
+    const char* verify_kept = std::getenv("KAI_VERIFY_KEPT_VERDICTS");
+    options.verify_kept_verdicts =
+        verify_kept_verdicts_ || (verify_kept != nullptr && std::string_view(verify_kept) == "1");
     for (const auto& pg : SplitCommas(no_recreate_)) options.no_recreate.insert(pg);
     auto world = LoadManifests(files_);
     if (!world.ok()) return Fail(world.error().message);
@@ -59,6 +69,7 @@ class SimulateCommand final : public Command {
       if (!config.ok()) return Fail(config.error().message);
     }
     config->trace = DebugTrace();
+    if (full_evaluation_) config->keep_verdicts = false;
     auto cycles = sim::Simulate(std::move(world.value()), config.value(), options);
     if (!cycles.ok()) return Fail(cycles.error().message);
     if (output_ == "json") {
@@ -76,6 +87,8 @@ class SimulateCommand final : public Command {
   std::string now_, actions_, no_recreate_, output_ = "table", usage_file_;
   int cycles_ = 1;
   bool verify_snapshot_cache_ = false;
+  bool verify_kept_verdicts_ = false;
+  bool full_evaluation_ = false;
 };
 
 }  // namespace

@@ -74,6 +74,10 @@ struct SchedulerConfig {
   int64_t max_search_work_per_action = kDefaultSearchWorkPerAction;
   SearchTimeBudgets search_time;  // spec.scenarioSearchBudgets
   bool full_hierarchy_fairness = true;
+  // Pending jobs take verdicts kept from the last cycle or shared by a job of the same shape
+  // instead of being decided again (framework/verdict_memo.h); false: every job is decided every
+  // cycle (the full evaluation that --verify-kept-verdicts compares with).
+  bool keep_verdicts = true;
   // Diagnostics of the disruptive actions' search (KAI_DEBUG in the kai command); not owned, and
   // null for no trace. Never changes a decision.
   TraceSink* trace = nullptr;

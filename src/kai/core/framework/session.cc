@@ -55,6 +55,7 @@ int64_t Session::Elapsed(int64_t since) const { return since < 0 ? -1 : MetricsM
 void Session::StartAction(const std::string& action) {
   FinishAction();
   metrics_.actions.push_back({.action = action});
+  memo_.StartAction(action);
   action_started_ = MetricsMillis();
 }
 

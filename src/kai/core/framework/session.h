@@ -14,6 +14,7 @@
 #include "kai/core/framework/plugin.h"
 #include "kai/core/framework/session_metrics.h"
 #include "kai/core/framework/session_state.h"
+#include "kai/core/framework/verdict_memo.h"
 #include "kai/core/snapshot/snapshot.h"
 
 namespace kai {
@@ -50,6 +51,10 @@ class Session : public SessionHooks, public SessionState {
   void StartAction(const std::string& action);
   void FinishAction();
 
+  // Verdicts on pending jobs kept from the last cycle or shared by jobs of one shape
+  // (framework/verdict_memo.h).
+  VerdictMemo& memo() { return memo_; }
+
   // The candidate nodes of pods ranked best first, kept up to date across tasks.
   NodeRanking& ranking() { return *ranking_; }
 
@@ -68,6 +73,7 @@ class Session : public SessionHooks, public SessionState {
   MonotonicClock clock_;
   MonotonicClock metrics_clock_;
   SessionMetrics metrics_;
+  VerdictMemo memo_;
   int64_t action_started_ = -1;
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::unique_ptr<NodeRanking> ranking_;

@@ -41,6 +41,9 @@ struct ActionMetrics {
   int64_t podgroups_considered = 0, podgroups_scheduled = 0;
   int64_t scenarios_simulated = 0, scenarios_filtered = 0;
   int64_t preemption_attempts = 0;
+  // Pending jobs the action decided, and those it did not decide again: verdicts kept from the
+  // last cycle, and verdicts shared by a job of the same shape (framework/verdict_memo.h).
+  int64_t jobs_tried = 0, jobs_kept = 0, jobs_shared = 0;
   std::vector<JobSearch> searches;
 };
 

@@ -147,10 +147,32 @@ std::string SessionState::EvictionReason(PodId pod) const {
 }
 
 void SessionState::SetJobReasons(JobId job, std::vector<Reason> reasons) {
-  job_reasons_[job] = std::move(reasons);
+  if (reasons.empty()) {
+    job_reasons_[job].reset();
+    return;
+  }
+  job_reasons_[job] = std::make_shared<std::vector<Reason>>(std::move(reasons));
 }
 
-const std::vector<Reason>& SessionState::JobReasons(JobId job) const { return job_reasons_[job]; }
+void SessionState::AddJobReasons(JobId job, const std::vector<Reason>& reasons) {
+  if (reasons.empty()) return;
+  std::shared_ptr<std::vector<Reason>>& held = job_reasons_[job];
+  if (!held || held.use_count() > 1) {
+    held = held ? std::make_shared<std::vector<Reason>>(*held)
+                : std::make_shared<std::vector<Reason>>();
+  }
+  held->insert(held->end(), reasons.begin(), reasons.end());
+}
+
+void SessionState::ShareJobReasons(JobId job, SharedReasons reasons) {
+  // Never changed in place while shared (AddJobReasons copies a shared vector first).
+  job_reasons_[job] = std::const_pointer_cast<std::vector<Reason>>(std::move(reasons));
+}
+
+const std::vector<Reason>& SessionState::JobReasons(JobId job) const {
+  static const std::vector<Reason> kNone;
+  return job_reasons_[job] ? *job_reasons_[job] : kNone;
+}
 
 Resources SessionState::SumRequests(const std::vector<PodId>& pods) const {
   Resources total;

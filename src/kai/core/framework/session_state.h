@@ -3,6 +3,7 @@
 // placed on, the change tracking that lets derived state be cached (versions, the pods moved and
 // nodes changed, pending counts per job), and the outcomes kept for output and explanations.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,11 +74,23 @@ class SessionState {
   // pods and changed nodes again). Only destruction may follow.
   Snapshot TakeSnapshot() { return std::move(snap_); }
 
+  // How many Statements committed a change so far: while it stays the same, the session's state
+  // is what it was (a discarded Statement leaves nothing behind).
+  uint64_t CommitCount() const { return commits_; }
+  void NoteCommit() { ++commits_; }
+
   // Outcomes, for output and explanations.
   SessionCounters& counters() { return counters_; }
   const SessionCounters& counters() const { return counters_; }
   void SetJobReasons(JobId job, std::vector<Reason> reasons);
+  // Appends to the job's reasons (copied first only when they are shared).
+  void AddJobReasons(JobId job, const std::vector<Reason>& reasons);
   const std::vector<Reason>& JobReasons(JobId job) const;
+  // The same reasons held, not copied (a cycle's reasons kept for the next: framework/
+  // verdict_memo.h); null when the job has none.
+  using SharedReasons = std::shared_ptr<const std::vector<Reason>>;
+  void ShareJobReasons(JobId job, SharedReasons reasons);
+  SharedReasons SharedJobReasons(JobId job) const { return job_reasons_[job]; }
   // Why a pod was evicted (action, beneficiary, rule), for outputs, events and explanations.
   void SetEviction(PodId pod, EvictionVerdict verdict);
   const EvictionVerdict& Eviction(PodId pod) const;
@@ -115,6 +128,7 @@ class SessionState {
   std::span<const NodeId> candidates_;
   mutable std::span<const NodeId> scored_;  // set for the duration of one ScoreNodes call
   SessionCounters counters_;
+  uint64_t commits_ = 0;
   uint64_t placement_version_ = 0;
   uint64_t room_version_ = 0;
   uint64_t state_version_ = 0;
@@ -122,7 +136,8 @@ class SessionState {
   std::vector<int32_t> pending_pods_;  // per job
   std::vector<uint64_t> queue_versions_;
   std::vector<NodeId> node_changes_;
-  std::vector<std::vector<Reason>> job_reasons_;
+  // Held by the session alone or shared with a record of the last cycle (ShareJobReasons).
+  std::vector<std::shared_ptr<std::vector<Reason>>> job_reasons_;
   std::vector<EvictionVerdict> evictions_;
 };
 

@@ -188,6 +188,7 @@ bool Statement::VirtuallyEvicted(PodId pod) const {
 }
 
 void Statement::Commit() {
+  if (!logs_->ops.empty()) session_.NoteCommit();
   SessionCounters& c = session_.counters();
   // A pod restarted in place was evicted and pipelined twice: each pod counts once.
   std::vector<PodId>& evicted = logs_->evicted;

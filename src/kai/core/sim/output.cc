@@ -300,6 +300,15 @@ std::string Pad(const std::string& s, size_t width) {
 
 }  // namespace
 
+std::string ReasonsJson(const std::vector<Reason>& reasons) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  w.StartArray();
+  for (const Reason& r : reasons) WriteReason(w, r);
+  w.EndArray();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
 void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out, std::string_view now) {
   rapidjson::OStreamWrapper os(out);
   rapidjson::Writer<rapidjson::OStreamWrapper> w(os);

@@ -1,5 +1,6 @@
 #pragma once
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,8 @@ void WriteJson(const std::vector<CycleReport>& cycles, std::ostream& out,
                std::string_view now = "");
 // The same as YAML.
 void WriteYaml(const std::vector<CycleReport>& cycles, std::ostream& out);
+// Reasons as the JSON array the outputs give them (every field).
+std::string ReasonsJson(const std::vector<Reason>& reasons);
 // A kubectl-style summary for people.
 void WriteTable(const std::vector<CycleReport>& cycles, std::ostream& out);
 

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "kai/core/sim/output.h"
 #include "kai/core/snapshot/compare.h"
 
 #include "kai/core/actions/common/background.h"
@@ -57,6 +58,14 @@ PodReport ReportPod(const Session& s, PodId id) {
 
 namespace {
 
+void CountJobs(const Session& s, CycleReport& rep) {
+  for (const ActionMetrics& a : s.metrics().actions) {
+    rep.jobs_tried += a.jobs_tried;
+    rep.jobs_kept += a.jobs_kept;
+    rep.jobs_shared += a.jobs_shared;
+  }
+}
+
 void ReportQueues(const Session& s, CycleReport& rep) {
   for (const SnapQueue& q : s.snap().queues) {
     QueueReport qr{std::string(q.name),
@@ -78,6 +87,7 @@ CycleReport ReportChangedPods(const Session& s, int cycle, const std::vector<siz
   CycleReport rep;
   rep.cycle = cycle;
   rep.counts = s.counters();
+  CountJobs(s, rep);
   for (size_t p : pods) {
     if (p < s.snap().pods.size()) rep.pods.push_back(ReportPod(s, static_cast<PodId>(p)));
   }
@@ -91,6 +101,7 @@ CycleReport ReportCycle(const Session& s, int cycle) {
   CycleReport rep;
   rep.cycle = cycle;
   rep.counts = s.counters();
+  CountJobs(s, rep);
   for (PodId p = 0; p < static_cast<PodId>(s.snap().pods.size()); ++p) {
     rep.pods.push_back(ReportPod(s, p));
   }
@@ -135,10 +146,13 @@ ClusterChanges Advance(ClusterState& world, const Session& s, const SimulateOpti
   for (size_t i = 0; i < world.pods.size(); ++i) {
     PodObject& pod = world.pods[i];
     const SnapPod& sp = snap.pods[i];
-    const std::string node = sp.node == kNone ? "" : std::string(snap.nodes[sp.node].name);
+    // Most pods stay as they are (Running, Pending unnominated): their node's name is not read.
+    auto node_name = [&] {
+      return sp.node == kNone ? std::string() : std::string(snap.nodes[sp.node].name);
+    };
     switch (sp.status) {
       case PodStatus::kBinding:
-        StartRunning(pod, node, sp.gpu_groups);
+        StartRunning(pod, node_name(), sp.gpu_groups);
         SetNumaRecord(pod, NumaRecordOf(snap, static_cast<PodId>(i)));
         break;
       case PodStatus::kReleasing:
@@ -150,7 +164,9 @@ ClusterChanges Advance(ClusterState& world, const Session& s, const SimulateOpti
         break;
       case PodStatus::kPending:
         // A running pod that ends the cycle Pending was moved and then evicted: recreate it. A
-        // pending pod that was nominated and not pipelined again loses its nomination.
+        // pending pod that was nominated and not pipelined again loses its nomination. A pending
+        // pod that stays as it was is no change.
+        if (pod.node_name.empty() && pod.nominated_node.empty()) continue;
         if (!pod.node_name.empty()) Recreate(pod);
         pod.nominated_node.clear();
         break;
@@ -160,7 +176,7 @@ ClusterChanges Advance(ClusterState& world, const Session& s, const SimulateOpti
         // Pending, nominated to that node (status.nominatedNodeName), so that next cycle's
         // allocate serves it before the jobs that could retake the room (docs/deviations.md).
         if (pod.node_name.empty()) {
-          pod.nominated_node = node;
+          pod.nominated_node = node_name();
         } else {
           Recreate(pod);
         }
@@ -242,41 +258,113 @@ Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& opti
 
 Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
                                             const Session::MonotonicClock& clock,
-                                            const Session::MonotonicClock& metrics_clock) {
+                                            const Session::MonotonicClock& metrics_clock,
+                                            VerdictCarry carry) {
   auto session = std::make_unique<Session>(std::move(snap), config);
   if (clock) session->SetMonotonicClock(clock);
   if (metrics_clock) session->SetMetricsClock(metrics_clock);
   const std::vector<PodId> background = actions::SetAsideBackgroundPods(*session);
   if (auto opened = session->OpenPlugins(); !opened.ok()) return opened.error();
+  session->memo().Open(*session, carry.previous, carry.world_unchanged, carry.next != nullptr);
   for (const std::string& name : config.actions) {
     const ActionInfo* info = FindAction(name);
     if (!info) return Error{"unknown action \"" + name + "\""};
     session->StartAction(name);
+    if (session->memo().Replays(*session, name)) {
+      session->memo().Replay(*session);
+      continue;
+    }
     info->make()->Execute(*session);
   }
   session->FinishAction();
   actions::SettleBackgroundPods(*session, background);
   actions::PlaceBackgroundPods(*session);
+  if (carry.next) *carry.next = session->memo().Finish(*session);
   session->Close();
   return session;
+}
+
+namespace {
+
+std::string PodName(const SnapPod& p) { return std::string(p.ns) + "/" + std::string(p.name); }
+
+std::string NodeName(const Snapshot& snap, NodeId n) {
+  return n == kNone ? "(none)" : std::string(snap.nodes[n].name);
+}
+
+}  // namespace
+
+std::string DecisionDifference(const Session& want, const Session& got) {
+  const Snapshot& a = want.snap();
+  const Snapshot& b = got.snap();
+  if (a.pods.size() != b.pods.size() || a.jobs.size() != b.jobs.size()) {
+    return "the sessions hold different pods or jobs";
+  }
+  for (PodId p = 0; p < static_cast<PodId>(a.pods.size()); ++p) {
+    const SnapPod& x = a.pods[p];
+    const SnapPod& y = b.pods[p];
+    if (x.status != y.status || x.node != y.node || x.gpu_groups != y.gpu_groups) {
+      return "pod " + PodName(x) + ": " + std::string(PodStatusName(x.status)) + " on " +
+             NodeName(a, x.node) + " in the full evaluation, " +
+             std::string(PodStatusName(y.status)) + " on " + NodeName(b, y.node) + " here";
+    }
+    if (const std::string e = want.EvictionReason(p); e != got.EvictionReason(p)) {
+      return "pod " + PodName(x) + ": evicted \"" + e + "\" in the full evaluation, \"" +
+             got.EvictionReason(p) + "\" here";
+    }
+  }
+  for (JobId j = 0; j < static_cast<JobId>(a.jobs.size()); ++j) {
+    const std::string name = std::string(a.jobs[j].ns) + "/" + std::string(a.jobs[j].name);
+    const std::string x = ReasonsJson(want.JobReasons(j));
+    const std::string y = ReasonsJson(got.JobReasons(j));
+    if (x != y) {
+      return "job " + name + ": reasons \"" + x + "\" in the full evaluation, \"" + y + "\" here";
+    }
+    if (a.jobs[j].last_start != b.jobs[j].last_start ||
+        a.jobs[j].stale_since != b.jobs[j].stale_since) {
+      return "job " + name + ": its timers differ";
+    }
+  }
+  return "";
 }
 
 Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
                              const SimulateOptions& options, int cycle, CycleCache* cycles) {
   Snapshot snap;
+  VerdictCarry carry;
+  CycleVerdicts next;
   if (cycles) {
+    const ClusterChanges& c = cycles->changes;
+    carry = {.previous = &cycles->verdicts,
+             .world_unchanged = c.pods.empty() && !c.bind_requests && !c.rebuild,
+             .next = cycles->record_verdicts ? &next : nullptr};
     auto cached = CachedSnapshot(world, options, *cycles, cycle);
     if (!cached.ok()) return cached.error();
     snap = std::move(cached.value());
   } else {
     snap = BuildSimSnapshot(world, options);
   }
-  auto run = RunSession(std::move(snap), config, options.monotonic_millis);
+  std::unique_ptr<Session> reference;
+  if (options.verify_kept_verdicts) {
+    SchedulerConfig full = config;
+    full.keep_verdicts = false;
+    auto ran = RunSession(BuildSimSnapshot(world, options), full, options.monotonic_millis);
+    if (!ran.ok()) return ran.error();
+    reference = std::move(ran.value());
+  }
+  auto run = RunSession(std::move(snap), config, options.monotonic_millis, {}, carry);
   if (!run.ok()) {
     if (cycles) cycles->changes.rebuild = true;  // the snapshot stayed with the session
     return run.error();
   }
   Session& session = **run;
+  if (reference) {
+    if (const std::string diff = DecisionDifference(*reference, session); !diff.empty()) {
+      if (cycles) cycles->changes.rebuild = true;
+      return Error{"cycle " + std::to_string(cycle) +
+                   ": kept or shared verdicts decided otherwise than the full evaluation: " + diff};
+    }
+  }
   CycleReport report;
   if (!options.report_changed_pods_only) report = ReportCycle(session, cycle);
   ClusterChanges changes = Advance(world, session, options);
@@ -284,6 +372,7 @@ Result<CycleReport> RunCycle(ClusterState& world, const SchedulerConfig& config,
   if (cycles) {
     cycles->cache.Return(session.TakeSnapshot(), session.MovedPods(), session.NodeChanges());
     cycles->changes = std::move(changes);
+    cycles->verdicts = std::move(next);
   }
   return report;
 }
@@ -293,6 +382,7 @@ Result<std::vector<CycleReport>> Simulate(ClusterState world, const SchedulerCon
   std::vector<CycleReport> out;
   CycleCache cycles;
   for (int c = 1; c <= options.cycles; ++c) {
+    cycles.record_verdicts = c < options.cycles;
     auto r = RunCycle(world, config, options, c, &cycles);
     if (!r.ok()) return r.error();
     out.push_back(std::move(r.value()));

@@ -49,6 +49,9 @@ struct QueueReport {
 struct CycleReport {
   int cycle = 0;
   SessionCounters counts;
+  // Pending jobs the actions decided, and those they did not decide again (kept from the last
+  // cycle, shared by a job of the same shape), summed over the actions.
+  int64_t jobs_tried = 0, jobs_kept = 0, jobs_shared = 0;
   std::vector<PodReport> pods;
   std::vector<NodeReport> nodes;
   std::vector<QueueReport> queues;
@@ -67,6 +70,9 @@ struct SimulateOptions {
   Session::MonotonicClock monotonic_millis;  // the sessions' search clock (default: steady)
   // Checks every cycle that the incremental snapshot equals a full build (an error if not).
   bool verify_snapshot_cache = false;
+  // Runs every cycle a second time with every pending job decided (SchedulerConfig::keep_verdicts
+  // off) and fails on the first decision or reason that differs (framework/verdict_memo.h).
+  bool verify_kept_verdicts = false;
 };
 
 // What carries from one cycle to the next: the snapshot, kept up to date incrementally, and what
@@ -74,7 +80,22 @@ struct SimulateOptions {
 struct CycleCache {
   SnapshotCache cache;
   ClusterChanges changes;
+  CycleVerdicts verdicts;       // the last cycle's verdicts on its pending jobs
+  bool record_verdicts = true;  // a next cycle will read this cycle's (kai simulate's last: none)
 };
+
+// What RunSession carries between cycles (framework/verdict_memo.h): the last cycle's record,
+// whether the cluster changed since, and where this cycle's record goes (null: none).
+struct VerdictCarry {
+  CycleVerdicts* previous = nullptr;  // Finish may take from it
+  bool world_unchanged = false;
+  CycleVerdicts* next = nullptr;
+};
+
+// The first difference between two closed sessions' decisions (every pod's status, node, GPU
+// groups and eviction, every job's reasons and timers), as a line naming the pod or job; "" when
+// they decided alike.
+std::string DecisionDifference(const Session& want, const Session& got);
 
 // Snapshot of `world` at `now`, with queue usage from the store when there is one.
 Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& options);
@@ -88,7 +109,8 @@ void ApplyQueueUsage(Snapshot& snap, const std::map<std::string, usage::QueueUsa
 // `metrics_clock`, when given, times the session's measurements (framework/session_metrics.h).
 Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
                                             const Session::MonotonicClock& clock,
-                                            const Session::MonotonicClock& metrics_clock = {});
+                                            const Session::MonotonicClock& metrics_clock = {},
+                                            VerdictCarry carry = {});
 
 // The report of a closed session: every pod, node and queue as the cycle left them.
 CycleReport ReportCycle(const Session& s, int cycle);

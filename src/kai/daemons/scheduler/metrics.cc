@@ -81,6 +81,11 @@ SchedulerMetrics::SchedulerMetrics(serve::MetricsRegistry& metrics, const std::s
                      "Each plugin's session open or close in the last cycle, in milliseconds.")),
       action_(Gauges("action_scheduling_latency_milliseconds",
                      "Each action's run in the last cycle, in milliseconds.")),
+      action_jobs_(Gauges("action_pending_jobs",
+                          "Pending jobs each action took in the last cycle, by verdict: tried "
+                          "(decided), kept (its verdict from the last cycle, nothing it depends on "
+                          "having changed) or shared (the verdict of a job of the same shape) "
+                          "(kai).")),
       task_latency_(Histograms("task_scheduling_latency_milliseconds",
                                "Pod creation to its bind decision, in milliseconds.")
                         .Add({}, MillisBuckets())),
@@ -146,6 +151,11 @@ void SchedulerMetrics::ObserveSession(const SessionMetrics& m) {
 void SchedulerMetrics::ObserveAction(const ActionMetrics& a) {
   const Labels action{{"action", a.action}};
   if (a.millis >= 0) action_.Add(action).Set(static_cast<double>(a.millis));
+  const std::pair<const char*, int64_t> verdicts[] = {
+      {"tried", a.jobs_tried}, {"kept", a.jobs_kept}, {"shared", a.jobs_shared}};
+  for (const auto& [verdict, n] : verdicts) {
+    action_jobs_.Add({{"action", a.action}, {"verdict", verdict}}).Set(static_cast<double>(n));
+  }
   const std::pair<prometheus::Family<prometheus::Counter>*, int64_t> counts[] = {
       {&scheduled_, a.podgroups_scheduled},
       {&considered_, a.podgroups_considered},

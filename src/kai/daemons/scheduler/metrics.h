@@ -67,7 +67,7 @@ class SchedulerMetrics {
   serve::MetricsRegistry& metrics_;
   const std::string ns_;
   prometheus::Gauge &e2e_, &open_, &close_;
-  prometheus::Family<prometheus::Gauge>&plugin_, &action_;
+  prometheus::Family<prometheus::Gauge>&plugin_, &action_, &action_jobs_;
   prometheus::Histogram &task_latency_, &bind_latency_, &usage_latency_;
   prometheus::Family<prometheus::Counter>&scheduled_, &considered_, &simulated_, &filtered_;
   prometheus::Counter& preemption_attempts_;

@@ -303,6 +303,7 @@ class Loop final : public runtime::Component {
 
   Result<bool> OneCycle(const SchedulerConfig& config, UnixSeconds now, int cycle) {
     const auto started = std::chrono::steady_clock::now();
+    const bool unchanged = changes_.pods.empty() && !changes_.bind_requests && !changes_.rebuild;
     Snapshot& cached = cache_.Update(world_, now, changes_);
     changes_ = {};
     if (o_.verify_snapshot_cache) {
@@ -319,7 +320,11 @@ class Loop final : public runtime::Component {
     Snapshot snap = cache_.Lend();
     if (usage_) usage_->Apply(snap, now);
     const std::vector<PodStatus> initial = InitialStatuses(snap);
-    auto run = sim::RunSession(std::move(snap), config, {}, SteadyMillis);
+    CycleVerdicts next;
+    auto run = sim::RunSession(std::move(snap), config, {}, SteadyMillis,
+                               {.previous = &verdicts_,
+                                .world_unchanged = unchanged && !o_.verify_snapshot_cache,
+                                .next = &next});
     if (!run.ok()) {
       changes_.rebuild = true;  // the snapshot stayed with the failed session
       return run.error();
@@ -339,6 +344,7 @@ class Loop final : public runtime::Component {
     }
     if (usage_) usage_->Record(s.snap(), world_, now);
     cache_.Return(s.TakeSnapshot(), s.MovedPods(), s.NodeChanges());
+    verdicts_ = std::move(next);
     const auto decided = std::chrono::steady_clock::now();
     if (!o_.dry_run && Leading()) {
       const CommitResult r = committer_->Commit(d, now);
@@ -400,6 +406,7 @@ class Loop final : public runtime::Component {
   std::mutex world_mu_;  // the world is read by /debug/snapshot between cycles
   ClusterState world_;
   ClusterChanges changes_;
+  CycleVerdicts verdicts_;  // the last cycle's verdicts on its pending jobs
   SnapshotCache cache_;
   int snapshot_mismatches_ = 0;
 };

@@ -47,10 +47,20 @@ class AllocateAction : public Action {
     JobQueue queue(s, JobQueueOptions{.max_depth = s.config().QueueDepth("allocate"),
                                       .jobs_fixed_while_queued = true});
     for (const auto& [job, reason] : queue.Skipped()) s.SetJobReasons(job, {reason});
+    if (KeepAll(s, queue)) return;
     Drain(s, queue);
   }
 
  private:
+  // Every job of the queue keeps its verdict from the last cycle (framework/verdict_memo.h): none
+  // is decided, so their order does not matter.
+  static bool KeepAll(Session& s, const JobQueue& queue) {
+    const std::vector<JobId> jobs = queue.Jobs();
+    if (jobs.empty() || !s.memo().KeepsAll(s, jobs)) return false;
+    for (JobId j : jobs) s.SetJobReasons(j, s.memo().Find(s, j)->reasons);
+    return true;
+  }
+
   void Drain(Session& s, JobQueue& queue) {
     while (!queue.Empty()) {
       const JobId job = queue.Pop();
@@ -61,11 +71,18 @@ class AllocateAction : public Action {
 
   // Returns true when the job's step was committed.
   bool TryJob(Session& s, JobId j) {
+    // A verdict kept or shared implies tasks to allocate (it was decided on them).
+    if (const ActionVerdict* kept = s.memo().Find(s, j)) {
+      s.SetJobReasons(j, kept->reasons);
+      return false;
+    }
     std::vector<PodId>& tasks = tasks_;
     TasksToAllocate(s, j, /*real=*/true, tasks);
     if (tasks.empty()) return false;
+    s.memo().Tried(s);
     if (auto reason = s.CheckJobCapacity(j, tasks)) {
       s.SetJobReasons(j, {*reason});
+      s.memo().Decided(s, j, {.reasons = {*reason}});
       return false;
     }
     SnapJob& job = s.snap().jobs[j];
@@ -73,8 +90,10 @@ class AllocateAction : public Action {
     Statement stmt(s);
     PlacementResult placed = PlaceJob(s, stmt, j, tasks, /*pipeline_only=*/false);
     if (!placed.ok) {
-      s.SetJobReasons(j, FailureReasons(s, j, placed));
+      std::vector<Reason> reasons = FailureReasons(s, j, placed);
+      s.SetJobReasons(j, reasons);
       stmt.Discard();
+      s.memo().Decided(s, j, {.reasons = std::move(reasons)});
       return false;
     }
     const bool pipelined = ShouldPipelineJob(s, j);

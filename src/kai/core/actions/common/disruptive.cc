@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_map>
 
 #include "kai/core/actions/common/queue_use.h"
 #include "kai/core/resource/quantity.h"
@@ -50,19 +51,63 @@ std::vector<JobId> Candidates(const Session& s, const VictimPool& pool, JobId pr
   return out;
 }
 
+// Whether jobs of the job's shape may share the search's verdict (ActionVerdict::shareable):
+// where the search re-placed the job among candidate jobs of its own leaf queue, job order (which
+// reads creation times) put it somewhere among them; the verdict holds for another job put at
+// the same place.
+void SetSharing(const Session& s, JobId job, const std::vector<JobId>& candidates,
+                ActionVerdict& v) {
+  const QueueId q = s.snap().jobs[job].queue;
+  bool any_before = false, any_after = false;
+  for (JobId c : candidates) {
+    if (s.snap().jobs[c].queue != q) continue;
+    if (s.JobBefore(c, job)) {
+      any_before = true;
+      if (v.after == kNone || s.JobBefore(v.after, c)) v.after = c;
+    } else {
+      any_after = true;
+      if (v.before == kNone || s.JobBefore(c, v.before)) v.before = c;
+    }
+  }
+  if (any_before && any_after) v.shareable = false;
+}
+
+// Candidate victims computed for a job, reused for jobs of the same shape while nothing is
+// committed (they depend on the job only through its queue, priority and requests).
+class CandidateCache {
+ public:
+  const std::vector<JobId>* Find(Session& s, JobId job) {
+    const JobId shape = s.memo().ShapeOf(s, job);
+    auto it = shape == kNone ? entries_.end() : entries_.find(shape);
+    if (it == entries_.end() || it->second.commits != s.CommitCount()) return nullptr;
+    return &it->second.candidates;
+  }
+  void Keep(Session& s, JobId job, const std::vector<JobId>& candidates) {
+    const JobId shape = s.memo().ShapeOf(s, job);
+    if (shape != kNone) entries_[shape] = Entry{s.CommitCount(), candidates};
+  }
+
+ private:
+  struct Entry {
+    uint64_t commits;
+    std::vector<JobId> candidates;
+  };
+  std::unordered_map<JobId, Entry> entries_;
+};
+
 int64_t EvictableGpus(const Session& s, const std::vector<JobId>& jobs) {
   int64_t total = 0;
-  for (JobId j : jobs) {
-    for (PodId p : EvictablePods(s, j)) total += s.snap().pods[p].request.milli_gpu;
-  }
+  for (JobId j : jobs) total += EvictableMilliGpus(s, j);
   return total;
 }
 
 // Adds why the action could not help this job to the job's pending reasons.
-void Explain(Session& s, JobId job, DisruptionReason why) {
-  std::vector<Reason> reasons = s.JobReasons(job);
-  reasons.push_back(std::move(why));
-  s.SetJobReasons(job, std::move(reasons));
+void Explain(Session& s, JobId job, const std::vector<Reason>& why) { s.AddJobReasons(job, why); }
+
+// The same, and the verdict kept for jobs of its shape and for the next cycle.
+void Decide(Session& s, JobId job, ActionVerdict verdict) {
+  Explain(s, job, verdict.reasons);
+  s.memo().Decided(s, job, std::move(verdict));
 }
 
 // The search ran and found no scenario that fits the job.
@@ -130,6 +175,10 @@ class SearchBudget {
   }
 
   void Spent(const SolveResult& result) { spent_ += result.work; }
+  // A search not run again (its verdict kept or shared) counts the work it took.
+  void Spent(int64_t work) { spent_ += work; }
+  const Bound& JobBound() const { return job_work_; }
+  int64_t ActionLimit() const { return action_work_.limit; }
 
   // The search stopped on the action's own budget (time or work).
   bool ActionBoundStopped(const SolveResult& result) const {
@@ -172,6 +221,18 @@ class SearchBudget {
   int64_t spent_ = 0;  // work units the action's searches spent so far
 };
 
+// Every job of the queue keeps its verdict from the last cycle (framework/verdict_memo.h): none
+// is decided, so their order does not matter.
+bool KeepAll(Session& s, const JobQueue& queue, const SearchBudget& budget) {
+  const std::vector<JobId> jobs = queue.Jobs();
+  const Bound& job = budget.JobBound();
+  if (jobs.empty() || !s.memo().KeepsAll(s, jobs, job.limit, job.name, budget.ActionLimit())) {
+    return false;
+  }
+  for (JobId j : jobs) Explain(s, j, s.memo().Find(s, j, job.limit, job.name)->reasons);
+  return true;
+}
+
 // The search's counts (framework/session_metrics.h), on the action running.
 void RecordSearch(Session& s, const DisruptiveSpec& spec, SolveResult& result, bool action_bound) {
   ActionMetrics* m = s.metrics().current();
@@ -196,37 +257,53 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   JobQueue queue(s, options);
   VictimPool pool(s);
   SearchBudget budget(s, spec.action);
+  if (KeepAll(s, queue, budget)) return;
+  CandidateCache candidate_cache;
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
     TraceSink* const trace = s.config().trace;
+    SolverConfig solver = spec.solver;
+    solver.max_scenarios = s.config().max_scenarios_per_job;
+    solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
+    budget.Apply(solver);
+    if (const ActionVerdict* kept =
+            s.memo().Find(s, job, solver.max_work.limit, solver.max_work.name)) {
+      Explain(s, job, kept->reasons);
+      budget.Spent(kept->work);
+      continue;
+    }
+    s.memo().Tried(s);
     if (!spec.eligible(s, job)) {
       if (trace)
         trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " not eligible");
-      Explain(s, job,
-              {.action = spec.action,
-               .outcome = DisruptionOutcome::kNotEligible,
-               .rule = spec.not_eligible});
+      Decide(s, job,
+             {.reasons = {DisruptionReason{.action = spec.action,
+                                           .outcome = DisruptionOutcome::kNotEligible,
+                                           .rule = spec.not_eligible}}});
       continue;
     }
-    const std::vector<JobId> candidates = Candidates(s, pool, job, spec);
+    std::vector<JobId> candidates;
+    if (const std::vector<JobId>* known = candidate_cache.Find(s, job)) {
+      candidates = *known;
+    } else {
+      candidates = Candidates(s, pool, job, spec);
+      candidate_cache.Keep(s, job, candidates);
+    }
     if (trace) {
       trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " candidates " +
                   std::to_string(candidates.size()));
     }
     if (candidates.empty()) {
-      Explain(
-          s, job,
-          {.action = spec.action, .outcome = DisruptionOutcome::kNoCandidates, .rule = spec.rule});
+      Decide(s, job,
+             {.reasons = {DisruptionReason{.action = spec.action,
+                                           .outcome = DisruptionOutcome::kNoCandidates,
+                                           .rule = spec.rule}}});
       continue;
     }
     std::optional<QueueUseBook> book;
     if (spec.record_queue_use) book.emplace(s, job, candidates);
     Statement stmt(s);
-    SolverConfig solver = spec.solver;
-    solver.max_scenarios = s.config().max_scenarios_per_job;
-    solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
-    budget.Apply(solver);
     if (ActionMetrics* m = s.metrics().current()) ++m->podgroups_considered;
     SolveResult result = SolveJob(s, stmt, job, candidates, solver);
     budget.Spent(result);
@@ -238,7 +315,14 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                   (result.gave_up ? " bound=" + result.bound : ""));
     }
     if (!result.solved) {
-      Explain(s, job, Unsolved(s, spec, candidates, result));
+      ActionVerdict verdict{.reasons = {Unsolved(s, spec, candidates, result)},
+                            .searched = true,
+                            .work = result.work,
+                            .bound_limit = solver.max_work.limit,
+                            .bound_name = solver.max_work.name,
+                            .gave_up = result.gave_up};
+      if (result.scenarios_tried > 0) SetSharing(s, job, candidates, verdict);
+      Decide(s, job, std::move(verdict));
       continue;
     }
     ExplainEvictions(s, job, result, spec.action, spec.rule, book ? &*book : nullptr);

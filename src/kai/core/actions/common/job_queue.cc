@@ -74,6 +74,13 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
   }
 }
 
+std::vector<JobId> JobQueue::Jobs() const {
+  std::vector<JobId> out;
+  out.reserve(size_);
+  for (const auto& jobs : leaf_jobs_) out.insert(out.end(), jobs.begin(), jobs.end());
+  return out;
+}
+
 void JobQueue::UseSortKeys(const std::vector<std::vector<JobId>>& leaves) {
   std::vector<JobSortKey> keys(session_.snap().jobs.size());
   for (const auto& jobs : leaves) {

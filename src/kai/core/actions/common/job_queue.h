@@ -46,6 +46,8 @@ class JobQueue {
   // Removes and returns the next job, or kNone.
   JobId Pop();
   void Push(JobId job);
+  // The jobs waiting in the queue, in no particular order.
+  std::vector<JobId> Jobs() const;
   // Jobs that could not enter: (job, reason kind) for explanations.
   const std::vector<std::pair<JobId, Reason>>& Skipped() const { return skipped_; }
 

@@ -36,6 +36,16 @@ std::vector<PodId> EvictablePods(const Session& s, JobId job) {
   return out;
 }
 
+int64_t EvictableMilliGpus(const Session& s, JobId job) {
+  int64_t total = 0;
+  const SnapJob& j = s.snap().jobs[job];
+  for (PodId p : j.pods) {
+    const SnapPod& pod = s.snap().pods[p];
+    if (Evictable(j, pod)) total += pod.request.milli_gpu;
+  }
+  return total;
+}
+
 bool HasEvictablePod(const Session& s, JobId job) {
   const SnapJob& j = s.snap().jobs[job];
   if (!j.semi_preemptible) return j.active_allocated > 0;  // kept live by Session::MovePod

@@ -70,6 +70,8 @@ int64_t WholeGpuDemand(const Session& session, const std::vector<PodId>& tasks);
 
 // Pods of a job a disruptive action may evict: every active-allocated pod.
 std::vector<PodId> EvictablePods(const Session& session, JobId job);
+// The GPUs (milli) of those pods, without listing them.
+int64_t EvictableMilliGpus(const Session& session, JobId job);
 // EvictablePods(session, job) is not empty, without building the list (it runs for every job for
 // every preemptor).
 bool HasEvictablePod(const Session& session, JobId job);
