@@ -128,6 +128,7 @@ struct Prepared {
   std::vector<std::pair<std::string, ClusterState>> clusters;  // base first, then the variants
   std::vector<whatif::TraceJob> jobs;
   whatif::WhatIfOptions options;
+  bool full_evaluation = false;
 };
 
 std::optional<std::string> ReadSpanFlag(const std::string& flag, const std::string& text,
@@ -148,6 +149,7 @@ std::optional<std::string> ReadOptions(const WhatIfArgs& a, const ClusterState& 
   }
   if (a.buckets < 1 || a.buckets > 10000) return "--buckets: must be from 1 to 10000";
   o.buckets = a.buckets;
+  o.verify_kept_verdicts = a.verify_kept_verdicts;
   o.start = DefaultStart(base);
   if (!a.start.empty()) {
     const auto t = ParseRfc3339(a.start);
@@ -163,6 +165,7 @@ Result<Prepared> Prepare(const WhatIfArgs& a) {
   if (!base.ok()) return base.error();
   for (const auto& w : base->warnings) std::cerr << "kai: warning: " << w << "\n";
   if (auto e = ReadOptions(a, *base, p.options)) return Error{*e};
+  p.full_evaluation = a.full_evaluation;
   auto text = ReadFile(a.workload);
   if (!text.ok()) return text.error();
   auto jobs = whatif::ParseTrace(*text, a.workload, a.seed);
@@ -181,6 +184,7 @@ Result<whatif::VariantSummary> RunOne(const std::string& name, ClusterState clus
                                       const Prepared& p, bool bar) {
   auto config = ConfigFromShard(cluster.shard);
   if (!config.ok()) return Error{name + ": " + config.error().message};
+  if (p.full_evaluation) config->keep_verdicts = false;
   auto usage = ShardUsage(cluster);
   if (!usage.ok()) return Error{name + ": " + usage.error().message};
   whatif::WhatIfOptions o = p.options;
@@ -226,6 +230,11 @@ CLI::App* AddWhatIfCommand(CLI::App& app, WhatIfArgs& a) {
   c->add_option("--recheck", a.recheck,
                 "how often a cycle runs while jobs wait and nothing changes");
   c->add_option("--buckets", a.buckets, "points of the timelines");
+  c->add_flag("--verify-kept-verdicts", a.verify_kept_verdicts,
+              "run every cycle also with every pending job decided again and fail on the first "
+              "decision or reason that differs");
+  c->add_flag("--full-evaluation", a.full_evaluation,
+              "decide every pending job every cycle: no verdict kept or shared");
   return c;
 }
 

@@ -21,6 +21,8 @@ struct WhatIfArgs {
   std::string period;  // "" = the shard's schedulePeriod, else 1s
   std::string recheck = "60s";
   int buckets = 200;
+  bool verify_kept_verdicts = false;
+  bool full_evaluation = false;
   bool progress = true;
 };
 

@@ -350,6 +350,7 @@ Status Loop::Cycle(int64_t t) {
   so.now = o_.start + t;
   so.report_changed_pods_only = true;
   so.monotonic_millis = o_.monotonic_millis;
+  so.verify_kept_verdicts = o_.verify_kept_verdicts;
   if (history_) so.queue_usage = &usage_map_;
   auto rep = sim::RunCycle(world_, config_, so, static_cast<int>(++r_.cycles), &cache_);
   if (!rep.ok()) return rep.error();

@@ -43,6 +43,8 @@ struct WhatIfOptions {
   // Called now and then with where the run is (the front end draws a progress bar).
   std::function<void(const Progress&)> progress;
   Session::MonotonicClock monotonic_millis;  // the sessions' search clock (default: steady)
+  // Every cycle also runs with every pending job decided (sim::SimulateOptions).
+  bool verify_kept_verdicts = false;
 };
 
 struct JobOutcome {

@@ -51,27 +51,6 @@ std::vector<JobId> Candidates(const Session& s, const VictimPool& pool, JobId pr
   return out;
 }
 
-// Whether jobs of the job's shape may share the search's verdict (ActionVerdict::shareable):
-// where the search re-placed the job among candidate jobs of its own leaf queue, job order (which
-// reads creation times) put it somewhere among them; the verdict holds for another job put at
-// the same place.
-void SetSharing(const Session& s, JobId job, const std::vector<JobId>& candidates,
-                ActionVerdict& v) {
-  const QueueId q = s.snap().jobs[job].queue;
-  bool any_before = false, any_after = false;
-  for (JobId c : candidates) {
-    if (s.snap().jobs[c].queue != q) continue;
-    if (s.JobBefore(c, job)) {
-      any_before = true;
-      if (v.after == kNone || s.JobBefore(v.after, c)) v.after = c;
-    } else {
-      any_after = true;
-      if (v.before == kNone || s.JobBefore(c, v.before)) v.before = c;
-    }
-  }
-  if (any_before && any_after) v.shareable = false;
-}
-
 // Candidate victims computed for a job, reused for jobs of the same shape while nothing is
 // committed (they depend on the job only through its queue, priority and requests).
 class CandidateCache {
@@ -321,7 +300,10 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                             .bound_limit = solver.max_work.limit,
                             .bound_name = solver.max_work.name,
                             .gave_up = result.gave_up};
-      if (result.scenarios_tried > 0) SetSharing(s, job, candidates, verdict);
+      // A search that simulated scenarios is never shared: where it re-places the job among
+      // victims of its own queue, job order reads its creation time, and its work depends on what
+      // the session's caches (node ranking) hold from the searches before it.
+      verdict.shareable = result.scenarios_tried == 0;
       Decide(s, job, std::move(verdict));
       continue;
     }
