@@ -349,7 +349,8 @@ const std::shared_ptr<const ActionVerdict>* VerdictMemo::Shared(const Session& s
 
 const ActionVerdict* VerdictMemo::Find(Session& s, JobId job, int64_t limit,
                                        std::string_view name) {
-  if (!enabled_ || (disruptive_ && !searches_)) return nullptr;
+  // Only between StartAction calls: a verdict belongs to the action that reached it.
+  if (!enabled_ || action_.empty() || (disruptive_ && !searches_)) return nullptr;
   const std::shared_ptr<const ActionVerdict>* v = Kept(s, job, limit, name);
   const bool kept = v != nullptr;
   if (!v && !classes_.empty()) {
@@ -366,7 +367,7 @@ void VerdictMemo::Tried(Session& s) {
 }
 
 void VerdictMemo::Decided(Session& s, JobId job, ActionVerdict verdict) {
-  if (!enabled_) return;
+  if (!enabled_ || action_.empty()) return;
   auto held = std::make_shared<const ActionVerdict>(std::move(verdict));
   Remember(job, held);
   if (disruptive_ && !searches_) return;
