@@ -174,15 +174,7 @@ std::optional<Candidate> QuotaCandidate(const Baseline& b) {
 // and the plugin's defaults.
 std::set<int64_t> MinRuntimes(const Baseline& b, QueueId queue) {
   const Snapshot& snap = b.session.snap();
-  std::set<int64_t> out;
-  for (const PluginConfig& p : b.config.plugins) {
-    if (p.name != "minruntime") continue;
-    for (const char* key : {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime"}) {
-      auto it = p.arguments.find(key);
-      if (it == p.arguments.end()) continue;
-      if (auto d = ParseGoDuration(it->second)) out.insert(*d);
-    }
-  }
+  std::set<int64_t> out = b.config.DefaultMinRuntimes();
   for (QueueId q = queue; q != kNone; q = snap.queues[q].parent) {
     if (const auto& v = snap.queues[q].obj->preempt_min_runtime) out.insert(*v);
     if (const auto& v = snap.queues[q].obj->reclaim_min_runtime) out.insert(*v);
@@ -206,12 +198,8 @@ std::map<UnixSeconds, std::string> WaitTimes(const Baseline& b) {
     }
   }
   if (b.job != kNone) {
-    const SnapJob& job = snap.jobs[b.job];
-    if (const auto& delay = job.obj->preemption_delay_seconds) {
-      UnixSeconds since = job.creation;
-      if (job.obj->last_eviction) since = std::max(since, *job.obj->last_eviction);
-      if (since + *delay > snap.now) out[since + *delay] = "its preemption delay ends";
-    }
+    const std::optional<UnixSeconds> end = snap.jobs[b.job].PreemptionDelayEnd();
+    if (end && *end > snap.now) out[*end] = "its preemption delay ends";
   }
   return out;
 }

@@ -360,6 +360,19 @@ const PluginConfig* SchedulerConfig::Plugin(std::string_view name) const {
   return nullptr;
 }
 
+std::set<int64_t> SchedulerConfig::DefaultMinRuntimes() const {
+  std::set<int64_t> out;
+  for (const PluginConfig& p : plugins) {
+    if (p.name != "minruntime") continue;
+    for (const char* key : {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime"}) {
+      auto it = p.arguments.find(key);
+      if (it == p.arguments.end()) continue;
+      if (auto d = ParseGoDuration(it->second)) out.insert(*d);
+    }
+  }
+  return out;
+}
+
 int64_t SchedulerConfig::QueueDepth(std::string_view action) const {
   const auto it = queue_depth_per_action.find(std::string(action));
   return it == queue_depth_per_action.end() ? -1 : it->second;

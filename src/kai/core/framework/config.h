@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,9 @@ struct SchedulerConfig {
   TraceSink* trace = nullptr;
 
   const PluginConfig* Plugin(std::string_view name) const;
+  // The minruntime plugin's defaultPreemptMinRuntime and defaultReclaimMinRuntime that parse, in
+  // seconds (what the plugin protects a workload for when its queues set none).
+  std::set<int64_t> DefaultMinRuntimes() const;
   // The depth of `action` (spec.queueDepthPerAction); -1: unlimited.
   int64_t QueueDepth(std::string_view action) const;
 };

@@ -5,7 +5,6 @@
 #include <set>
 
 #include "kai/core/framework/session.h"
-#include "kai/core/util/time.h"
 
 namespace kai {
 
@@ -52,14 +51,7 @@ bool TimeBoundSearch(const SchedulerConfig& c) {
 
 // Every min runtime the configuration or a queue sets (plugins/minruntime).
 std::set<int64_t> MinRuntimes(const Session& s) {
-  std::set<int64_t> out;
-  if (const PluginConfig* p = s.config().Plugin("minruntime")) {
-    for (const char* key : {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime"}) {
-      auto it = p->arguments.find(key);
-      if (it == p->arguments.end()) continue;
-      if (auto d = ParseGoDuration(it->second)) out.insert(*d);
-    }
-  }
+  std::set<int64_t> out = s.config().DefaultMinRuntimes();
   for (const SnapQueue& q : s.snap().queues) {
     if (q.obj->preempt_min_runtime) out.insert(*q.obj->preempt_min_runtime);
     if (q.obj->reclaim_min_runtime) out.insert(*q.obj->reclaim_min_runtime);
@@ -137,25 +129,22 @@ bool JobActionsFirst(const SchedulerConfig& c) {
 bool PreemptionDelayEnded(const Session& s, UnixSeconds from, UnixSeconds to) {
   if (to == from) return false;
   for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
-    const SnapJob& job = s.snap().jobs[j];
-    if (!job.obj->preemption_delay_seconds || s.PendingPods(j) == 0) continue;
-    UnixSeconds since = job.creation;
-    if (job.obj->last_eviction) since = std::max(since, *job.obj->last_eviction);
-    const UnixSeconds end = since + *job.obj->preemption_delay_seconds;
-    if (from < end && end <= to) return true;
+    const std::optional<UnixSeconds> end = s.snap().jobs[j].PreemptionDelayEnd();
+    if (end && s.PendingPods(j) > 0 && from < *end && *end <= to) return true;
   }
   return false;
 }
 
-// Every pod of the job waits unplaced and unnominated, none asks for anything another pod's
-// placement could satisfy (pod affinity, volumes, claims), and all are alike.
+// No pod of the job is placed or nominated, none asks for anything another pod's placement could
+// satisfy (pod affinity, volumes, claims), and all are alike. (That they all wait is checked by
+// VerdictMemo::ShapeOf, which keeps this answer for the session.)
 bool PlainPods(const Snapshot& snap, const SnapJob& job) {
   const SnapPod* first = nullptr;
   for (PodId p : job.pods) {
     const SnapPod& pod = snap.pods[p];
-    if (pod.status != PodStatus::kPending || pod.node != kNone || pod.nominated != kNone ||
-        pod.requires_pod_affinity || pod.uses_host_ports || pod.uses_claims || pod.legacy_mig ||
-        pod.background || !pod.obj->resource_claims.empty()) {
+    if (pod.node != kNone || pod.nominated != kNone || pod.requires_pod_affinity ||
+        pod.uses_host_ports || pod.uses_claims || pod.legacy_mig || pod.background ||
+        !pod.obj->resource_claims.empty()) {
       return false;
     }
     if (first && !(first->request == pod.request && first->sub_group == pod.sub_group)) {
@@ -201,12 +190,10 @@ uint64_t Mix(uint64_t h, uint64_t v) {
   return h;
 }
 
-}  // namespace
-
-bool Shareable(const Session& s, JobId job) {
-  const SnapJob& j = s.snap().jobs[job];
-  return j.queue != kNone && j.active_allocated == 0 && j.invalid_sub_group_pods.empty() &&
-         PlainPods(s.snap(), j);
+// A job that may share verdicts with others of its shape, as far as its spec goes.
+bool Shareable(const Snapshot& snap, JobId job) {
+  const SnapJob& j = snap.jobs[job];
+  return j.queue != kNone && j.invalid_sub_group_pods.empty() && PlainPods(snap, j);
 }
 
 uint64_t ShapeHash(const Snapshot& snap, JobId job) {
@@ -235,6 +222,8 @@ bool SameShape(const Snapshot& snap, JobId a, JobId b) {
   }
   return true;
 }
+
+}  // namespace
 
 void VerdictMemo::Open(const Session& s, CycleVerdicts* previous, bool world_unchanged,
                        bool record) {
@@ -312,7 +301,7 @@ JobId VerdictMemo::ShapeOf(const Session& s, JobId job) {
   JobId& shape = shape_of_[job];
   if (shape != -2) return shape;
   shape = kNone;
-  if (!Shareable(s, job)) return shape;
+  if (!Shareable(snap, job)) return shape;
   std::vector<JobId>& seen = shapes_[ShapeHash(snap, job)];
   for (JobId other : seen) {
     if (SameShape(snap, other, job)) return shape = other;

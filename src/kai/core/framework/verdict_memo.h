@@ -132,10 +132,4 @@ class VerdictMemo {
   CycleVerdicts next_;
 };
 
-// Two jobs of the same shape, each shareable: deciding one decides the other.
-bool SameShape(const Snapshot& snap, JobId a, JobId b);
-// A plain job that may share verdicts (see the header comment); its shape's hash.
-bool Shareable(const Session& s, JobId job);
-uint64_t ShapeHash(const Snapshot& snap, JobId job);
-
 }  // namespace kai

@@ -414,6 +414,13 @@ std::string_view PodStatusName(PodStatus s) {
   return kNames[static_cast<int>(s)];
 }
 
+std::optional<UnixSeconds> SnapJob::PreemptionDelayEnd() const {
+  if (!obj->preemption_delay_seconds) return std::nullopt;
+  UnixSeconds since = creation;
+  if (obj->last_eviction) since = std::max(since, *obj->last_eviction);
+  return since + *obj->preemption_delay_seconds;
+}
+
 int SnapJob::MinAvailable() const {
   int sum = 0;
   for (const SnapSubGroup& sg : sub_groups) sum += sg.pod_set ? sg.min_member : 0;

@@ -219,6 +219,9 @@ struct SnapJob {
   }
   // Pods the whole gang needs: the sum of its PodSets' minimums.
   int MinAvailable() const;
+  // When spec.preemptionDelay ends, counted from the later of its creation and its last eviction;
+  // none without a delay.
+  std::optional<UnixSeconds> PreemptionDelayEnd() const;
 };
 
 struct QueueQuota {

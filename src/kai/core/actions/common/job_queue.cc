@@ -19,11 +19,8 @@ bool JobIsNominated(const Session& s, JobId job) {
 }
 
 bool WithinPreemptionDelay(const Session& s, JobId j) {
-  const SnapJob& job = s.snap().jobs[j];
-  if (!job.obj->preemption_delay_seconds) return false;
-  UnixSeconds since = job.creation;
-  if (job.obj->last_eviction) since = std::max(since, *job.obj->last_eviction);
-  return s.now() < since + *job.obj->preemption_delay_seconds;
+  const std::optional<UnixSeconds> end = s.snap().jobs[j].PreemptionDelayEnd();
+  return end && s.now() < *end;
 }
 
 // A preemptible job; or a semi-preemptible one whose next tasks all land above its floors.
