@@ -1393,6 +1393,8 @@ class Handler(BaseHTTPRequestHandler):
                         "metadata": {"resourceVersion": str(val)}}}) + "\n").encode())
                 elif kind == "CLOSE":
                     break
+            with store.lock:  # gone from the count before the client sees the end
+                store.watchers.discard(watcher)
             self._write_chunk(b"")
         except OSError:
             self.close_connection = True
