@@ -19,10 +19,7 @@ bool SessionHooks::JobBefore(JobId a, JobId b) const {
       return c < 0;
     }
   }
-  const SnapJob& ja = self().snap().jobs[a];
-  const SnapJob& jb = self().snap().jobs[b];
-  if (ja.creation != jb.creation) return ja.creation < jb.creation;
-  return ja.uid < jb.uid;
+  return self().snap().jobs[a].CreatedBefore(self().snap().jobs[b]);
 }
 
 void SessionHooks::AddJobOrderKey(JobOrderKeyFn key) {

@@ -326,13 +326,16 @@ const std::shared_ptr<const ActionVerdict>* VerdictMemo::Kept(const Session& s, 
   return nullptr;
 }
 
-const std::shared_ptr<const ActionVerdict>* VerdictMemo::Shared(const Session& s, JobId shape,
-                                                                int64_t limit,
+const std::shared_ptr<const ActionVerdict>* VerdictMemo::Shared(const Session& s, JobId job,
+                                                                JobId shape, int64_t limit,
                                                                 std::string_view name) const {
   auto it = classes_.find(shape);
   if (it == classes_.end() || it->second.commits != s.CommitCount()) return nullptr;
   const ActionVerdict& v = *it->second.verdict;
   if (!v.shareable || !v.HoldsUnder(limit, name)) return nullptr;
+  const std::vector<SnapJob>& jobs = s.snap().jobs;
+  if (v.after != kNone && !jobs[v.after].CreatedBefore(jobs[job])) return nullptr;
+  if (v.before != kNone && !jobs[job].CreatedBefore(jobs[v.before])) return nullptr;
   return &it->second.verdict;
 }
 
@@ -343,7 +346,7 @@ const ActionVerdict* VerdictMemo::Find(Session& s, JobId job, int64_t limit,
   const std::shared_ptr<const ActionVerdict>* v = Kept(s, job, limit, name);
   const bool kept = v != nullptr;
   if (!v && !classes_.empty()) {
-    if (const JobId shape = ShapeOf(s, job); shape != kNone) v = Shared(s, shape, limit, name);
+    if (const JobId shape = ShapeOf(s, job); shape != kNone) v = Shared(s, job, shape, limit, name);
   }
   if (!v) return nullptr;
   if (ActionMetrics* m = Metrics(s)) ++(kept ? m->jobs_kept : m->jobs_shared);

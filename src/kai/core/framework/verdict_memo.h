@@ -43,8 +43,12 @@ struct ActionVerdict {
   int64_t bound_limit = -1;
   std::string bound_name;
   bool gave_up = false;
-  // Jobs of the same shape may take it (false for a search that simulated scenarios).
+  // Jobs of the same shape may take it. A search that simulated scenarios re-placed the job among
+  // the candidate jobs of its own leaf queue: `after` (`before`) is the last (first) of them
+  // created before (after) it (SnapJob::CreatedBefore), and a job of the same shape takes the
+  // verdict only when it lies between the two too.
   bool shareable = true;
+  JobId after = kNone, before = kNone;
   // The same search run under the bound (`limit`, `name`) takes the same path: it finished below
   // that bound, or stopped on the very same bound.
   bool HoldsUnder(int64_t limit, std::string_view name) const;
@@ -110,8 +114,8 @@ class VerdictMemo {
   };
   const std::shared_ptr<const ActionVerdict>* Kept(const Session& s, JobId job, int64_t limit,
                                                    std::string_view name) const;
-  const std::shared_ptr<const ActionVerdict>* Shared(const Session& s, JobId shape, int64_t limit,
-                                                     std::string_view name) const;
+  const std::shared_ptr<const ActionVerdict>* Shared(const Session& s, JobId job, JobId shape,
+                                                     int64_t limit, std::string_view name) const;
   void Remember(JobId job, const std::shared_ptr<const ActionVerdict>& verdict);
   ActionMetrics* Metrics(Session& s) const;
 

@@ -90,6 +90,20 @@ const ActionMetrics* Action(const Session& s, const std::string& name) {
   return nullptr;
 }
 
+// The same world decided in full (SchedulerConfig::keep_verdicts off): `action`'s jobs tried
+// there, and the decisions and reasons must be `kept`'s.
+int64_t TriedInFullEvaluation(const ClusterState& world, const Session& kept,
+                              const std::string& action) {
+  SchedulerConfig full = Config();
+  full.keep_verdicts = false;
+  auto reference = sim::RunSession(BuildSnapshot(world, Options().now), full, {});
+  EXPECT_TRUE(reference.ok());
+  if (!reference.ok()) return -1;
+  EXPECT_EQ(sim::DecisionDifference(**reference, kept), "");
+  const ActionMetrics* a = Action(**reference, action);
+  return a ? a->jobs_tried : -1;
+}
+
 TEST(VerdictMemo, JobsOfOneShapeShareOneDecisionPerAction) {
   ClusterState world = FullCluster(10);
   auto s = sim::RunSession(BuildSnapshot(world, Options().now), Config(), {});
@@ -99,13 +113,7 @@ TEST(VerdictMemo, JobsOfOneShapeShareOneDecisionPerAction) {
   EXPECT_EQ(allocate->jobs_tried, 1);
   EXPECT_EQ(allocate->jobs_shared, 9);
   EXPECT_EQ(allocate->jobs_kept, 0);
-
-  SchedulerConfig full = Config();
-  full.keep_verdicts = false;
-  auto reference = sim::RunSession(BuildSnapshot(world, Options().now), full, {});
-  ASSERT_TRUE(reference.ok());
-  EXPECT_EQ(Action(**reference, "allocate")->jobs_tried, 10);
-  EXPECT_EQ(sim::DecisionDifference(**reference, **s), "");
+  EXPECT_EQ(TriedInFullEvaluation(world, **s, "allocate"), 10);
 }
 
 TEST(VerdictMemo, ACommitEndsTheSharingOfEarlierVerdicts) {
@@ -202,6 +210,27 @@ TEST(VerdictMemo, DecisionDifferenceNamesTheJob) {
   (*b)->SetJobReasons(waiting, {NoNodesReason{}});
   EXPECT_NE(sim::DecisionDifference(**a, **b).find("job default/wait-1: reasons"),
             std::string::npos);
+}
+
+TEST(VerdictMemo, ASearchIsSharedOnlyWhereNoCandidateOfTheQueueWasCreatedBetween) {
+  // Two 4-GPU nodes, each with a 3-GPU job of queue a created at 10:15: two free GPUs, one per
+  // node. Two-GPU jobs of queue a wait, created at 10:10, 10:12 and 10:20. Consolidation
+  // simulates moving the 3-GPU jobs and fails; a scenario re-places the job among those
+  // candidates in job order, which the creation time decides: the 10:12 job shares the 10:10
+  // job's verdict, the 10:20 job (after the candidates) is searched again.
+  std::string y = std::string(kTrain) + Queue("a") + Node("n0", 4) + Node("n1", 4);
+  y += Job("run-0", "a", 3, "n0", 15) + Job("run-1", "a", 3, "n1", 15);
+  y +=
+      Job("wait-0", "a", 2, "", 10) + Job("wait-1", "a", 2, "", 12) + Job("wait-2", "a", 2, "", 20);
+  ClusterState world = World(y);
+  auto s = sim::RunSession(BuildSnapshot(world, Options().now), Config(), {});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const ActionMetrics* consolidation = Action(**s, "consolidation");
+  ASSERT_NE(consolidation, nullptr);
+  EXPECT_GT(consolidation->scenarios_simulated, 0);
+  EXPECT_EQ(consolidation->jobs_tried, 2);
+  EXPECT_EQ(consolidation->jobs_shared, 1);
+  EXPECT_EQ(TriedInFullEvaluation(world, **s, "consolidation"), 3);
 }
 
 TEST(VerdictMemo, ASearchVerdictHoldsUnderABoundItStayedBelow) {

@@ -222,6 +222,11 @@ struct SnapJob {
   // When spec.preemptionDelay ends, counted from the later of its creation and its last eviction;
   // none without a delay.
   std::optional<UnixSeconds> PreemptionDelayEnd() const;
+  // The job order's final tie-break: earlier creation first, then UID.
+  bool CreatedBefore(const SnapJob& other) const {
+    if (creation != other.creation) return creation < other.creation;
+    return uid < other.uid;
+  }
 };
 
 struct QueueQuota {

@@ -51,6 +51,33 @@ std::vector<JobId> Candidates(const Session& s, const VictimPool& pool, JobId pr
   return out;
 }
 
+// Which jobs of the job's shape may share a search that simulated scenarios (ActionVerdict::
+// shareable, after, before). A scenario re-places the job among the victims of its own leaf
+// queue in job order, and the victims' order keys change with what the scenario evicted: where
+// the keys tie, the creation tie-break (SnapJob::CreatedBefore) decides. A job of the same shape
+// has the same keys as this one in every state the search passes through, so it takes the same
+// path when no same-queue candidate lies between the two in creation order. Job orders that are
+// not keys (Session::SortKeyOf fails) may read anything of the job: no sharing then.
+void SetSharing(const Session& s, JobId job, const std::vector<JobId>& candidates,
+                ActionVerdict& v) {
+  if (!s.SortKeyOf(job)) {
+    v.shareable = false;
+    return;
+  }
+  const SnapJob& self = s.snap().jobs[job];
+  for (JobId c : candidates) {
+    const SnapJob& other = s.snap().jobs[c];
+    if (other.queue != self.queue) continue;
+    if (other.CreatedBefore(self)) {
+      if (v.after == kNone || s.snap().jobs[v.after].CreatedBefore(other)) v.after = c;
+    } else if (self.CreatedBefore(other)) {
+      if (v.before == kNone || other.CreatedBefore(s.snap().jobs[v.before])) v.before = c;
+    } else {
+      v.shareable = false;  // the same creation time and UID: no place between them
+    }
+  }
+}
+
 // Candidate victims computed for a job, reused for jobs of the same shape while nothing is
 // committed (they depend on the job only through its queue, priority and requests).
 class CandidateCache {
@@ -300,10 +327,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                             .bound_limit = solver.max_work.limit,
                             .bound_name = solver.max_work.name,
                             .gave_up = result.gave_up};
-      // A search that simulated scenarios is never shared: where it re-places the job among
-      // victims of its own queue, job order reads its creation time, and its work depends on what
-      // the session's caches (node ranking) hold from the searches before it.
-      verdict.shareable = result.scenarios_tried == 0;
+      if (result.scenarios_tried > 0) SetSharing(s, job, candidates, verdict);
       Decide(s, job, std::move(verdict));
       continue;
     }

@@ -149,9 +149,10 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
     for (size_t i = 0; i < JobSortKey::kOrders; ++i) {
       if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
     }
-    if (ka.creation != kb.creation) return ka.creation < kb.creation;
-    const std::string_view ua = session_.snap().jobs[a].uid, ub = session_.snap().jobs[b].uid;
-    if (ua != ub) return ua < ub;
+    const SnapJob& ja = session_.snap().jobs[a];
+    const SnapJob& jb = session_.snap().jobs[b];
+    if (ja.CreatedBefore(jb)) return true;
+    if (jb.CreatedBefore(ja)) return false;
     return a < b;  // UIDs repeated in the input: the job id keeps the order total
   }
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
