@@ -194,7 +194,7 @@ BENCHMARK(BM_Backlog)
     ->Args({0, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseManualTime()
-    ->Iterations(4);
+    ->Iterations(8);
 
 }  // namespace
 }  // namespace kai::bench

@@ -282,6 +282,7 @@ void VerdictMemo::StartAction(std::string_view action) {
   action_ = action;
   disruptive_ = Disruptive(action);
   classes_.clear();
+  given_.clear();
   auto& names = next_.action_names;
   auto it = std::find(names.begin(), names.end(), action_);
   action_index_ = static_cast<uint8_t>(it - names.begin());
@@ -289,6 +290,24 @@ void VerdictMemo::StartAction(std::string_view action) {
 }
 
 ActionMetrics* VerdictMemo::Metrics(Session& s) const { return s.metrics().current(); }
+
+void VerdictMemo::GiveReasons(Session& s, JobId job,
+                              const std::shared_ptr<const ActionVerdict>& verdict, Reasons how) {
+  std::shared_ptr<const std::vector<Reason>> held;
+  if (how == Reasons::kAppend) held = s.SharedJobReasons(job);
+  const std::vector<Reason>& added = verdict->reasons;
+  if (added.empty()) {
+    if (how == Reasons::kReplace) s.SetJobReasons(job, {});
+    return;
+  }
+  Given& given = given_[{held.get(), verdict.get()}];
+  if (!given.after) {
+    std::vector<Reason> after = held ? *held : std::vector<Reason>{};
+    after.insert(after.end(), added.begin(), added.end());
+    given = {held, std::make_shared<const std::vector<Reason>>(std::move(after)), verdict};
+  }
+  s.ShareJobReasons(job, given.after);
+}
 
 JobId VerdictMemo::ShapeOf(const Session& s, JobId job) {
   const Snapshot& snap = s.snap();
@@ -339,7 +358,7 @@ const std::shared_ptr<const ActionVerdict>* VerdictMemo::Shared(const Session& s
   return &it->second.verdict;
 }
 
-const ActionVerdict* VerdictMemo::Find(Session& s, JobId job, int64_t limit,
+const ActionVerdict* VerdictMemo::Take(Session& s, JobId job, Reasons how, int64_t limit,
                                        std::string_view name) {
   // Only between StartAction calls: a verdict belongs to the action that reached it.
   if (!enabled_ || action_.empty() || (disruptive_ && !searches_)) return nullptr;
@@ -351,6 +370,7 @@ const ActionVerdict* VerdictMemo::Find(Session& s, JobId job, int64_t limit,
   if (!v) return nullptr;
   if (ActionMetrics* m = Metrics(s)) ++(kept ? m->jobs_kept : m->jobs_shared);
   Remember(job, *v);
+  GiveReasons(s, job, *v, how);
   return v->get();
 }
 

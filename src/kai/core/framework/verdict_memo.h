@@ -89,8 +89,13 @@ class VerdictMemo {
   bool Replays(const Session& s, std::string_view action) const;
   void Replay(Session& s);
   // A verdict the job takes instead of being decided, or null. `limit`/`name`: the work bound its
-  // search would run under (allocate: -1, "").
-  const ActionVerdict* Find(Session& s, JobId job, int64_t limit = -1, std::string_view name = "");
+  // search would run under (allocate: -1, ""). The job is given the verdict's reasons: in place
+  // of its own (allocate: kReplace) or after them (the disruptive actions: kAppend). Jobs that
+  // held the same reasons and take the same verdict in this action end up holding one shared
+  // vector, not a copy each.
+  enum class Reasons { kReplace, kAppend };
+  const ActionVerdict* Take(Session& s, JobId job, Reasons how, int64_t limit = -1,
+                            std::string_view name = "");
   // The job was decided now and not served.
   void Decided(Session& s, JobId job, ActionVerdict verdict);
   // The job was decided now (served or not): counted as tried.
@@ -117,6 +122,8 @@ class VerdictMemo {
   const std::shared_ptr<const ActionVerdict>* Shared(const Session& s, JobId job, JobId shape,
                                                      int64_t limit, std::string_view name) const;
   void Remember(JobId job, const std::shared_ptr<const ActionVerdict>& verdict);
+  void GiveReasons(Session& s, JobId job, const std::shared_ptr<const ActionVerdict>& verdict,
+                   Reasons how);
   ActionMetrics* Metrics(Session& s) const;
 
   bool enabled_ = false;
@@ -130,6 +137,18 @@ class VerdictMemo {
   uint8_t action_index_ = 0;  // in next_.action_names
   bool disruptive_ = false;
   std::unordered_map<JobId, ClassEntry> classes_;  // this action's, by shape (ShapeOf)
+  // This action's Take results: by the reasons a job held and the verdict it took, the reasons
+  // it holds after (`held` and `verdict` keep the keys alive, so that no address is reused).
+  struct Given {
+    std::shared_ptr<const std::vector<Reason>> held, after;
+    std::shared_ptr<const ActionVerdict> verdict;
+  };
+  struct GivenKeyHash {
+    size_t operator()(const std::pair<const void*, const void*>& k) const {
+      return std::hash<const void*>()(k.first) * 31 + std::hash<const void*>()(k.second);
+    }
+  };
+  std::unordered_map<std::pair<const void*, const void*>, Given, GivenKeyHash> given_;
   // Per job: the first job of its shape, kNone when it can never share, -2 not yet known.
   std::vector<JobId> shape_of_;
   std::unordered_map<uint64_t, std::vector<JobId>> shapes_;  // the shapes seen, by ShapeHash

@@ -57,7 +57,7 @@ class AllocateAction : public Action {
   static bool KeepAll(Session& s, const JobQueue& queue) {
     const std::vector<JobId> jobs = queue.Jobs();
     if (jobs.empty() || !s.memo().KeepsAll(s, jobs)) return false;
-    for (JobId j : jobs) s.SetJobReasons(j, s.memo().Find(s, j)->reasons);
+    for (JobId j : jobs) s.memo().Take(s, j, VerdictMemo::Reasons::kReplace);
     return true;
   }
 
@@ -72,10 +72,7 @@ class AllocateAction : public Action {
   // Returns true when the job's step was committed.
   bool TryJob(Session& s, JobId j) {
     // A verdict kept or shared implies tasks to allocate (it was decided on them).
-    if (const ActionVerdict* kept = s.memo().Find(s, j)) {
-      s.SetJobReasons(j, kept->reasons);
-      return false;
-    }
+    if (s.memo().Take(s, j, VerdictMemo::Reasons::kReplace)) return false;
     std::vector<PodId>& tasks = tasks_;
     TasksToAllocate(s, j, /*real=*/true, tasks);
     if (tasks.empty()) return false;

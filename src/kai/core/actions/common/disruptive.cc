@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "kai/core/actions/common/queue_use.h"
 #include "kai/core/resource/quantity.h"
@@ -169,12 +171,18 @@ class SearchBudget {
   }
 
   // The bounds of the next job's search.
+  // The work bound a job's search runs under now (Tighter of the per-job bound and what is left
+  // of the action's), as limit and name, without building the other bounds.
+  std::pair<int64_t, std::string_view> WorkBound() const {
+    if (action_work_.limit < 0) return {job_work_.limit, job_work_.name};
+    const int64_t left = std::max<int64_t>(0, action_work_.limit - spent_);
+    if (job_work_.limit >= 0 && job_work_.limit <= left) return {job_work_.limit, job_work_.name};
+    return {left, action_work_.name};
+  }
+
   void Apply(SolverConfig& solver) const {
-    solver.max_work = job_work_;
-    if (action_work_.limit >= 0) {
-      const Bound left{std::max<int64_t>(0, action_work_.limit - spent_), action_work_.name};
-      solver.max_work = Tighter(job_work_, left);
-    }
+    const auto [limit, name] = WorkBound();
+    solver.max_work = {limit, std::string(name)};
     solver.max_millis = Tighter(args_time_, KaiJobTime());
     solver.node_local_millis = Generator("NodeLocalGreedy");
     solver.accumulated_millis = Generator("MultiNodeGang");
@@ -235,7 +243,7 @@ bool KeepAll(Session& s, const JobQueue& queue, const SearchBudget& budget) {
   if (jobs.empty() || !s.memo().KeepsAll(s, jobs, job.limit, job.name, budget.ActionLimit())) {
     return false;
   }
-  for (JobId j : jobs) Explain(s, j, s.memo().Find(s, j, job.limit, job.name)->reasons);
+  for (JobId j : jobs) s.memo().Take(s, j, VerdictMemo::Reasons::kAppend, job.limit, job.name);
   return true;
 }
 
@@ -268,18 +276,18 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
+    const auto [work_limit, work_bound] = budget.WorkBound();
+    if (const ActionVerdict* kept =
+            s.memo().Take(s, job, VerdictMemo::Reasons::kAppend, work_limit, work_bound)) {
+      budget.Spent(kept->work);
+      continue;
+    }
+    s.memo().Tried(s);
     TraceSink* const trace = s.config().trace;
     SolverConfig solver = spec.solver;
     solver.max_scenarios = s.config().max_scenarios_per_job;
     solver.restart_split_gangs = s.config().restart_partly_moved_gangs;
     budget.Apply(solver);
-    if (const ActionVerdict* kept =
-            s.memo().Find(s, job, solver.max_work.limit, solver.max_work.name)) {
-      Explain(s, job, kept->reasons);
-      budget.Spent(kept->work);
-      continue;
-    }
-    s.memo().Tried(s);
     if (!spec.eligible(s, job)) {
       if (trace)
         trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " not eligible");
