@@ -36,7 +36,7 @@ AllocationChange ChangeOf(bool was_allocated, bool is_allocated) {
 }  // namespace
 
 SessionState::SessionState(Snapshot snapshot)
-    : snap_(std::move(snapshot)), job_reasons_(snap_.jobs.size()), evictions_(snap_.pods.size()) {
+    : snap_(std::move(snapshot)), job_reasons_(snap_.jobs.size()) {
   all_nodes_.resize(snap_.nodes.size());
   std::iota(all_nodes_.begin(), all_nodes_.end(), NodeId{0});
   candidates_ = all_nodes_;
@@ -140,10 +140,14 @@ void SessionState::SetEviction(PodId pod, EvictionVerdict verdict) {
   evictions_[pod] = std::move(verdict);
 }
 
-const EvictionVerdict& SessionState::Eviction(PodId pod) const { return evictions_[pod]; }
+const EvictionVerdict& SessionState::Eviction(PodId pod) const {
+  static const EvictionVerdict kNone;
+  auto it = evictions_.find(pod);
+  return it == evictions_.end() ? kNone : it->second;
+}
 
 std::string SessionState::EvictionReason(PodId pod) const {
-  return DescribeEviction(evictions_[pod], snap_, pod);
+  return DescribeEviction(Eviction(pod), snap_, pod);
 }
 
 void SessionState::SetJobReasons(JobId job, std::vector<Reason> reasons) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kai/core/framework/eviction.h"
@@ -138,7 +139,9 @@ class SessionState {
   std::vector<NodeId> node_changes_;
   // Held by the session alone or shared with a record of the last cycle (ShareJobReasons).
   std::vector<std::shared_ptr<std::vector<Reason>>> job_reasons_;
-  std::vector<EvictionVerdict> evictions_;
+  // By pod, only those with a verdict: a cycle evicts few of its pods, and a verdict per pod
+  // would be built and torn down for every pod in every cycle.
+  std::unordered_map<PodId, EvictionVerdict> evictions_;
 };
 
 }  // namespace kai

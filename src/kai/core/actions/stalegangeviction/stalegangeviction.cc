@@ -23,7 +23,10 @@ class StaleGangEvictionAction : public Action {
   void Execute(Session& s) override {
     for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
       SnapJob& job = s.snap().jobs[j];
-      if (!IsStaleGang(s.snap(), job)) {
+      // Every pod waiting (the session's live count): none active, so not stale, and no pod
+      // needs reading (a deep backlog is mostly such jobs).
+      const bool all_pending = s.PendingPods(j) == static_cast<int32_t>(job.pods.size());
+      if (all_pending || !IsStaleGang(s.snap(), job)) {
         job.stale_since.reset();
         continue;
       }
