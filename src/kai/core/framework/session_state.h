@@ -50,6 +50,10 @@ class SessionState {
   uint64_t JobVersion(JobId job) const { return job_versions_[job]; }
   // The job's pods in status Pending now (kept by MovePod; every action's job queue asks).
   int32_t PendingPods(JobId job) const { return pending_pods_[job]; }
+  // Every pod of the job is Pending now (so none is placed, releasing or finished).
+  bool AllPodsPending(JobId job) const {
+    return pending_pods_[job] == static_cast<int32_t>(snap_.jobs[job].pods.size());
+  }
   void JobChanged(JobId job);
   // Changes whenever a pod moves or a job changes (JobChanged): state that the order hooks read
   // (queue accounting, jobs' next tasks) is the same while it stays the same.

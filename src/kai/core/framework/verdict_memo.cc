@@ -311,11 +311,8 @@ void VerdictMemo::GiveReasons(Session& s, JobId job,
 
 JobId VerdictMemo::ShapeOf(const Session& s, JobId job) {
   const Snapshot& snap = s.snap();
-  const SnapJob& j = snap.jobs[job];
   // What changes during the session: the job's pods all waiting.
-  if (j.active_allocated != 0 || s.PendingPods(job) != static_cast<int32_t>(j.pods.size())) {
-    return kNone;
-  }
+  if (!s.AllPodsPending(job)) return kNone;
   if (shape_of_.empty()) shape_of_.assign(snap.jobs.size(), -2);
   JobId& shape = shape_of_[job];
   if (shape != -2) return shape;

@@ -170,7 +170,6 @@ class SearchBudget {
     if (action_time_.millis > 0) action_deadline_ = s.MonotonicMillis() + action_time_.millis;
   }
 
-  // The bounds of the next job's search.
   // The work bound a job's search runs under now (Tighter of the per-job bound and what is left
   // of the action's), as limit and name, without building the other bounds.
   std::pair<int64_t, std::string_view> WorkBound() const {
@@ -180,6 +179,7 @@ class SearchBudget {
     return {left, action_work_.name};
   }
 
+  // The bounds of the next job's search.
   void Apply(SolverConfig& solver) const {
     const auto [limit, name] = WorkBound();
     solver.max_work = {limit, std::string(name)};

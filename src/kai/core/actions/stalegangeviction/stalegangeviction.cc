@@ -25,8 +25,7 @@ class StaleGangEvictionAction : public Action {
       SnapJob& job = s.snap().jobs[j];
       // Every pod waiting (the session's live count): none active, so not stale, and no pod
       // needs reading (a deep backlog is mostly such jobs).
-      const bool all_pending = s.PendingPods(j) == static_cast<int32_t>(job.pods.size());
-      if (all_pending || !IsStaleGang(s.snap(), job)) {
+      if (s.AllPodsPending(j) || !IsStaleGang(s.snap(), job)) {
         job.stale_since.reset();
         continue;
       }
