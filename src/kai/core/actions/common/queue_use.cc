@@ -16,12 +16,20 @@ QueueUse UseOf(const SnapQueue& q) {
 QueueUseBook::QueueUseBook(const Session& s, JobId reclaimer, const std::vector<JobId>& candidates)
     : s_(s), reclaimer_(s.snap().jobs[reclaimer].queue) {
   Record(reclaimer_);
-  for (JobId j : candidates) Record(s.snap().jobs[j].queue);
+  // Candidates come grouped by queue (in job id order): a queue is looked up once per run.
+  QueueId last = reclaimer_;
+  for (JobId j : candidates) {
+    const QueueId q = s.snap().jobs[j].queue;
+    if (q != last) Record(q);
+    last = q;
+  }
 }
 
+// The queue and its parent, each read once.
 void QueueUseBook::Record(QueueId q) {
   for (int level = 0; level < 2 && q != kNone; ++level, q = s_.snap().queues[q].parent) {
-    before_.try_emplace(q, UseOf(s_.snap().queues[q]));
+    auto [it, inserted] = before_.try_emplace(q);
+    if (inserted) it->second = UseOf(s_.snap().queues[q]);
   }
 }
 

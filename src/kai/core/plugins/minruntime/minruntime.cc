@@ -5,6 +5,7 @@
 // of the two queues (`lca`, the default). A protected gang is never a victim; a protected elastic
 // job may lose pods above its minimum only.
 #include <algorithm>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -48,25 +49,56 @@ QueueId VictimSideOfLca(const Snapshot& snap, QueueId reclaimer, QueueId victim)
   return victim;
 }
 
+// Each queue's resolved runtimes, read once per session: the filter runs for every preemptor x
+// victim job pair. The reclaim side of the lowest common ancestor is kept for the last pair of
+// queues asked (candidates come grouped by queue).
+class Runtimes {
+ public:
+  Runtimes(const Snapshot& snap, const MinRuntimeArgs& args) : lca_(args.lca) {
+    for (QueueId q = 0; q < static_cast<QueueId>(snap.queues.size()); ++q) {
+      preempt_.push_back(Resolve(snap, q, &QueueObject::preempt_min_runtime, args.preempt));
+      reclaim_.push_back(Resolve(snap, q, &QueueObject::reclaim_min_runtime, args.reclaim));
+    }
+    preempt_default_ = args.preempt;
+    reclaim_default_ = args.reclaim;
+  }
+  int64_t Preempt(QueueId victim) const {
+    return victim == kNone ? preempt_default_ : preempt_[victim];
+  }
+  int64_t Reclaim(const Snapshot& snap, QueueId reclaimer, QueueId victim) {
+    if (!lca_) return victim == kNone ? reclaim_default_ : reclaim_[victim];
+    if (reclaimer != last_.reclaimer || victim != last_.victim || !last_.known) {
+      const QueueId from = VictimSideOfLca(snap, reclaimer, victim);
+      last_ = {reclaimer, victim, from == kNone ? reclaim_default_ : reclaim_[from], true};
+    }
+    return last_.runtime;
+  }
+
+ private:
+  bool lca_;
+  std::vector<int64_t> preempt_, reclaim_;  // per queue id
+  int64_t preempt_default_ = 0, reclaim_default_ = 0;
+  struct {
+    QueueId reclaimer = kNone, victim = kNone;
+    int64_t runtime = 0;
+    bool known = false;
+  } last_;
+};
+
 class MinRuntimePlugin : public Plugin {
  public:
   explicit MinRuntimePlugin(MinRuntimeArgs args) : args_(args) {}
 
   void OnSessionOpen(Session& s) override {
-    const MinRuntimeArgs a = args_;
-    auto protected_for = [a](const Session& ss, DisruptionKind kind, JobId preemptor,
-                             JobId victim) {
+    auto runtimes = std::make_shared<Runtimes>(s.snap(), args_);
+    auto protected_for = [runtimes](const Session& ss, DisruptionKind kind, JobId preemptor,
+                                    JobId victim) {
       const Snapshot& snap = ss.snap();
       const SnapJob& v = snap.jobs[victim];
       if (!v.last_start) return false;
-      int64_t runtime = 0;
-      if (kind == DisruptionKind::kPreempt) {
-        runtime = Resolve(snap, v.queue, &QueueObject::preempt_min_runtime, a.preempt);
-      } else {
-        const QueueId from =
-            a.lca ? VictimSideOfLca(snap, snap.jobs[preemptor].queue, v.queue) : v.queue;
-        runtime = Resolve(snap, from, &QueueObject::reclaim_min_runtime, a.reclaim);
-      }
+      const int64_t runtime = kind == DisruptionKind::kPreempt
+                                  ? runtimes->Preempt(v.queue)
+                                  : runtimes->Reclaim(snap, snap.jobs[preemptor].queue, v.queue);
       return ss.now() < *v.last_start + runtime;
     };
     for (DisruptionKind kind : {DisruptionKind::kPreempt, DisruptionKind::kReclaim}) {
