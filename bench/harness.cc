@@ -143,7 +143,14 @@ void RunCycles(benchmark::State& state, const CycleFixture& f) {
       state.SkipWithError("OpenPlugins failed");
       break;
     }
-    for (const ActionInfo* a : actions) a->make()->Execute(*s);
+    // As a cycle runs them (sim::RunSession): each action started on the session, so that jobs
+    // of one shape share a verdict within the cycle (no record of an earlier cycle is kept).
+    s->memo().Open(*s, nullptr, /*world_unchanged=*/false, /*record=*/false);
+    for (const ActionInfo* a : actions) {
+      s->StartAction(std::string(a->name));
+      a->make()->Execute(*s);
+    }
+    s->FinishAction();
     const auto t3 = Clock::now();
     const double cpu1 = ThreadCpuMs();
     const uint64_t allocs1 = AllocationCount();

@@ -1,6 +1,7 @@
 #pragma once
 // The common loop of the scheduling-cycle benchmarks: every iteration builds the snapshot from a
-// fixed ClusterState, opens a session with its plugins, runs a list of actions, checks the
+// fixed ClusterState, opens a session with its plugins, runs a list of actions as a cycle does
+// (each started on the session: jobs of one shape share a verdict within the cycle), checks the
 // outcome and tears the session down, as KAI's Go benchmarks do (BuildSession + Execute inside
 // b.N). The iteration time is the wall time of all of that except the outcome check and the
 // memory probe (UseManualTime); the phases are counters.
