@@ -176,11 +176,15 @@ bool SamePodSpec(const SnapPod& a, const SnapPod& b) {
          x.numa == y.numa;
 }
 
-bool SameGroupSpec(const PodGroupObject& a, const PodGroupObject& b) {
-  return a.queue == b.queue && a.priority_class_name == b.priority_class_name &&
-         a.preemptibility == b.preemptibility && a.min_member == b.min_member &&
-         a.min_sub_group == b.min_sub_group && a.sub_groups == b.sub_groups &&
-         a.topology_constraint == b.topology_constraint &&
+// Whether the jobs' queues count: a placement (PlaceJob) does not read the queue of a job whose
+// pods are plain (Shareable), so a failed placement holds for every queue alike.
+enum class Queues : uint8_t { kSame, kAny };
+
+bool SameGroupSpec(const PodGroupObject& a, const PodGroupObject& b, Queues queues) {
+  return (queues == Queues::kAny || a.queue == b.queue) &&
+         a.priority_class_name == b.priority_class_name && a.preemptibility == b.preemptibility &&
+         a.min_member == b.min_member && a.min_sub_group == b.min_sub_group &&
+         a.sub_groups == b.sub_groups && a.topology_constraint == b.topology_constraint &&
          a.preemption_delay_seconds == b.preemption_delay_seconds &&
          a.staleness_grace_seconds == b.staleness_grace_seconds;
 }
@@ -196,10 +200,11 @@ bool Shareable(const Snapshot& snap, JobId job) {
   return j.queue != kNone && j.invalid_sub_group_pods.empty() && PlainPods(snap, j);
 }
 
-uint64_t ShapeHash(const Snapshot& snap, JobId job) {
+uint64_t ShapeHash(const Snapshot& snap, JobId job, Queues queues) {
   const SnapJob& j = snap.jobs[job];
   const SnapPod& pod = snap.pods[j.pods.front()];
-  uint64_t h = Mix(static_cast<uint64_t>(j.queue), static_cast<uint64_t>(j.priority));
+  const QueueId queue = queues == Queues::kSame ? j.queue : kNone;
+  uint64_t h = Mix(static_cast<uint64_t>(queue), static_cast<uint64_t>(j.priority));
   h = Mix(h, j.pods.size());
   h = Mix(h, static_cast<uint64_t>(j.min_member));
   for (int64_t v : {pod.request.milli_cpu, pod.request.memory, pod.request.milli_gpu}) {
@@ -208,13 +213,14 @@ uint64_t ShapeHash(const Snapshot& snap, JobId job) {
   return Mix(h, pod.obj->node_selector.size());
 }
 
-bool SameShape(const Snapshot& snap, JobId a, JobId b) {
+bool SameShape(const Snapshot& snap, JobId a, JobId b, Queues queues) {
   const SnapJob& x = snap.jobs[a];
   const SnapJob& y = snap.jobs[b];
-  if (x.queue != y.queue || x.priority != y.priority || x.preemptible != y.preemptible ||
-      x.semi_preemptible != y.semi_preemptible || x.min_member != y.min_member ||
-      x.has_sub_groups != y.has_sub_groups || x.pods.size() != y.pods.size() ||
-      x.sub_groups.size() != y.sub_groups.size() || !SameGroupSpec(*x.obj, *y.obj)) {
+  if ((queues == Queues::kSame && x.queue != y.queue) || x.priority != y.priority ||
+      x.preemptible != y.preemptible || x.semi_preemptible != y.semi_preemptible ||
+      x.min_member != y.min_member || x.has_sub_groups != y.has_sub_groups ||
+      x.pods.size() != y.pods.size() || x.sub_groups.size() != y.sub_groups.size() ||
+      !SameGroupSpec(*x.obj, *y.obj, queues)) {
     return false;
   }
   for (size_t i = 0; i < x.pods.size(); ++i) {
@@ -282,6 +288,7 @@ void VerdictMemo::StartAction(std::string_view action) {
   action_ = action;
   disruptive_ = Disruptive(action);
   classes_.clear();
+  placements_.clear();
   given_.clear();
   auto& names = next_.action_names;
   auto it = std::find(names.begin(), names.end(), action_);
@@ -309,21 +316,54 @@ void VerdictMemo::GiveReasons(Session& s, JobId job,
   s.ShareJobReasons(job, given.after);
 }
 
-JobId VerdictMemo::ShapeOf(const Session& s, JobId job) {
+JobId VerdictMemo::ShapeOf(const Session& s, JobId job) { return Find(s, job, shapes_); }
+
+JobId VerdictMemo::Find(const Session& s, JobId job, ShapeIndex& index) {
   const Snapshot& snap = s.snap();
   // What changes during the session: the job's pods all waiting.
   if (!s.AllPodsPending(job)) return kNone;
-  if (shape_of_.empty()) shape_of_.assign(snap.jobs.size(), -2);
-  JobId& shape = shape_of_[job];
+  if (index.of.empty()) index.of.assign(snap.jobs.size(), -2);
+  JobId& shape = index.of[job];
   if (shape != -2) return shape;
   shape = kNone;
   if (!Shareable(snap, job)) return shape;
-  std::vector<JobId>& seen = shapes_[ShapeHash(snap, job)];
+  const Queues queues = index.with_queue ? Queues::kSame : Queues::kAny;
+  std::vector<JobId>& seen = index.seen[ShapeHash(snap, job, queues)];
   for (JobId other : seen) {
-    if (SameShape(snap, other, job)) return shape = other;
+    if (SameShape(snap, other, job, queues)) return shape = other;
   }
   seen.push_back(job);
   return shape = job;
+}
+
+const ActionVerdict* VerdictMemo::TakePlacement(Session& s, JobId job) {
+  if (!enabled_ || action_.empty() || disruptive_ || placements_.empty()) return nullptr;
+  const JobId shape = Find(s, job, placement_shapes_);
+  if (shape == kNone) return nullptr;
+  auto it = placements_.find(shape);
+  if (it == placements_.end() || it->second.commits != s.CommitCount()) return nullptr;
+  if (ActionMetrics* m = Metrics(s)) ++m->jobs_shared;
+  Remember(job, it->second.verdict);
+  GiveReasons(s, job, it->second.verdict, Reasons::kReplace);
+  if (const JobId own = ShapeOf(s, job); own != kNone) {
+    classes_[own] = ClassEntry{s.CommitCount(), it->second.verdict};
+  }
+  return it->second.verdict.get();
+}
+
+void VerdictMemo::PlacementFailed(Session& s, JobId job, ActionVerdict verdict) {
+  if (!enabled_ || action_.empty() || disruptive_) {
+    Decided(s, job, std::move(verdict));
+    return;
+  }
+  auto held = std::make_shared<const ActionVerdict>(std::move(verdict));
+  Remember(job, held);
+  if (const JobId shape = ShapeOf(s, job); shape != kNone) {
+    classes_[shape] = ClassEntry{s.CommitCount(), held};
+  }
+  if (const JobId shape = Find(s, job, placement_shapes_); shape != kNone) {
+    placements_[shape] = ClassEntry{s.CommitCount(), std::move(held)};
+  }
 }
 
 const std::shared_ptr<const ActionVerdict>* VerdictMemo::Kept(const Session& s, JobId job,

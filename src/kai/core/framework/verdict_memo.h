@@ -111,6 +111,14 @@ class VerdictMemo {
   // The first job of the job's shape in this session (SameShape), when the job may share
   // verdicts now (Shareable); kNone otherwise.
   JobId ShapeOf(const Session& s, JobId job);
+  // Allocate, for a job its queue admits (Session::CheckJobCapacity passed): the verdict of a job
+  // of its shape in any queue whose placement failed (PlacementFailed) since the last commit, or
+  // null. A placement does not read the queue of a job of plain pods, so it would fail alike,
+  // with the same reasons; the job takes them (in place of its own) and the verdict becomes its
+  // queue's class verdict too.
+  const ActionVerdict* TakePlacement(Session& s, JobId job);
+  // Decided, for an allocate verdict that is the job's failed placement (not its queue's refusal).
+  void PlacementFailed(Session& s, JobId job, ActionVerdict verdict);
 
  private:
   struct ClassEntry {
@@ -149,9 +157,17 @@ class VerdictMemo {
     }
   };
   std::unordered_map<std::pair<const void*, const void*>, Given, GivenKeyHash> given_;
-  // Per job: the first job of its shape, kNone when it can never share, -2 not yet known.
-  std::vector<JobId> shape_of_;
-  std::unordered_map<uint64_t, std::vector<JobId>> shapes_;  // the shapes seen, by ShapeHash
+  // The shapes seen in the session, with or without the queue.
+  struct ShapeIndex {
+    bool with_queue;  // ShapeOf; without it: TakePlacement
+    // Per job: the first job of its shape, kNone when it can never share, -2 not yet known.
+    std::vector<JobId> of;
+    std::unordered_map<uint64_t, std::vector<JobId>> seen;  // by ShapeHash
+  };
+  JobId Find(const Session& s, JobId job, ShapeIndex& index);
+  ShapeIndex shapes_{.with_queue = true};
+  ShapeIndex placement_shapes_{.with_queue = false};
+  std::unordered_map<JobId, ClassEntry> placements_;  // this action's, by placement shape
   CycleVerdicts next_;
 };
 

@@ -116,6 +116,44 @@ TEST(VerdictMemo, JobsOfOneShapeShareOneDecisionPerAction) {
   EXPECT_EQ(TriedInFullEvaluation(world, **s, "allocate"), 10);
 }
 
+// Full nodes of queue a's running jobs; one-GPU jobs of the same shape wait in queues a, b and
+// c, and in queue capped, whose GPU limit is 0.
+ClusterState FullClusterWithQueues() {
+  std::string y = std::string(kTrain) + Queue("a") + Queue("b") + Queue("c") + Node("n0", 4);
+  y += "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\n  name: capped\nspec:\n"
+       "  resources:\n    gpu: {quota: 0, limit: 0, overQuotaWeight: 1}\n"
+       "    cpu: {quota: -1, limit: -1, overQuotaWeight: 1}\n"
+       "    memory: {quota: -1, limit: -1, overQuotaWeight: 1}\n---\n";
+  for (int i = 0; i < 4; ++i) y += Job("run-" + std::to_string(i), "a", 1, "n0");
+  int minute = 10;
+  for (const std::string q : {"a", "b", "c", "capped"}) {
+    for (int i = 0; i < 3; ++i) y += Job("wait-" + q + std::to_string(i), q, 1, "", minute++);
+  }
+  return World(y);
+}
+
+TEST(VerdictMemo, AFailedPlacementIsSharedByJobsOfItsShapeInEveryQueueThatAdmitsThem) {
+  ClusterState world = FullClusterWithQueues();
+  auto s = sim::RunSession(BuildSnapshot(world, Options().now), Config(), {});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const ActionMetrics* allocate = Action(**s, "allocate");
+  ASSERT_NE(allocate, nullptr);
+  // One placement fails; the first job of b and c takes it after its queue admitted it, capped's
+  // first job is refused by its queue; the other jobs share their queue's verdict.
+  EXPECT_EQ(allocate->jobs_tried, 2);
+  EXPECT_EQ(allocate->jobs_shared, 10);
+  // The decisions and reasons are the full evaluation's (capped's jobs: the queue's limit).
+  EXPECT_EQ(TriedInFullEvaluation(world, **s, "allocate"), 12);
+  const Snapshot& snap = (*s)->snap();
+  for (JobId j = 0; j < static_cast<JobId>(snap.jobs.size()); ++j) {
+    if (snap.jobs[j].name.substr(0, 5) != "wait-") continue;
+    const std::vector<Reason>& reasons = (*s)->JobReasons(j);
+    ASSERT_FALSE(reasons.empty()) << snap.jobs[j].name;
+    const bool capped = snap.jobs[j].name.starts_with("wait-capped");
+    EXPECT_EQ(reasons.front().kind() == ReasonKind::kOverLimit, capped) << snap.jobs[j].name;
+  }
+}
+
 TEST(VerdictMemo, ACommitEndsTheSharingOfEarlierVerdicts) {
   // One GPU free: the first job binds; the second is decided again (something was committed
   // since the first decision) and fails; the third shares the second's verdict.

@@ -76,12 +76,15 @@ class AllocateAction : public Action {
     std::vector<PodId>& tasks = tasks_;
     TasksToAllocate(s, j, /*real=*/true, tasks);
     if (tasks.empty()) return false;
-    s.memo().Tried(s);
     if (auto reason = s.CheckJobCapacity(j, tasks)) {
+      s.memo().Tried(s);
       s.SetJobReasons(j, {*reason});
       s.memo().Decided(s, j, {.reasons = {*reason}});
       return false;
     }
+    // Its queue admits it, and a job of its shape in another queue failed to place.
+    if (s.memo().TakePlacement(s, j)) return false;
+    s.memo().Tried(s);
     SnapJob& job = s.snap().jobs[j];
     const bool had_allocated = HasAllocated(s, j);
     Statement stmt(s);
@@ -90,7 +93,7 @@ class AllocateAction : public Action {
       std::vector<Reason> reasons = FailureReasons(s, j, placed);
       s.SetJobReasons(j, reasons);
       stmt.Discard();
-      s.memo().Decided(s, j, {.reasons = std::move(reasons)});
+      s.memo().PlacementFailed(s, j, {.reasons = std::move(reasons)});
       return false;
     }
     const bool pipelined = ShouldPipelineJob(s, j);
