@@ -103,11 +103,29 @@ class CandidateCache {
   std::unordered_map<JobId, Entry> entries_;
 };
 
-int64_t EvictableGpus(const Session& s, const std::vector<JobId>& jobs) {
-  int64_t total = 0;
-  for (JobId j : jobs) total += EvictableMilliGpus(s, j);
-  return total;
-}
+// The candidates' evictable GPUs for an unsolved job's reason. Every job of a class asks over
+// the same running jobs (consolidation: all of them), so each job's sum is kept while nothing is
+// committed (a failed search rolls every move back).
+class EvictableGpus {
+ public:
+  int64_t Of(const Session& s, const std::vector<JobId>& jobs) {
+    if (milli_.empty() || commits_ != s.CommitCount()) {
+      milli_.assign(s.snap().jobs.size(), -1);
+      commits_ = s.CommitCount();
+    }
+    int64_t total = 0;
+    for (JobId j : jobs) {
+      int64_t& m = milli_[j];
+      if (m < 0) m = EvictableMilliGpus(s, j);
+      total += m;
+    }
+    return total;
+  }
+
+ private:
+  uint64_t commits_ = 0;
+  std::vector<int64_t> milli_;  // per job id, -1: not yet summed
+};
 
 // Adds why the action could not help this job to the job's pending reasons.
 void Explain(Session& s, JobId job, const std::vector<Reason>& why) { s.AddJobReasons(job, why); }
@@ -120,12 +138,13 @@ void Decide(Session& s, JobId job, ActionVerdict verdict) {
 
 // The search ran and found no scenario that fits the job.
 DisruptionReason Unsolved(const Session& s, const DisruptiveSpec& spec,
-                          const std::vector<JobId>& candidates, const SolveResult& result) {
+                          const std::vector<JobId>& candidates, const SolveResult& result,
+                          EvictableGpus& gpus) {
   return DisruptionReason{
       .action = spec.action,
       .outcome = result.gave_up ? DisruptionOutcome::kGaveUp : DisruptionOutcome::kNoFit,
       .candidate_jobs = static_cast<int>(candidates.size()),
-      .candidate_milli_gpu = EvictableGpus(s, candidates),
+      .candidate_milli_gpu = gpus.Of(s, candidates),
       .scenarios_tried = result.scenarios_tried,
       .scenarios_pruned = result.scenarios_pruned,
       .search_work = result.work,
@@ -273,6 +292,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
   SearchBudget budget(s, spec.action);
   if (KeepAll(s, queue, budget)) return;
   CandidateCache candidate_cache;
+  EvictableGpus gpus;
   while (!queue.Empty()) {
     const JobId job = queue.Pop();
     if (job == kNone) break;
@@ -329,7 +349,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                   (result.gave_up ? " bound=" + result.bound : ""));
     }
     if (!result.solved) {
-      ActionVerdict verdict{.reasons = {Unsolved(s, spec, candidates, result)},
+      ActionVerdict verdict{.reasons = {Unsolved(s, spec, candidates, result, gpus)},
                             .searched = true,
                             .work = result.work,
                             .bound_limit = solver.max_work.limit,
