@@ -61,6 +61,14 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     ++size_;
   }
   if (options.jobs_fixed_while_queued && size_ > 0) UseSortKeys(leaf_jobs_);
+  if (!options.jobs_fixed_while_queued && size_ > 0) {
+    for (const auto& jobs : leaf_jobs_) {
+      if (!jobs.empty()) {
+        UseLiveKeys(jobs.front());
+        break;
+      }
+    }
+  }
   for (auto& jobs : leaf_jobs_) {
     if (options.max_depth >= 0 && static_cast<int64_t>(jobs.size()) > options.max_depth) {
       std::sort(jobs.begin(), jobs.end(), [&](JobId a, JobId b) { return JobFirst(a, b); });
@@ -88,6 +96,21 @@ void JobQueue::UseSortKeys(const std::vector<std::vector<JobId>>& leaves) {
     }
   }
   sort_keys_ = std::move(keys);
+}
+
+void JobQueue::UseLiveKeys(JobId any) {
+  if (!session_.SortKeyOf(any)) return;  // some job order gives no key (for any job)
+  live_keys_.resize(session_.snap().jobs.size());
+  live_read_.assign(session_.snap().jobs.size(), 0);
+}
+
+const JobSortKey& JobQueue::LiveKey(JobId job) const {
+  JobSortKey& key = live_keys_[job];
+  if (live_read_[job] != session_.JobVersion(job)) {
+    key = *session_.SortKeyOf(job);
+    live_read_[job] = session_.JobVersion(job);
+  }
+  return key;
 }
 
 JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse,
@@ -154,6 +177,14 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
     if (ja.CreatedBefore(jb)) return true;
     if (jb.CreatedBefore(ja)) return false;
     return a < b;  // UIDs repeated in the input: the job id keeps the order total
+  }
+  if (!live_keys_.empty()) {  // Session::JobBefore (reverse_ is never set here)
+    const JobSortKey& ka = LiveKey(a);
+    const JobSortKey& kb = LiveKey(b);
+    for (size_t i = 0; i < JobSortKey::kOrders; ++i) {
+      if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
+    }
+    return session_.snap().jobs[a].CreatedBefore(session_.snap().jobs[b]);
   }
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
 }

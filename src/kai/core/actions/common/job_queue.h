@@ -80,6 +80,11 @@ class JobQueue {
   bool JobFirst(JobId a, JobId b) const;
   // Reads the sort keys of the jobs when every job order gives one (see JobQueueOptions).
   void UseSortKeys(const std::vector<std::vector<JobId>>& leaves);
+  // Jobs that may change while queued (the disruptive actions): where every job order gives a
+  // key, JobFirst compares keys read again only when the job changed (Session::JobVersion), which
+  // is Session::JobBefore's answer without asking every job order at every comparison.
+  void UseLiveKeys(JobId any);
+  const JobSortKey& LiveKey(JobId job) const;
   bool Sorted() const { return !sort_keys_.empty(); }
   // Orders a leaf's jobs as leaf_jobs_ keeps them.
   void Arrange(std::vector<JobId>& jobs) const;
@@ -95,6 +100,9 @@ class JobQueue {
   // job, read when the leaf's best was last brought up to date (UpdateLeaf).
   std::vector<Resources> standing_;
   std::vector<JobSortKey> sort_keys_;  // per job id, when the queue orders by sort keys
+  // Per job id, with UseLiveKeys: the key and the JobVersion it was read at (0: not read).
+  mutable std::vector<JobSortKey> live_keys_;
+  mutable std::vector<uint64_t> live_read_;
   // Per queue id: sorted with the next job last when the queue orders by sort keys (jobs are
   // popped far more often than pushed back), else a heap with the next job in front.
   std::vector<std::vector<JobId>> leaf_jobs_;
