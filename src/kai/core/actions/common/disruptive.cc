@@ -109,22 +109,22 @@ class CandidateCache {
 class EvictableGpus {
  public:
   int64_t Of(const Session& s, const std::vector<JobId>& jobs) {
-    if (milli_.empty() || commits_ != s.CommitCount()) {
-      milli_.assign(s.snap().jobs.size(), -1);
+    if (commits_ != s.CommitCount()) {
+      milli_.clear();
       commits_ = s.CommitCount();
     }
     int64_t total = 0;
     for (JobId j : jobs) {
-      int64_t& m = milli_[j];
-      if (m < 0) m = EvictableMilliGpus(s, j);
-      total += m;
+      auto [it, added] = milli_.try_emplace(j, 0);
+      if (added) it->second = EvictableMilliGpus(s, j);
+      total += it->second;
     }
     return total;
   }
 
  private:
   uint64_t commits_ = 0;
-  std::vector<int64_t> milli_;  // per job id, -1: not yet summed
+  std::unordered_map<JobId, int64_t> milli_;  // by job, summed since the last commit
 };
 
 // Adds why the action could not help this job to the job's pending reasons.

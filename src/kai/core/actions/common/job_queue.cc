@@ -100,17 +100,17 @@ void JobQueue::UseSortKeys(const std::vector<std::vector<JobId>>& leaves) {
 
 void JobQueue::UseLiveKeys(JobId any) {
   if (!session_.SortKeyOf(any)) return;  // some job order gives no key (for any job)
-  live_keys_.resize(session_.snap().jobs.size());
-  live_read_.assign(session_.snap().jobs.size(), 0);
+  live_ = true;
+  live_keys_.reserve(size_);
 }
 
 const JobSortKey& JobQueue::LiveKey(JobId job) const {
-  JobSortKey& key = live_keys_[job];
-  if (live_read_[job] != session_.JobVersion(job)) {
-    key = *session_.SortKeyOf(job);
-    live_read_[job] = session_.JobVersion(job);
+  LiveKeyEntry& e = live_keys_[job];
+  if (e.read != session_.JobVersion(job)) {
+    e.key = *session_.SortKeyOf(job);
+    e.read = session_.JobVersion(job);
   }
-  return key;
+  return e.key;
 }
 
 JobQueue::JobQueue(const Session& s, const std::vector<JobId>& jobs, bool reverse,
@@ -178,7 +178,7 @@ bool JobQueue::JobFirst(JobId a, JobId b) const {
     if (jb.CreatedBefore(ja)) return false;
     return a < b;  // UIDs repeated in the input: the job id keeps the order total
   }
-  if (!live_keys_.empty()) {  // Session::JobBefore (reverse_ is never set here)
+  if (live_) {  // Session::JobBefore (reverse_ is never set here)
     const JobSortKey& ka = LiveKey(a);
     const JobSortKey& kb = LiveKey(b);
     for (size_t i = 0; i < JobSortKey::kOrders; ++i) {

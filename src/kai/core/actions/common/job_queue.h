@@ -10,6 +10,7 @@
 // leaf whose next job changes to one with the same key only replaces the job on its path.
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "kai/core/framework/session.h"
@@ -100,9 +101,14 @@ class JobQueue {
   // job, read when the leaf's best was last brought up to date (UpdateLeaf).
   std::vector<Resources> standing_;
   std::vector<JobSortKey> sort_keys_;  // per job id, when the queue orders by sort keys
-  // Per job id, with UseLiveKeys: the key and the JobVersion it was read at (0: not read).
-  mutable std::vector<JobSortKey> live_keys_;
-  mutable std::vector<uint64_t> live_read_;
+  // With UseLiveKeys, per queued job: its key and the JobVersion it was read at. Kept for the
+  // jobs of the queue only (a cycle may have few pending jobs among many).
+  struct LiveKeyEntry {
+    JobSortKey key;
+    uint64_t read = 0;  // 0: not read
+  };
+  bool live_ = false;
+  mutable std::unordered_map<JobId, LiveKeyEntry> live_keys_;
   // Per queue id: sorted with the next job last when the queue orders by sort keys (jobs are
   // popped far more often than pushed back), else a heap with the next job in front.
   std::vector<std::vector<JobId>> leaf_jobs_;
