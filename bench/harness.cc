@@ -12,8 +12,8 @@
 #include <optional>
 #include <utility>
 
-#include "kai/core/framework/plugin.h"
 #include "kai/core/framework/session.h"
+#include "kai/core/sim/simulator.h"
 #include "kai/core/snapshot/snapshot.h"
 
 // Counts every (non-aligned) operator new of the process. kai_bench is built without sanitizers
@@ -126,8 +126,6 @@ bool CheckOutcome(benchmark::State& state, const Outcome& o, const Expect& e) {
 }
 
 void RunCycles(benchmark::State& state, const CycleFixture& f) {
-  std::vector<const ActionInfo*> actions;
-  for (const std::string& name : f.actions) actions.push_back(FindAction(name));
   Totals sum;
   Outcome o;
   for (auto _ : state) {
@@ -143,15 +141,15 @@ void RunCycles(benchmark::State& state, const CycleFixture& f) {
       state.SkipWithError("OpenPlugins failed");
       break;
     }
-    // As a cycle runs them (sim::RunSession): each action started on the session, so that jobs
-    // of one shape share a verdict within the cycle (no record of an earlier cycle is kept).
+    // As a cycle runs them (sim::RunSession), so that jobs of one shape share a verdict within
+    // the cycle; no record of an earlier cycle is kept, so no action replays.
     s->memo().Open(*s, nullptr, /*world_unchanged=*/false, /*record=*/false);
-    for (const ActionInfo* a : actions) {
-      s->StartAction(std::string(a->name));
-      a->make()->Execute(*s);
-    }
-    s->FinishAction();
+    const bool ran = sim::RunActions(*s, f.actions).ok();
     const auto t3 = Clock::now();
+    if (!ran) {
+      state.SkipWithError("an action of the fixture is unknown");
+      break;
+    }
     const double cpu1 = ThreadCpuMs();
     const uint64_t allocs1 = AllocationCount();
     sum.heap += LiveHeapBytes() - heap0;  // untimed

@@ -256,6 +256,21 @@ Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& opti
   return snap;
 }
 
+Status RunActions(Session& session, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    const ActionInfo* info = FindAction(name);
+    if (!info) return Error{"unknown action \"" + name + "\""};
+    session.StartAction(name);
+    if (session.memo().Replays(session, name)) {
+      session.memo().Replay(session);
+      continue;
+    }
+    info->make()->Execute(session);
+  }
+  session.FinishAction();
+  return Ok();
+}
+
 Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig& config,
                                             const Session::MonotonicClock& clock,
                                             const Session::MonotonicClock& metrics_clock,
@@ -266,17 +281,7 @@ Result<std::unique_ptr<Session>> RunSession(Snapshot snap, const SchedulerConfig
   const std::vector<PodId> background = actions::SetAsideBackgroundPods(*session);
   if (auto opened = session->OpenPlugins(); !opened.ok()) return opened.error();
   session->memo().Open(*session, carry.previous, carry.world_unchanged, carry.next != nullptr);
-  for (const std::string& name : config.actions) {
-    const ActionInfo* info = FindAction(name);
-    if (!info) return Error{"unknown action \"" + name + "\""};
-    session->StartAction(name);
-    if (session->memo().Replays(*session, name)) {
-      session->memo().Replay(*session);
-      continue;
-    }
-    info->make()->Execute(*session);
-  }
-  session->FinishAction();
+  if (auto ran = RunActions(*session, config.actions); !ran.ok()) return ran.error();
   actions::SettleBackgroundPods(*session, background);
   actions::PlaceBackgroundPods(*session);
   if (carry.next) *carry.next = session->memo().Finish(*session);

@@ -104,6 +104,11 @@ Snapshot BuildSimSnapshot(const ClusterState& world, const SimulateOptions& opti
 // (kai scheduler feeds its recorded history through this).
 void ApplyQueueUsage(Snapshot& snap, const std::map<std::string, usage::QueueUsage>& usage);
 
+// Runs the named actions on `session`, whose plugins and verdict memo are open: each started on
+// the session, replayed from the memo where it replays the last cycle's, else executed; then the
+// last action finished. The error names an unknown action.
+Status RunActions(Session& session, const std::vector<std::string>& names);
+
 // Opens the plugins, runs the configured actions on `snap` and closes the session, which then
 // holds the cycle's outcome. Errors come from plugin configuration and unknown actions.
 // `metrics_clock`, when given, times the session's measurements (framework/session_metrics.h).
