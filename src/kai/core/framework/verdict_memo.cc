@@ -342,9 +342,7 @@ const ActionVerdict* VerdictMemo::TakePlacement(Session& s, JobId job) {
   if (shape == kNone) return nullptr;
   auto it = placements_.find(shape);
   if (it == placements_.end() || it->second.commits != s.CommitCount()) return nullptr;
-  if (ActionMetrics* m = Metrics(s)) ++m->jobs_shared;
-  Remember(job, it->second.verdict);
-  GiveReasons(s, job, it->second.verdict, Reasons::kReplace);
+  Give(s, job, it->second.verdict, Reasons::kReplace, /*kept=*/false);
   if (const JobId own = ShapeOf(s, job); own != kNone) {
     classes_[own] = ClassEntry{s.CommitCount(), it->second.verdict};
   }
@@ -352,15 +350,8 @@ const ActionVerdict* VerdictMemo::TakePlacement(Session& s, JobId job) {
 }
 
 void VerdictMemo::PlacementFailed(Session& s, JobId job, ActionVerdict verdict) {
-  if (!enabled_ || action_.empty() || disruptive_) {
-    Decided(s, job, std::move(verdict));
-    return;
-  }
-  auto held = std::make_shared<const ActionVerdict>(std::move(verdict));
-  Remember(job, held);
-  if (const JobId shape = ShapeOf(s, job); shape != kNone) {
-    classes_[shape] = ClassEntry{s.CommitCount(), held};
-  }
+  std::shared_ptr<const ActionVerdict> held = Keep(s, job, std::move(verdict));
+  if (!held || disruptive_) return;
   if (const JobId shape = Find(s, job, placement_shapes_); shape != kNone) {
     placements_[shape] = ClassEntry{s.CommitCount(), std::move(held)};
   }
@@ -405,10 +396,15 @@ const ActionVerdict* VerdictMemo::Take(Session& s, JobId job, Reasons how, int64
     if (const JobId shape = ShapeOf(s, job); shape != kNone) v = Shared(s, job, shape, limit, name);
   }
   if (!v) return nullptr;
-  if (ActionMetrics* m = Metrics(s)) ++(kept ? m->jobs_kept : m->jobs_shared);
-  Remember(job, *v);
-  GiveReasons(s, job, *v, how);
+  Give(s, job, *v, how, kept);
   return v->get();
+}
+
+void VerdictMemo::Give(Session& s, JobId job, const std::shared_ptr<const ActionVerdict>& verdict,
+                       Reasons how, bool kept) {
+  if (ActionMetrics* m = Metrics(s)) ++(kept ? m->jobs_kept : m->jobs_shared);
+  Remember(job, verdict);
+  GiveReasons(s, job, verdict, how);
 }
 
 void VerdictMemo::Tried(Session& s) {
@@ -416,13 +412,19 @@ void VerdictMemo::Tried(Session& s) {
 }
 
 void VerdictMemo::Decided(Session& s, JobId job, ActionVerdict verdict) {
-  if (!enabled_ || action_.empty()) return;
+  Keep(s, job, std::move(verdict));
+}
+
+std::shared_ptr<const ActionVerdict> VerdictMemo::Keep(Session& s, JobId job,
+                                                       ActionVerdict verdict) {
+  if (!enabled_ || action_.empty()) return nullptr;
   auto held = std::make_shared<const ActionVerdict>(std::move(verdict));
   Remember(job, held);
-  if (disruptive_ && !searches_) return;
+  if (disruptive_ && !searches_) return held;
   if (const JobId shape = ShapeOf(s, job); shape != kNone) {
-    classes_[shape] = ClassEntry{s.CommitCount(), std::move(held)};
+    classes_[shape] = ClassEntry{s.CommitCount(), held};
   }
+  return held;
 }
 
 void VerdictMemo::Remember(JobId job, const std::shared_ptr<const ActionVerdict>& verdict) {

@@ -130,6 +130,13 @@ class VerdictMemo {
   const std::shared_ptr<const ActionVerdict>* Shared(const Session& s, JobId job, JobId shape,
                                                      int64_t limit, std::string_view name) const;
   void Remember(JobId job, const std::shared_ptr<const ActionVerdict>& verdict);
+  // A held verdict given to `job`: counted (kept from the last cycle, or shared), recorded, and
+  // its reasons given to the job.
+  void Give(Session& s, JobId job, const std::shared_ptr<const ActionVerdict>& verdict, Reasons how,
+            bool kept);
+  // The verdict `job` reached, recorded and offered to its shape's later jobs; null outside an
+  // action.
+  std::shared_ptr<const ActionVerdict> Keep(Session& s, JobId job, ActionVerdict verdict);
   void GiveReasons(Session& s, JobId job, const std::shared_ptr<const ActionVerdict>& verdict,
                    Reasons how);
   ActionMetrics* Metrics(Session& s) const;
