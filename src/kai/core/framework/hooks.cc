@@ -27,11 +27,16 @@ void SessionHooks::AddJobOrderKey(JobOrderKeyFn key) {
   job_order_keys_.push_back(std::move(key));
 }
 
+bool SessionHooks::JobOrderHasKeys() const {
+  if (job_order_keys_.size() > JobSortKey::kOrders) return false;
+  return std::all_of(job_order_keys_.begin(), job_order_keys_.end(),
+                     [](const JobOrderKeyFn& key) { return static_cast<bool>(key); });
+}
+
 std::optional<JobSortKey> SessionHooks::SortKeyOf(JobId job) const {
-  if (job_order_keys_.size() > JobSortKey::kOrders) return std::nullopt;
+  if (!JobOrderHasKeys()) return std::nullopt;
   JobSortKey out;
   for (size_t i = 0; i < job_order_keys_.size(); ++i) {
-    if (!job_order_keys_[i]) return std::nullopt;
     out.order[i] = job_order_keys_[i](self(), job);
   }
   out.creation = self().snap().jobs[job].creation;

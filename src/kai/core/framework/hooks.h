@@ -203,6 +203,8 @@ class SessionHooks {
   // The job's JobSortKey, when every registered job order gives a key (at most
   // JobSortKey::kOrders of them); valid while JobVersion(job) is unchanged.
   std::optional<JobSortKey> SortKeyOf(JobId job) const;
+  // Whether SortKeyOf gives a key (for every job: it depends only on the registered orders).
+  bool JobOrderHasKeys() const;
   bool TaskBefore(PodId a, PodId b) const;
   // Members of one SubGroupSet; the final tie-breaker is the SubGroup name (unique in a job).
   bool SubGroupBefore(JobId job, const SubGroupStanding& a, const SubGroupStanding& b) const;

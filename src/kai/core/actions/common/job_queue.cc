@@ -60,13 +60,11 @@ JobQueue::JobQueue(const Session& s, JobQueueOptions options)
     leaf_jobs_[job.queue].push_back(j);
     ++size_;
   }
-  if (options.jobs_fixed_while_queued && size_ > 0) UseSortKeys(leaf_jobs_);
-  if (!options.jobs_fixed_while_queued && size_ > 0) {
-    for (const auto& jobs : leaf_jobs_) {
-      if (!jobs.empty()) {
-        UseLiveKeys(jobs.front());
-        break;
-      }
+  if (size_ > 0 && session_.JobOrderHasKeys()) {
+    if (options.jobs_fixed_while_queued) {
+      UseSortKeys(leaf_jobs_);
+    } else {
+      UseLiveKeys();
     }
   }
   for (auto& jobs : leaf_jobs_) {
@@ -87,19 +85,13 @@ std::vector<JobId> JobQueue::Jobs() const {
 }
 
 void JobQueue::UseSortKeys(const std::vector<std::vector<JobId>>& leaves) {
-  std::vector<JobSortKey> keys(session_.snap().jobs.size());
+  sort_keys_.resize(session_.snap().jobs.size());
   for (const auto& jobs : leaves) {
-    for (JobId j : jobs) {
-      std::optional<JobSortKey> key = session_.SortKeyOf(j);
-      if (!key) return;  // some job order gives no key: compare through the session
-      keys[j] = *key;
-    }
+    for (JobId j : jobs) sort_keys_[j] = *session_.SortKeyOf(j);
   }
-  sort_keys_ = std::move(keys);
 }
 
-void JobQueue::UseLiveKeys(JobId any) {
-  if (!session_.SortKeyOf(any)) return;  // some job order gives no key (for any job)
+void JobQueue::UseLiveKeys() {
   live_ = true;
   live_keys_.reserve(size_);
 }
@@ -165,28 +157,22 @@ bool JobQueue::Before(QueueId qa, const Best& a, QueueId qb, const Best& b) cons
 
 bool JobQueue::JobFirst(JobId a, JobId b) const {
   if (job_first_) return job_first_(a, b);
-  if (!sort_keys_.empty()) {
-    // Session::JobBefore's order, its keys read when the jobs entered.
-    const JobSortKey& ka = sort_keys_[a];
-    const JobSortKey& kb = sort_keys_[b];
-    for (size_t i = 0; i < JobSortKey::kOrders; ++i) {
-      if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
-    }
-    const SnapJob& ja = session_.snap().jobs[a];
-    const SnapJob& jb = session_.snap().jobs[b];
-    if (ja.CreatedBefore(jb)) return true;
-    if (jb.CreatedBefore(ja)) return false;
-    return a < b;  // UIDs repeated in the input: the job id keeps the order total
-  }
-  if (live_) {  // Session::JobBefore (reverse_ is never set here)
-    const JobSortKey& ka = LiveKey(a);
-    const JobSortKey& kb = LiveKey(b);
-    for (size_t i = 0; i < JobSortKey::kOrders; ++i) {
-      if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
-    }
-    return session_.snap().jobs[a].CreatedBefore(session_.snap().jobs[b]);
-  }
+  // Session::JobBefore's order (reverse_ is never set with keys): keys read when the jobs entered,
+  // or read again when a job changed.
+  if (!sort_keys_.empty()) return KeyFirst(sort_keys_[a], sort_keys_[b], a, b);
+  if (live_) return KeyFirst(LiveKey(a), LiveKey(b), a, b);
   return reverse_ ? session_.JobBefore(b, a) : session_.JobBefore(a, b);
+}
+
+bool JobQueue::KeyFirst(const JobSortKey& ka, const JobSortKey& kb, JobId a, JobId b) const {
+  for (size_t i = 0; i < JobSortKey::kOrders; ++i) {
+    if (ka.order[i] != kb.order[i]) return ka.order[i] < kb.order[i];
+  }
+  const SnapJob& ja = session_.snap().jobs[a];
+  const SnapJob& jb = session_.snap().jobs[b];
+  if (ja.CreatedBefore(jb)) return true;
+  if (jb.CreatedBefore(ja)) return false;
+  return a < b;  // UIDs repeated in the input: the job id keeps the order total
 }
 
 bool JobQueue::Empty() const { return size_ == 0; }

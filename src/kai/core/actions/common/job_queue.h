@@ -84,8 +84,10 @@ class JobQueue {
   // Jobs that may change while queued (the disruptive actions): where every job order gives a
   // key, JobFirst compares keys read again only when the job changed (Session::JobVersion), which
   // is Session::JobBefore's answer without asking every job order at every comparison.
-  void UseLiveKeys(JobId any);
+  void UseLiveKeys();
   const JobSortKey& LiveKey(JobId job) const;
+  // Session::JobBefore on keys already read, with the job id as the final tie-breaker.
+  bool KeyFirst(const JobSortKey& ka, const JobSortKey& kb, JobId a, JobId b) const;
   bool Sorted() const { return !sort_keys_.empty(); }
   // Orders a leaf's jobs as leaf_jobs_ keeps them.
   void Arrange(std::vector<JobId>& jobs) const;
