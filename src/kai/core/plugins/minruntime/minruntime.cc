@@ -54,13 +54,12 @@ QueueId VictimSideOfLca(const Snapshot& snap, QueueId reclaimer, QueueId victim)
 // queues asked (candidates come grouped by queue).
 class Runtimes {
  public:
-  Runtimes(const Snapshot& snap, const MinRuntimeArgs& args) : lca_(args.lca) {
+  Runtimes(const Snapshot& snap, const MinRuntimeArgs& args)
+      : lca_(args.lca), preempt_default_(args.preempt), reclaim_default_(args.reclaim) {
     for (QueueId q = 0; q < static_cast<QueueId>(snap.queues.size()); ++q) {
       preempt_.push_back(Resolve(snap, q, &QueueObject::preempt_min_runtime, args.preempt));
       reclaim_.push_back(Resolve(snap, q, &QueueObject::reclaim_min_runtime, args.reclaim));
     }
-    preempt_default_ = args.preempt;
-    reclaim_default_ = args.reclaim;
   }
   int64_t Preempt(QueueId victim) const {
     return victim == kNone ? preempt_default_ : preempt_[victim];
