@@ -59,10 +59,10 @@ std::vector<JobId> Candidates(const Session& s, const VictimPool& pool, JobId pr
 // the keys tie, the creation tie-break (SnapJob::CreatedBefore) decides. A job of the same shape
 // has the same keys as this one in every state the search passes through, so it takes the same
 // path when no same-queue candidate lies between the two in creation order. Job orders that are
-// not keys (Session::SortKeyOf fails) may read anything of the job: no sharing then.
+// not keys (Session::JobOrderHasKeys) may read anything of the job: no sharing then.
 void SetSharing(const Session& s, JobId job, const std::vector<JobId>& candidates,
                 ActionVerdict& v) {
-  if (!s.SortKeyOf(job)) {
+  if (!s.JobOrderHasKeys()) {
     v.shareable = false;
     return;
   }
