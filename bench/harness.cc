@@ -144,10 +144,10 @@ void RunCycles(benchmark::State& state, const CycleFixture& f) {
     // As a cycle runs them (sim::RunSession), so that jobs of one shape share a verdict within
     // the cycle; no record of an earlier cycle is kept, so no action replays.
     s->memo().Open(*s, nullptr, /*world_unchanged=*/false, /*record=*/false);
-    const bool ran = sim::RunActions(*s, f.actions).ok();
+    const Status ran = sim::RunActions(*s, f.actions);
     const auto t3 = Clock::now();
-    if (!ran) {
-      state.SkipWithError("an action of the fixture is unknown");
+    if (!ran.ok()) {
+      state.SkipWithError(ran.error().message.c_str());
       break;
     }
     const double cpu1 = ThreadCpuMs();
