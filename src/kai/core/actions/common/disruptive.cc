@@ -18,35 +18,127 @@ bool MayBeVictim(const SnapJob& job) {
   return job.preemptible || (job.semi_preemptible && SurplusPods(job) > 0);
 }
 
-// The jobs that may be victims as the action starts, in id order. During the action only the
-// jobs it serves gain pods (AddServed), so these and those are all that may be victims later.
+// Whether the job may be a victim in the session's state now (the caller's filter aside).
+bool MayBeVictimNow(const Session& s, JobId j) {
+  return s.snap().jobs[j].queue != kNone && MayBeVictim(s.snap().jobs[j]) && HasEvictablePod(s, j);
+}
+
+// The jobs that may be victims as the action starts, in id order, and, once a search asks, the
+// same per leaf queue in victim order (VictimOffer). During the action only the jobs a commit
+// touches change (the preemptor, which gains pods, and the victims' jobs): Touched keeps both
+// views up to date.
 class VictimPool {
  public:
-  explicit VictimPool(const Session& s) {
+  explicit VictimPool(const Session& s) : s_(s) {
     for (JobId j = 0; j < static_cast<JobId>(s.snap().jobs.size()); ++j) {
-      if (s.snap().jobs[j].queue != kNone && MayBeVictim(s.snap().jobs[j]) &&
-          HasEvictablePod(s, j)) {
-        jobs_.push_back(j);
-      }
+      if (MayBeVictimNow(s, j)) jobs_.push_back(j);
     }
   }
-  void AddServed(JobId job) {
+
+  // The job's pods changed in a commit: it enters, leaves or moves in victim order (in the sorted
+  // view when it is next asked for).
+  void Touched(JobId job) {
     auto it = std::lower_bound(jobs_.begin(), jobs_.end(), job);
-    if (it == jobs_.end() || *it != job) jobs_.insert(it, job);
+    if (it == jobs_.end() || *it != job) jobs_.insert(it, job);  // stale entries are filtered
+    if (sorted_) touched_.push_back(job);
   }
+
   const std::vector<JobId>& Jobs() const { return jobs_; }
+  // The victim queues' scratch (VictimOffer::slots), made once for the action.
+  std::vector<int>* Slots() {
+    if (slots_.empty()) slots_.assign(s_.snap().jobs.size(), -1);
+    return &slots_;
+  }
+  // The victim-ordered lists of the leaf queues `keep` says yes to, and `accept` for every job.
+  VictimOffer Offer(const std::function<bool(QueueId)>& keep, std::function<bool(JobId)> accept) {
+    Sort();
+    for (JobId j : touched_) Place(j);
+    touched_.clear();
+    VictimOffer offer{&sorted_->by_queue, {}, std::move(accept), Slots()};
+    for (QueueId q : sorted_->leaves) {
+      if (!sorted_->by_queue[q].empty() && keep(q)) offer.leaves.push_back(q);
+    }
+    return offer;
+  }
+  // Whether the offer, or a job of an inner queue (which no offer holds), has a job `accept`
+  // says yes to: the lists are read in order up to the first.
+  bool Any(const VictimOffer& offer) const {
+    for (QueueId q : offer.leaves) {
+      const std::vector<JobId>& list = (*offer.by_queue)[q];
+      if (std::any_of(list.begin(), list.end(), offer.accept)) return true;
+    }
+    return std::any_of(inner_.begin(), inner_.end(), offer.accept);
+  }
 
  private:
+  // The victim-ordered view, made when first asked from the jobs that may be victims then.
+  void Sort() {
+    if (sorted_) return;
+    std::vector<JobId> now;
+    now.reserve(jobs_.size());
+    for (JobId j : jobs_) {
+      if (!MayBeVictimNow(s_, j)) continue;
+      now.push_back(j);
+      if (!s_.snap().queues[s_.snap().jobs[j].queue].IsLeaf()) inner_.push_back(j);
+    }
+    sorted_ = SortVictims(s_, now);
+    level_.assign(s_.snap().jobs.size(), std::nullopt);
+    for (QueueId q : sorted_->leaves) {
+      for (JobId j : sorted_->by_queue[q]) level_[j] = JobGangLevel(s_.snap().jobs[j]);
+    }
+  }
+
+  // Takes the job out of the sorted view and puts it back where it stands now, if it may be a
+  // victim.
+  void Place(JobId job) {
+    const QueueId q = s_.snap().jobs[job].queue;
+    if (q == kNone) return;
+    if (!s_.snap().queues[q].IsLeaf()) {
+      auto at = std::lower_bound(inner_.begin(), inner_.end(), job);
+      if (at == inner_.end() || *at != job) inner_.insert(at, job);
+      return;
+    }
+    std::vector<JobId>& list = sorted_->by_queue[q];
+    if (std::optional<GangLevel>& was = level_[job]) {
+      auto at = Find(list, job, *was);
+      if (at == list.end() || *at != job) at = std::find(list.begin(), list.end(), job);
+      list.erase(at);
+      was.reset();
+    }
+    if (!MayBeVictimNow(s_, job)) return;
+    const GangLevel level = JobGangLevel(s_.snap().jobs[job]);
+    std::vector<QueueId>& leaves = sorted_->leaves;
+    if (std::find(leaves.begin(), leaves.end(), q) == leaves.end()) leaves.push_back(q);
+    list.insert(Find(list, job, level), job);
+    level_[job] = level;
+  }
+
+  // Where the job stands, or would stand, in the list at the level.
+  std::vector<JobId>::iterator Find(std::vector<JobId>& list, JobId job, GangLevel level) const {
+    return std::lower_bound(list.begin(), list.end(), job, [&](JobId a, JobId b) {
+      return VictimBefore(s_, a, *level_[a], b, level);
+    });
+  }
+
+  const Session& s_;
   std::vector<JobId> jobs_;
+  std::vector<JobId> inner_;  // the jobs of sorted_ in inner queues (a job in none is in no list)
+  std::optional<VictimsByQueue> sorted_;
+  std::vector<JobId> touched_;  // changed since sorted_ was brought up to date (Place: idempotent)
+  std::vector<std::optional<GangLevel>> level_;  // per job in sorted_: the level it is sorted by
+  std::vector<int> slots_;
 };
 
-std::vector<JobId> Candidates(const Session& s, const VictimPool& pool, JobId preemptor,
-                              const DisruptiveSpec& spec) {
+// Whether the job is a candidate victim of the preemptor now.
+bool IsCandidate(const Session& s, JobId preemptor, JobId j, const DisruptiveSpec& spec) {
+  return j != preemptor && MayBeVictimNow(s, j) && spec.candidate(s, preemptor, j);
+}
+
+std::vector<JobId> ListCandidates(const Session& s, const VictimPool& pool, JobId preemptor,
+                                  const DisruptiveSpec& spec) {
   std::vector<JobId> out;
   for (JobId j : pool.Jobs()) {
-    if (j == preemptor || s.snap().jobs[j].queue == kNone) continue;
-    if (!MayBeVictim(s.snap().jobs[j]) || !HasEvictablePod(s, j)) continue;
-    if (!spec.candidate(s, preemptor, j)) continue;
+    if (!IsCandidate(s, preemptor, j, spec)) continue;
     out.push_back(j);
     if (spec.max_victim_jobs >= 0 && static_cast<int64_t>(out.size()) > spec.max_victim_jobs) break;
   }
@@ -101,6 +193,55 @@ class CandidateCache {
     std::vector<JobId> candidates;
   };
   std::unordered_map<JobId, Entry> entries_;
+};
+
+// A job's candidate victims. Uncapped (spec.max_victim_jobs unset), the search is offered the
+// pool's victim-ordered lists and reads them only as far as it takes victims: the list in id
+// order is made only where something needs it (an unsolved job's reason and sharing, the trace).
+// Capped, the first candidates in id order are listed, then offered in victim order.
+class Candidates {
+ public:
+  Candidates(Session& s, VictimPool& pool, CandidateCache& cache, JobId job,
+             const DisruptiveSpec& spec)
+      : s_(s), pool_(pool), cache_(cache), job_(job), spec_(spec) {
+    if (spec.max_victim_jobs >= 0) {
+      capped_.emplace(SortVictims(s, List()));
+      offer_ = VictimOffer{&capped_->by_queue, capped_->leaves, {}, pool.Slots()};
+      return;
+    }
+    offer_ = pool.Offer(
+        [&](QueueId q) { return !spec.candidate_queue || spec.candidate_queue(s, job, q); },
+        [&s, &spec, job](JobId j) { return IsCandidate(s, job, j, spec); });
+  }
+
+  const VictimOffer& Offer() const { return offer_; }
+  bool None() {
+    if (listed_) return list_.empty();
+    return !pool_.Any(offer_);
+  }
+  // In id order, as the session stands now.
+  const std::vector<JobId>& List() {
+    if (listed_) return list_;
+    listed_ = true;
+    if (const std::vector<JobId>* known = cache_.Find(s_, job_)) {
+      list_ = *known;
+    } else {
+      list_ = ListCandidates(s_, pool_, job_, spec_);
+      cache_.Keep(s_, job_, list_);
+    }
+    return list_;
+  }
+
+ private:
+  Session& s_;
+  const VictimPool& pool_;
+  CandidateCache& cache_;
+  JobId job_;
+  const DisruptiveSpec& spec_;
+  bool listed_ = false;
+  std::vector<JobId> list_;
+  std::optional<VictimsByQueue> capped_;  // the capped list in victim order
+  VictimOffer offer_;
 };
 
 // The candidates' evictable GPUs for an unsolved job's reason. Every job of a class asks over
@@ -282,6 +423,17 @@ void RecordSearch(Session& s, const DisruptiveSpec& spec, SolveResult& result, b
   m->searches.push_back({outcome, action_bound, std::move(result.passes)});
 }
 
+// The jobs a committed solution changed: the preemptor and the victims' jobs, each once.
+std::vector<JobId> TouchedJobs(const Session& s, JobId preemptor, const SolveResult& result) {
+  std::vector<JobId> jobs = {preemptor};
+  for (const std::vector<PodId>* pods : {&result.evicted, &result.moved}) {
+    for (PodId p : *pods) jobs.push_back(s.snap().pods[p].job);
+  }
+  std::sort(jobs.begin(), jobs.end());
+  jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+  return jobs;
+}
+
 }  // namespace
 
 void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
@@ -317,18 +469,12 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                                            .rule = spec.not_eligible}}});
       continue;
     }
-    std::vector<JobId> candidates;
-    if (const std::vector<JobId>* known = candidate_cache.Find(s, job)) {
-      candidates = *known;
-    } else {
-      candidates = Candidates(s, pool, job, spec);
-      candidate_cache.Keep(s, job, candidates);
-    }
+    Candidates candidates(s, pool, candidate_cache, job, spec);
     if (trace) {
       trace->Line(spec.action + ": " + std::string(s.snap().jobs[job].name) + " candidates " +
-                  std::to_string(candidates.size()));
+                  std::to_string(candidates.List().size()));
     }
-    if (candidates.empty()) {
+    if (candidates.None()) {
       Decide(s, job,
              {.reasons = {DisruptionReason{.action = spec.action,
                                            .outcome = DisruptionOutcome::kNoCandidates,
@@ -336,10 +482,10 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
       continue;
     }
     std::optional<QueueUseBook> book;
-    if (spec.record_queue_use) book.emplace(s, job, candidates);
+    if (spec.record_queue_use) book.emplace(s, job, candidates.Offer().leaves);
     Statement stmt(s);
     if (ActionMetrics* m = s.metrics().current()) ++m->podgroups_considered;
-    SolveResult result = SolveJob(s, stmt, job, candidates, solver);
+    SolveResult result = SolveJob(s, stmt, job, candidates.Offer(), solver);
     budget.Spent(result);
     RecordSearch(s, spec, result, budget.ActionBoundStopped(result));
     if (trace) {
@@ -348,20 +494,21 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
                   std::to_string(result.scenarios_pruned) + " work=" + std::to_string(result.work) +
                   (result.gave_up ? " bound=" + result.bound : ""));
     }
-    if (!result.solved) {
-      ActionVerdict verdict{.reasons = {Unsolved(s, spec, candidates, result, gpus)},
+    if (!result.solved) {  // the search rolled every scenario back: the candidates are as they were
+      const std::vector<JobId>& listed = candidates.List();
+      ActionVerdict verdict{.reasons = {Unsolved(s, spec, listed, result, gpus)},
                             .searched = true,
                             .work = result.work,
                             .bound_limit = solver.max_work.limit,
                             .bound_name = solver.max_work.name,
                             .gave_up = result.gave_up};
-      if (result.scenarios_tried > 0) SetSharing(s, job, candidates, verdict);
+      if (result.scenarios_tried > 0) SetSharing(s, job, listed, verdict);
       Decide(s, job, std::move(verdict));
       continue;
     }
     ExplainEvictions(s, job, result, spec.action, spec.rule, book ? &*book : nullptr);
     stmt.Commit();
-    pool.AddServed(job);
+    for (JobId j : TouchedJobs(s, job, result)) pool.Touched(j);
   }
 }
 

@@ -19,6 +19,9 @@ struct DisruptiveSpec {
   int64_t max_victim_jobs = -1;                                 // -1 unlimited
   std::function<bool(const Session&, JobId)> eligible;          // preemptor pre-check
   std::function<bool(const Session&, JobId, JobId)> candidate;  // (preemptor, victim)
+  // (preemptor, queue): false only where `candidate` is false for every job of the queue, whose
+  // victims are then not read at all. Unset: every queue may hold candidates.
+  std::function<bool(const Session&, JobId, QueueId)> candidate_queue;
 };
 
 void RunDisruptive(Session& session, const DisruptiveSpec& spec);

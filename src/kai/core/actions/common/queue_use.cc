@@ -13,16 +13,10 @@ QueueUse UseOf(const SnapQueue& q) {
 
 }  // namespace
 
-QueueUseBook::QueueUseBook(const Session& s, JobId reclaimer, const std::vector<JobId>& candidates)
+QueueUseBook::QueueUseBook(const Session& s, JobId reclaimer, const std::vector<QueueId>& queues)
     : s_(s), reclaimer_(s.snap().jobs[reclaimer].queue) {
   Record(reclaimer_);
-  // Candidates come grouped by queue (in job id order): a queue is looked up once per run.
-  QueueId last = reclaimer_;
-  for (JobId j : candidates) {
-    const QueueId q = s.snap().jobs[j].queue;
-    if (q != last) Record(q);
-    last = q;
-  }
+  for (QueueId q : queues) Record(q);
 }
 
 // The queue and its parent, each read once.

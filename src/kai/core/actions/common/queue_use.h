@@ -11,8 +11,9 @@ namespace kai::actions {
 
 class QueueUseBook {
  public:
-  // Records the reclaimer's queue and the candidates' queues, with their parents.
-  QueueUseBook(const Session& s, JobId reclaimer, const std::vector<JobId>& candidates);
+  // Records the reclaimer's queue and the given queues (those that may hold its victims), with
+  // their parents.
+  QueueUseBook(const Session& s, JobId reclaimer, const std::vector<QueueId>& queues);
   // The two queues weighed for a victim pod (shared by the victims of one queue).
   std::shared_ptr<const ReclaimQueues> For(PodId victim);
 

@@ -55,21 +55,6 @@ bool HasEvictablePod(const Session& s, JobId job) {
 
 namespace {
 
-std::vector<int> Slots(const Session& s, const std::vector<JobId>& jobs) {
-  std::vector<int> slot(s.snap().jobs.size(), -1);
-  for (size_t i = 0; i < jobs.size(); ++i) slot[jobs[i]] = static_cast<int>(i);
-  return slot;
-}
-
-// A job that has given nothing yet stands at its gang level on every active-allocated pod, which
-// is what VictimJobPods lists (semi-preemptible floor pods included).
-std::vector<GangLevel> InitialLevels(const Session& s, const std::vector<JobId>& jobs) {
-  std::vector<GangLevel> out;
-  out.reserve(jobs.size());
-  for (JobId j : jobs) out.push_back(JobGangLevel(s.snap().jobs[j]));
-  return out;
-}
-
 // A job that never gave a unit gives all it runs at once: a preemptible job without SubGroups
 // not above its minimum (no surplus pod to give alone).
 bool GivesAllAtOnce(const SnapJob& job, GangLevel level) {
@@ -78,42 +63,102 @@ bool GivesAllAtOnce(const SnapJob& job, GangLevel level) {
 
 }  // namespace
 
-VictimList ListVictims(const Session& s, const std::vector<JobId>& jobs,
-                       const std::function<bool(JobId)>& wanted) {
-  VictimList list{{}, InitialLevels(s, jobs)};
-  if (!wanted) {
-    list.jobs = jobs;
-    return list;
+bool VictimBefore(const Session& s, JobId a, GangLevel level_a, JobId b, GangLevel level_b) {
+  const SnapJob& ja = s.snap().jobs[a];
+  const SnapJob& jb = s.snap().jobs[b];
+  if (ja.priority != jb.priority) return ja.priority < jb.priority;
+  if (level_a != level_b) return level_a > level_b;
+  if (ja.creation != jb.creation) return ja.creation > jb.creation;
+  if (ja.uid != jb.uid) return ja.uid > jb.uid;
+  return a > b;  // UIDs repeated in the input: the job id keeps the order total
+}
+
+VictimsByQueue SortVictims(const Session& s, const std::vector<JobId>& jobs) {
+  struct Entry {
+    JobId job;
+    GangLevel level;
+  };
+  std::vector<std::vector<Entry>> entries(s.snap().queues.size());
+  VictimsByQueue out;
+  for (JobId j : jobs) {
+    const QueueId q = s.snap().jobs[j].queue;
+    if (q == kNone || !s.snap().queues[q].IsLeaf()) continue;
+    if (entries[q].empty()) out.leaves.push_back(q);
+    entries[q].push_back({j, JobGangLevel(s.snap().jobs[j])});
   }
-  std::vector<GangLevel>& levels = list.levels;
-  list.jobs.reserve(jobs.size());
-  size_t kept = 0;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (GivesAllAtOnce(s.snap().jobs[jobs[i]], levels[i]) && !wanted(jobs[i])) continue;
-    list.jobs.push_back(jobs[i]);
-    levels[kept++] = levels[i];
+  out.by_queue.resize(s.snap().queues.size());
+  for (QueueId q : out.leaves) {
+    std::vector<Entry>& list = entries[q];
+    // Jobs often come in their order already (the snapshot's follows creation), or reversed.
+    auto before = [&](const Entry& a, const Entry& b) {
+      return VictimBefore(s, a.job, a.level, b.job, b.level);
+    };
+    if (std::is_sorted(list.rbegin(), list.rend(), before)) {
+      std::reverse(list.begin(), list.end());
+    } else if (!std::is_sorted(list.begin(), list.end(), before)) {
+      std::sort(list.begin(), list.end(), before);
+    }
+    out.by_queue[q].reserve(list.size());
+    for (const Entry& e : list) out.by_queue[q].push_back(e.job);
   }
-  levels.resize(kept);
-  return list;
+  return out;
 }
 
 VictimQueue::VictimQueue(const Session& s, const std::vector<JobId>& jobs)
-    : VictimQueue(s, VictimList{jobs, InitialLevels(s, jobs)}) {}
+    : VictimQueue(s, std::make_shared<const VictimsByQueue>(SortVictims(s, jobs))) {}
 
-// The levels are set before the queue, whose heap orders jobs by them.
-VictimQueue::VictimQueue(const Session& s, const VictimList& list)
+VictimQueue::VictimQueue(const Session& s, std::shared_ptr<const VictimsByQueue> own)
+    : VictimQueue(s, VictimOffer{&own->by_queue, own->leaves, {}}, own) {}
+
+VictimQueue::VictimQueue(const Session& s, VictimOffer offer)
+    : VictimQueue(s, std::move(offer), nullptr) {}
+
+// The first jobs are drawn before the queue, whose heap orders them.
+VictimQueue::VictimQueue(const Session& s, VictimOffer offer,
+                         std::shared_ptr<const VictimsByQueue> own)
     : session_(s),
-      slot_(Slots(s, list.jobs)),
-      jobs_(list.jobs),
-      level_(list.levels),
-      remaining_(jobs_.size()),
-      held_(jobs_.size()),
+      own_(std::move(own)),
+      offer_(std::move(offer)),
+      cursor_(s.snap().queues.size(), 0),
+      last_drawn_(s.snap().queues.size(), kNone),
+      slot_(offer_.slots),
       queue_(
-          s, jobs_, /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
+          s, DrawFirsts(), /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
           [this](JobId j) { return Held(j); }) {}
 
+VictimQueue::~VictimQueue() {
+  for (const Drawn& d : drawn_jobs_) (*slot_)[d.job] = -1;  // the scratch goes back as lent
+}
+
+std::vector<JobId> VictimQueue::DrawFirsts() {
+  if (!slot_) {
+    own_slots_.assign(session_.snap().jobs.size(), -1);
+    slot_ = &own_slots_;
+  }
+  std::vector<JobId> firsts;
+  for (QueueId q : offer_.leaves) {
+    const JobId j = Draw(q);
+    if (j != kNone) firsts.push_back(j);
+  }
+  return firsts;
+}
+
+JobId VictimQueue::Draw(QueueId leaf) {
+  const std::vector<JobId>& list = (*offer_.by_queue)[leaf];
+  last_drawn_[leaf] = kNone;
+  while (cursor_[leaf] < list.size()) {
+    const JobId j = list[cursor_[leaf]++];
+    if (offer_.accept && !offer_.accept(j)) continue;
+    (*slot_)[j] = static_cast<int>(drawn_jobs_.size());
+    drawn_jobs_.push_back({.job = j, .level = JobGangLevel(session_.snap().jobs[j])});
+    last_drawn_[leaf] = j;
+    return j;
+  }
+  return kNone;
+}
+
 Resources VictimQueue::Held(JobId job) {
-  Holding& held = held_[slot_[job]];
+  Holding& held = drawn_jobs_[Slot(job)].held;
   if (!held.known) {
     held.known = true;
     for (PodId p : session_.snap().jobs[job].pods) {
@@ -135,23 +180,19 @@ void VictimQueue::Add(Holding& held, const SnapPod& pod, int sign) {
 }
 
 bool VictimQueue::VictimFirst(JobId a, JobId b) const {
-  const SnapJob& ja = session_.snap().jobs[a];
-  const SnapJob& jb = session_.snap().jobs[b];
-  if (ja.priority != jb.priority) return ja.priority < jb.priority;
-  const GangLevel ga = level_[slot_[a]], gb = level_[slot_[b]];
-  if (ga != gb) return ga > gb;
-  if (ja.creation != jb.creation) return ja.creation > jb.creation;
-  return ja.uid > jb.uid;
+  return VictimBefore(session_, a, drawn_jobs_[Slot(a)].level, b, drawn_jobs_[Slot(b)].level);
 }
 
 VictimJobPods& VictimQueue::Remaining(int slot) {
-  std::optional<VictimJobPods>& pods = remaining_[slot];
-  if (!pods) pods.emplace(session_, jobs_[slot]);
+  std::optional<VictimJobPods>& pods = drawn_jobs_[slot].remaining;
+  if (!pods) pods.emplace(session_, drawn_jobs_[slot].job);
   return *pods;
 }
 
 bool VictimQueue::WholeAtOnce(JobId job) const {
-  return !remaining_[slot_[job]] && GivesAllAtOnce(session_.snap().jobs[job], level_[slot_[job]]);
+  const int slot = Slot(job);
+  const Drawn& drawn = drawn_jobs_[slot];
+  return !drawn.remaining && GivesAllAtOnce(session_.snap().jobs[job], drawn.level);
 }
 
 EvictionUnit VictimQueue::Next(const std::function<bool(JobId)>& wanted) {
@@ -165,21 +206,27 @@ void VictimQueue::Next(EvictionUnit& unit, const std::function<bool(JobId)>& wan
   unit.job_done = unit.dropped = false;
   unit.job = queue_.Pop();
   if (unit.job == kNone) return;
+  // The leaf's next job comes forward (before any slot is held by reference: drawing grows them).
+  const QueueId leaf = session_.snap().jobs[unit.job].queue;
+  if (last_drawn_[leaf] == unit.job) {
+    const JobId next = Draw(leaf);
+    if (next != kNone) queue_.Push(next);
+  }
   if (WholeAtOnce(unit.job)) {
     unit.job_done = true;
     unit.dropped = wanted && !wanted(unit.job);
     if (!unit.dropped) AppendWholeJob(session_, unit.job, unit.pods);
     return;
   }
-  const int slot = slot_[unit.job];
+  const int slot = Slot(unit.job);
   VictimJobPods& pods = Remaining(slot);
   pods.TakeUnit(unit.pods);
-  Holding& held = held_[slot];  // known since the job was popped
+  Holding& held = drawn_jobs_[slot].held;  // known since the job was popped
   for (PodId p : unit.pods) {
     const SnapPod& pod = session_.snap().pods[p];
     if (IsAllocated(pod.status)) Add(held, pod, -1);
   }
-  level_[slot] = pods.Level();
+  drawn_jobs_[slot].level = pods.Level();
   unit.job_done = pods.Empty() || unit.pods.empty();
   if (!unit.job_done) queue_.Push(unit.job);  // the rest competes again
 }
@@ -226,7 +273,7 @@ class Search {
   Search(Session& s, Statement& stmt, JobId job, const SolverConfig& cfg)
       : s_(s), stmt_(stmt), job_(job), cfg_(cfg) {}
 
-  SolveResult Run(const std::vector<JobId>& candidates) {
+  SolveResult Run(const VictimOffer& offer) {
     tasks_ = TasksToAllocate(s_, job_, /*real=*/false);
     if (tasks_.empty()) return result_;
     request_ = s_.SumRequests(tasks_);
@@ -248,26 +295,35 @@ class Search {
       if (min_task_gpu_ > 0) base_slots_ += base_[n] / min_task_gpu_;
     }
     min_evicted_ = MinEvicted();
-    MarkUsefulNodes();
+    useful_.assign(s_.snap().nodes.size(), -1);
     s_.StartSolution();
-    // A job giving all it runs at once with no pod on a useful node is passed over unlisted: it
-    // is no victim, and the victim order does not count it as gone. Both passes start from the
-    // same state: listed once.
-    std::function<bool(JobId)> wanted;
-    if (cfg_.skip_useless_victims) wanted = [this](JobId j) { return RunsOnUsefulNode(j); };
-    victims_ = ListVictims(s_, candidates, wanted);
-    if (RunPass(candidates, /*node_local=*/true) || stopped_) return Finish();
-    RunPass(candidates, /*node_local=*/false);
+    offer_ = offer;
+    offer_.accept = [this, &offer](JobId j) { return Accepted(offer, j); };
+    if (RunPass(/*node_local=*/true) || stopped_) return Finish();
+    RunPass(/*node_local=*/false);
     return Finish();
   }
 
  private:
+  // Whether the offered job is a victim of this search, asked once per job for both passes (they
+  // start from the same state). A job giving all it runs at once with no pod on a useful node is
+  // passed over: it is no victim, and the victim order does not count it as gone.
+  bool Accepted(const VictimOffer& offer, JobId job) {
+    auto [it, added] = accepted_.try_emplace(job, false);
+    if (!added) return it->second;
+    if (offer.accept && !offer.accept(job)) return false;
+    const SnapJob& j = s_.snap().jobs[job];
+    it->second =
+        !cfg_.skip_useless_victims || !GivesAllAtOnce(j, JobGangLevel(j)) || RunsOnUsefulNode(job);
+    return it->second;
+  }
+
   // One generator pass, measured (SolveResult::passes).
-  bool RunPass(const std::vector<JobId>& candidates, bool node_local) {
+  bool RunPass(bool node_local) {
     result_.passes.push_back({.generator = node_local ? "NodeLocalGreedy" : "MultiNodeGang"});
     const int64_t started = s_.MetricsMillis();
     pass_timed_out_ = false;
-    const bool solved = RunGenerator(candidates, node_local);
+    const bool solved = RunGenerator(node_local);
     GeneratorPass& pass = result_.passes.back();
     pass.result = solved                        ? "solved"
                   : stopped_ || pass_timed_out_ ? "deadline_exhausted"
@@ -280,15 +336,15 @@ class Search {
   // victim jobs with a pod on that node, each with every unit taken from it so far (a unit is
   // never split: a gang leaves whole). Then, in a second pass, whole accumulated scenarios across
   // nodes.
-  bool RunGenerator(const std::vector<JobId>& candidates, bool node_local) {
+  bool RunGenerator(bool node_local) {
     StartPass(node_local ? cfg_.node_local_millis : cfg_.accumulated_millis);
-    VictimQueue victims(s_, victims_);
+    VictimQueue victims(s_, offer_);
     // The units taken, each a range of `accumulated_` (every unit's pods, in the order taken).
     std::vector<UnitRange> units;
     // Victim jobs with a unit pod on each node, in order of first appearance there.
     std::vector<std::vector<JobId>> jobs_by_node(s_.snap().nodes.size());
-    // Each job's units, newest first: last_unit_ per candidate slot, then prev_unit_ per unit.
-    last_unit_.assign(candidates.size(), -1);
+    // Each job's units, newest first: last_unit_ per victim slot, then prev_unit_ per unit.
+    last_unit_.clear();
     prev_unit_.clear();
     std::unordered_map<JobId, std::vector<PodId>> useless;  // skipped units' pods, per job
     accumulated_.clear();
@@ -316,7 +372,9 @@ class Search {
       const auto begin = static_cast<std::ptrdiff_t>(accumulated_.size());
       units.push_back({begin, begin + static_cast<std::ptrdiff_t>(next.pods.size())});
       accumulated_.insert(accumulated_.end(), next.pods.begin(), next.pods.end());
-      int& last = last_unit_[victims.Slot(next.job)];
+      const auto slot = static_cast<size_t>(victims.Slot(next.job));
+      if (slot >= last_unit_.size()) last_unit_.resize(slot + 1, -1);
+      int& last = last_unit_[slot];
       prev_unit_.push_back(last);
       last = static_cast<int>(units.size() - 1);
       NodesOf(next.pods, unit_nodes_);
@@ -422,54 +480,43 @@ class Search {
     return v.Fits() || (v.code == FitCode::kNumaUnaligned && !v.never);
   }
 
-  // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
-  // on each node (re-placing victims only takes space away).
-  // A node is useful when one of the preemptor's tasks could run there once emptied.
-  void MarkUsefulNodes() {
-    const auto n = s_.snap().nodes.size();
-    useful_.assign(n, false);
-    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
+  // A node is useful when one of the preemptor's tasks could run there once emptied. Asked of a
+  // node only when a victim runs there (and always in the state the search started from), then
+  // kept.
+  bool Useful(NodeId node) {
+    int8_t& known = useful_[node];
+    if (known < 0) {
+      known = 0;
       for (PodId t : tasks_) {
-        if (FitsIn(s_.snap().pods[t].request, s_.snap().nodes[id].allocatable) &&
-            FitsOnceEmptied(s_.CheckPredicates(t, id))) {
-          useful_[id] = true;
+        if (FitsIn(s_.snap().pods[t].request, s_.snap().nodes[node].allocatable) &&
+            FitsOnceEmptied(s_.CheckPredicates(t, node))) {
+          known = 1;
           break;
         }
       }
     }
-    // When useful nodes are few (a GPU preemptor on a mostly CPU cluster), from their pods
-    // rather than from every candidate's.
-    const auto useful = std::count(useful_.begin(), useful_.end(), true);
-    by_nodes_ = static_cast<size_t>(useful) * 4 < n;
-    if (!by_nodes_) return;
-    useful_job_.assign(s_.snap().jobs.size(), false);
-    for (NodeId id = 0; id < static_cast<NodeId>(n); ++id) {
-      if (!useful_[id]) continue;
-      for (PodId p : s_.snap().nodes[id].pods) {
-        const SnapPod& pod = s_.snap().pods[p];
-        if (pod.job != kNone && IsActiveAllocated(pod.status)) useful_job_[pod.job] = true;
-      }
-    }
+    return known == 1;
   }
 
   // OnUsefulNode of some active-allocated pod of the job (as the search started).
-  bool RunsOnUsefulNode(JobId job) const {
-    if (by_nodes_) return useful_job_[job];
+  bool RunsOnUsefulNode(JobId job) {
     for (PodId p : s_.snap().jobs[job].pods) {
       const SnapPod& pod = s_.snap().pods[p];
-      if (IsActiveAllocated(pod.status) && pod.node != kNone && useful_[pod.node]) return true;
+      if (IsActiveAllocated(pod.status) && pod.node != kNone && Useful(pod.node)) return true;
     }
     return false;
   }
 
-  bool OnUsefulNode(const std::vector<PodId>& pods) const {
+  bool OnUsefulNode(const std::vector<PodId>& pods) {
     for (PodId p : pods) {
       const NodeId n = s_.snap().pods[p].node;
-      if (n != kNone && useful_[n]) return true;
+      if (n != kNone && Useful(n)) return true;
     }
     return false;
   }
 
+  // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
+  // on each node (re-placing victims only takes space away).
   bool EnoughSlots(const std::vector<PodId>& victims) {
     if (!EnoughGpus(victims)) return false;
     if (min_task_gpu_ == 0) return true;
@@ -841,11 +888,10 @@ class Search {
   std::vector<NodeId> unit_nodes_;
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
-  std::vector<bool> useful_;
-  std::vector<bool> useful_job_;  // per job: RunsOnUsefulNode, when by_nodes_
-  bool by_nodes_ = false;
-  VictimList victims_;        // the candidates listed as the search starts (ListVictims)
-  std::vector<bool> listed_;  // scratch of SimulatedJobs
+  std::vector<int8_t> useful_;                // per node: Useful's answer (-1: not asked yet)
+  VictimOffer offer_;                         // the caller's offer, through Accepted
+  std::unordered_map<JobId, bool> accepted_;  // Accepted's answers
+  std::vector<bool> listed_;                  // scratch of SimulatedJobs
   // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
   // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,
   // and the size of no_room it was last found not hopeless with (0: not checked).
@@ -868,10 +914,10 @@ class Search {
 
 }  // namespace
 
-SolveResult SolveJob(Session& s, Statement& stmt, JobId job, const std::vector<JobId>& candidates,
+SolveResult SolveJob(Session& s, Statement& stmt, JobId job, const VictimOffer& victims,
                      const SolverConfig& config) {
   Search search(s, stmt, job, config);
-  return search.Run(candidates);
+  return search.Run(victims);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 // evicted. Hopeless scenarios are skipped by a cheap necessary condition (enough GPUs) before any
 // simulation, and a scenario already tried is never simulated twice.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,28 +77,48 @@ int64_t EvictableMilliGpus(const Session& session, JobId job);
 // every preemptor).
 bool HasEvictablePod(const Session& session, JobId job);
 
-// Victim jobs with their gang levels (JobGangLevel) as they stand now.
-struct VictimList {
-  std::vector<JobId> jobs;
-  std::vector<GangLevel> levels;  // one per job
+// KAI's victim job order (priority, then gang state, then age, then uid) on the given gang
+// levels, the job id last: true when `a` is taken before `b`.
+bool VictimBefore(const Session& session, JobId a, GangLevel level_a, JobId b, GangLevel level_b);
+
+// Victim jobs per leaf queue, each queue's list in victim order (VictimBefore on the jobs' gang
+// levels as they stand), and the queues that hold any.
+struct VictimsByQueue {
+  std::vector<std::vector<JobId>> by_queue;  // per queue id
+  std::vector<QueueId> leaves;
 };
-// The jobs, leaving out those that would give all they run at once (VictimQueue::WholeAtOnce)
-// and that `wanted` says no to: those are no victims at all, nor counted as gone in the victim
-// queue order.
-VictimList ListVictims(const Session& session, const std::vector<JobId>& jobs,
-                       const std::function<bool(JobId)>& wanted);
+// The jobs sorted so; jobs of no queue or of an inner queue are left out.
+VictimsByQueue SortVictims(const Session& session, const std::vector<JobId>& jobs);
+
+// The victims a search may take, offered lazily: a leaf queue's list is read only as far as the
+// search takes jobs from it, and `accept` is asked about each job reached (unset: every job).
+// The lists must be in victim order on the jobs' gang levels as they stand when the search runs.
+struct VictimOffer {
+  const std::vector<std::vector<JobId>>* by_queue = nullptr;  // per queue id
+  std::vector<QueueId> leaves;                                // the lists offered
+  std::function<bool(JobId)> accept;
+  // Scratch of the victim queue, per job id, every entry -1: lent to one queue at a time and given
+  // back so. Unset: each queue makes its own (a vector the size of the snapshot's jobs).
+  std::vector<int>* slots = nullptr;
+};
 
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
 // last first). A job that still has pods after giving a unit goes back into the queue and is
 // ordered again by what it still runs, as KAI re-pushes the job's remaining tasks.
 // A job's pods are listed (VictimJobPods) only when it is first taken: until then its standing
-// is its gang level on what it runs. The caller keeps the session's state as it was at
-// construction whenever it calls Next (a disruptive search rolls every scenario back).
+// is its gang level on what it runs. A leaf queue's next job is drawn from the offer only when
+// the one before it is taken: its order is the offer's, and the queue order between leaves reads
+// only each leaf's next job. The caller keeps the session's state as it was at construction
+// whenever it calls Next (a disruptive search rolls every scenario back).
 class VictimQueue {
  public:
+  // Over the given jobs, every one a victim.
   VictimQueue(const Session& session, const std::vector<JobId>& jobs);
-  // Over a list ListVictims made (from the session's state as it is now).
-  VictimQueue(const Session& session, const VictimList& list);
+  // Over the offer, whose lists outlive the queue.
+  VictimQueue(const Session& session, VictimOffer offer);
+  ~VictimQueue();
+  VictimQueue(const VictimQueue&) = delete;
+  VictimQueue& operator=(const VictimQueue&) = delete;
   bool Empty() const { return queue_.Empty(); }
   // Takes the next unit. `wanted`, when given, is asked first about a job whose next unit is
   // every pod it runs (WholeAtOnce): when it says no, the job is dropped without listing its pods.
@@ -109,12 +130,18 @@ class VictimQueue {
   // The job, never taken from before, gives all its active-allocated pods in its first unit: a
   // preemptible job without SubGroups not above its minimum (no surplus pod to give alone).
   bool WholeAtOnce(JobId job) const;
-  // The job's index among the candidates given at construction.
-  int Slot(JobId job) const { return slot_[job]; }
+  // The job's index among the jobs drawn so far (0, 1, ...: a job drawn is given the next one).
+  int Slot(JobId job) const { return (*slot_)[job]; }
 
  private:
+  VictimQueue(const Session& session, std::shared_ptr<const VictimsByQueue> own);
+  VictimQueue(const Session& session, VictimOffer offer, std::shared_ptr<const VictimsByQueue> own);
   // KAI's job order (priority, then gang state, then age, then uid) on the remaining pods.
   bool VictimFirst(JobId a, JobId b) const;
+  // Draws the leaf's next accepted job from the offer and gives it a slot; kNone when none is left.
+  JobId Draw(QueueId leaf);
+  // The first accepted job of every offered leaf.
+  std::vector<JobId> DrawFirsts();
 
   VictimJobPods& Remaining(int slot);
   // What the job still holds (allocated pods, KAI's AllocatedVector) for the victim queue order.
@@ -125,17 +152,27 @@ class VictimQueue {
   static void Add(Holding& held, const SnapPod& pod, int sign);
 
   const Session& session_;
-  std::vector<int> slot_;  // per job id: its index in the per-candidate vectors (-1: none)
-  std::vector<JobId> jobs_;
-  std::vector<GangLevel> level_;  // per slot: the gang level on the pods the job still runs
-  std::vector<std::optional<VictimJobPods>> remaining_;  // per slot: built when first taken
+  std::shared_ptr<const VictimsByQueue> own_;  // the lists of the jobs constructor
+  VictimOffer offer_;
+  std::vector<size_t> cursor_;     // per queue id: the next place of its list to draw from
+  std::vector<JobId> last_drawn_;  // per queue id: its job drawn last, while it waits in queue_
+  std::vector<int> own_slots_;     // the scratch, when the offer lends none
+  // Per job id: a drawn job's index in the per-slot vectors, else -1 (the offer's or own_slots_).
+  std::vector<int>* slot_;
   // Per slot: the job's allocated pods' cpu, memory and GPUs, summed when first asked (`known`),
   // less those given.
   struct Holding {
     int64_t milli_cpu = 0, memory = 0, milli_gpu = 0;
     bool known = false;
   };
-  std::vector<Holding> held_;
+  // A job drawn, in its slot.
+  struct Drawn {
+    JobId job = kNone;
+    GangLevel level{};                       // the gang level on the pods the job still runs
+    std::optional<VictimJobPods> remaining;  // built when first taken
+    Holding held;
+  };
+  std::vector<Drawn> drawn_jobs_;
   JobQueue queue_;
 };
 
@@ -153,9 +190,10 @@ struct SolveResult {
   std::vector<GeneratorPass> passes;  // the generator passes run, measured
 };
 
-// Solves for the next tasks of `job`; on success the statement holds the solution (uncommitted).
-SolveResult SolveJob(Session& session, Statement& stmt, JobId job,
-                     const std::vector<JobId>& candidates, const SolverConfig& config);
+// Solves for the next tasks of `job` with the victims offered; on success the statement holds
+// the solution (uncommitted).
+SolveResult SolveJob(Session& session, Statement& stmt, JobId job, const VictimOffer& victims,
+                     const SolverConfig& config);
 
 // Records on each victim why it was evicted (action, beneficiary, rule and, when `book` is given,
 // the queues reclaim weighed).

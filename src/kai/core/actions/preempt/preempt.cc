@@ -30,6 +30,9 @@ class PreemptAction : public Action {
       return v.queue == p.queue && v.priority < p.priority &&
              ss.VictimAllowed(DisruptionKind::kPreempt, preemptor, victim);
     };
+    spec.candidate_queue = [](const Session& ss, JobId preemptor, QueueId queue) {
+      return queue == ss.snap().jobs[preemptor].queue;
+    };
     RunDisruptive(s, spec);
   }
 };

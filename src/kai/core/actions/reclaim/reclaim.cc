@@ -24,6 +24,9 @@ class ReclaimAction : public Action {
       return v.queue != ss.snap().jobs[preemptor].queue &&
              ss.VictimAllowed(DisruptionKind::kReclaim, preemptor, victim);
     };
+    spec.candidate_queue = [](const Session& ss, JobId preemptor, QueueId queue) {
+      return queue != ss.snap().jobs[preemptor].queue;
+    };
     RunDisruptive(s, spec);
   }
 };
