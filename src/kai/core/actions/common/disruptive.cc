@@ -44,17 +44,17 @@ class VictimPool {
   }
 
   const std::vector<JobId>& Jobs() const { return jobs_; }
-  // The victim queues' scratch (VictimOffer::slots), made once for the action.
-  std::vector<int>* Slots() {
-    if (slots_.empty()) slots_.assign(s_.snap().jobs.size(), -1);
-    return &slots_;
+  // The searches' scratch (VictimOffer::scratch), made once for the action.
+  VictimScratch* Scratch() {
+    if (!scratch_) scratch_.emplace(s_.snap().jobs.size());
+    return &*scratch_;
   }
   // The victim-ordered lists of the leaf queues `keep` says yes to, and `accept` for every job.
   VictimOffer Offer(const std::function<bool(QueueId)>& keep, std::function<bool(JobId)> accept) {
     Sort();
     for (JobId j : touched_) Place(j);
     touched_.clear();
-    VictimOffer offer{&sorted_->by_queue, {}, std::move(accept), Slots()};
+    VictimOffer offer{&sorted_->by_queue, {}, std::move(accept), Scratch()};
     for (QueueId q : sorted_->leaves) {
       if (!sorted_->by_queue[q].empty() && keep(q)) offer.leaves.push_back(q);
     }
@@ -126,7 +126,7 @@ class VictimPool {
   std::optional<VictimsByQueue> sorted_;
   std::vector<JobId> touched_;  // changed since sorted_ was brought up to date (Place: idempotent)
   std::vector<std::optional<GangLevel>> level_;  // per job in sorted_: the level it is sorted by
-  std::vector<int> slots_;
+  std::optional<VictimScratch> scratch_;
 };
 
 // Whether the job is a candidate victim of the preemptor now.
@@ -206,7 +206,7 @@ class Candidates {
       : s_(s), pool_(pool), cache_(cache), job_(job), spec_(spec) {
     if (spec.max_victim_jobs >= 0) {
       capped_.emplace(SortVictims(s, List()));
-      offer_ = VictimOffer{&capped_->by_queue, capped_->leaves, {}, pool.Slots()};
+      offer_ = VictimOffer{&capped_->by_queue, capped_->leaves, {}, pool.Scratch()};
       return;
     }
     offer_ = pool.Offer(

@@ -121,7 +121,7 @@ VictimQueue::VictimQueue(const Session& s, VictimOffer offer,
       offer_(std::move(offer)),
       cursor_(s.snap().queues.size(), 0),
       last_drawn_(s.snap().queues.size(), kNone),
-      slot_(offer_.slots),
+      slot_(offer_.scratch ? &offer_.scratch->slots : nullptr),
       queue_(
           s, DrawFirsts(), /*reverse=*/true, [this](JobId a, JobId b) { return VictimFirst(a, b); },
           [this](JobId j) { return Held(j); }) {}
@@ -272,6 +272,11 @@ class Search {
  public:
   Search(Session& s, Statement& stmt, JobId job, const SolverConfig& cfg)
       : s_(s), stmt_(stmt), job_(job), cfg_(cfg) {}
+  ~Search() {
+    for (JobId j : asked_) scratch_->accepted[j] = 0;  // the scratch goes back as lent
+  }
+  Search(const Search&) = delete;
+  Search& operator=(const Search&) = delete;
 
   SolveResult Run(const VictimOffer& offer) {
     tasks_ = TasksToAllocate(s_, job_, /*real=*/false);
@@ -299,6 +304,11 @@ class Search {
     s_.StartSolution();
     offer_ = offer;
     offer_.accept = [this, &offer](JobId j) { return Accepted(offer, j); };
+    if (!offer_.scratch) {
+      own_scratch_.emplace(s_.snap().jobs.size());
+      offer_.scratch = &*own_scratch_;
+    }
+    scratch_ = offer_.scratch;
     if (RunPass(/*node_local=*/true) || stopped_) return Finish();
     RunPass(/*node_local=*/false);
     return Finish();
@@ -309,13 +319,16 @@ class Search {
   // start from the same state). A job giving all it runs at once with no pod on a useful node is
   // passed over: it is no victim, and the victim order does not count it as gone.
   bool Accepted(const VictimOffer& offer, JobId job) {
-    auto [it, added] = accepted_.try_emplace(job, false);
-    if (!added) return it->second;
-    if (offer.accept && !offer.accept(job)) return false;
-    const SnapJob& j = s_.snap().jobs[job];
-    it->second =
-        !cfg_.skip_useless_victims || !GivesAllAtOnce(j, JobGangLevel(j)) || RunsOnUsefulNode(job);
-    return it->second;
+    int8_t& known = scratch_->accepted[job];
+    if (known == 0) {
+      asked_.push_back(job);
+      const SnapJob& j = s_.snap().jobs[job];
+      const bool victim = (!offer.accept || offer.accept(job)) &&
+                          (!cfg_.skip_useless_victims || !GivesAllAtOnce(j, JobGangLevel(j)) ||
+                           RunsOnUsefulNode(job));
+      known = victim ? 1 : -1;
+    }
+    return known > 0;
   }
 
   // One generator pass, measured (SolveResult::passes).
@@ -890,8 +903,10 @@ class Search {
   std::vector<PodId> local_;
   std::vector<int8_t> useful_;                // per node: Useful's answer (-1: not asked yet)
   VictimOffer offer_;                         // the caller's offer, through Accepted
-  std::unordered_map<JobId, bool> accepted_;  // Accepted's answers
-  std::vector<bool> listed_;                  // scratch of SimulatedJobs
+  std::optional<VictimScratch> own_scratch_;  // when the offer lends none
+  VictimScratch* scratch_ = nullptr;
+  std::vector<JobId> asked_;  // the jobs Accepted answered on (scratch_->accepted set)
+  std::vector<bool> listed_;  // scratch of SimulatedJobs
   // Simulate's early end (OnlyHopelessLeft): per job whether this simulation popped it (set for
   // the simulated jobs by StartTail); the first simulated job not known to be popped or hopeless,
   // and the size of no_room it was last found not hopeless with (0: not checked).

@@ -90,6 +90,14 @@ struct VictimsByQueue {
 // The jobs sorted so; jobs of no queue or of an inner queue are left out.
 VictimsByQueue SortVictims(const Session& session, const std::vector<JobId>& jobs);
 
+// Per-job arrays a caller lends to the searches it runs one after another, so that no search sizes
+// arrays by the snapshot's jobs: each entry is given back as it was lent.
+struct VictimScratch {
+  explicit VictimScratch(size_t jobs) : slots(jobs, -1), accepted(jobs, 0) {}
+  std::vector<int> slots;        // per job id, -1: the victim queue's slots
+  std::vector<int8_t> accepted;  // per job id, 0: a search's answers on which jobs are victims
+};
+
 // The victims a search may take, offered lazily: a leaf queue's list is read only as far as the
 // search takes jobs from it, and `accept` is asked about each job reached (unset: every job).
 // The lists must be in victim order on the jobs' gang levels as they stand when the search runs.
@@ -97,9 +105,9 @@ struct VictimOffer {
   const std::vector<std::vector<JobId>>* by_queue = nullptr;  // per queue id
   std::vector<QueueId> leaves;                                // the lists offered
   std::function<bool(JobId)> accept;
-  // Scratch of the victim queue, per job id, every entry -1: lent to one queue at a time and given
-  // back so. Unset: each queue makes its own (a vector the size of the snapshot's jobs).
-  std::vector<int>* slots = nullptr;
+  // Scratch lent to one search (and its victim queues) at a time, given back as lent. Unset: each
+  // makes its own, sized by the snapshot's jobs.
+  VictimScratch* scratch = nullptr;
 };
 
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
@@ -156,8 +164,9 @@ class VictimQueue {
   VictimOffer offer_;
   std::vector<size_t> cursor_;     // per queue id: the next place of its list to draw from
   std::vector<JobId> last_drawn_;  // per queue id: its job drawn last, while it waits in queue_
-  std::vector<int> own_slots_;     // the scratch, when the offer lends none
-  // Per job id: a drawn job's index in the per-slot vectors, else -1 (the offer's or own_slots_).
+  std::vector<int> own_slots_;     // when the offer lends no scratch
+  // Per job id: a drawn job's index in the per-slot vectors, else -1 (the offer's scratch or
+  // own_slots_).
   std::vector<int>* slot_;
   // Per slot: the job's allocated pods' cpu, memory and GPUs, summed when first asked (`known`),
   // less those given.

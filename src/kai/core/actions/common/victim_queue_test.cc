@@ -110,7 +110,7 @@ TEST_F(VictimQueueTest, LazyOfferGivesTheOrderOfTheWholeList) {
   ASSERT_EQ(expected.size(), 4u);
 
   const VictimsByQueue sorted = SortVictims(session_, all);
-  std::vector<int> scratch(session_.snap().jobs.size(), -1);
+  VictimScratch scratch(session_.snap().jobs.size());
   {
     VictimOffer offer{&sorted.by_queue, sorted.leaves, [&](JobId j) { return j != Job("c"); },
                       &scratch};
@@ -119,7 +119,7 @@ TEST_F(VictimQueueTest, LazyOfferGivesTheOrderOfTheWholeList) {
     EXPECT_EQ(Drain(lazy), expected);
   }
   // The scratch is given back as it was lent.
-  EXPECT_EQ(scratch, std::vector<int>(session_.snap().jobs.size(), -1));
+  EXPECT_EQ(scratch.slots, std::vector<int>(session_.snap().jobs.size(), -1));
 }
 
 }  // namespace
