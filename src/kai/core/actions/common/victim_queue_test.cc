@@ -3,12 +3,15 @@
 // the jobs come out in the victim order whether the list was read lazily or given whole.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kai/core/actions/common/solver.h"
+#include "kai/core/framework/config.h"
 #include "kai/core/k8s/decode.h"
+#include "kai/core/sim/simulator.h"
 
 namespace kai::actions {
 namespace {
@@ -120,6 +123,79 @@ TEST_F(VictimQueueTest, LazyOfferGivesTheOrderOfTheWholeList) {
   }
   // The scratch is given back as it was lent.
   EXPECT_EQ(scratch.slots, std::vector<int>(session_.snap().jobs.size(), -1));
+}
+
+// A running job whose PodGroup names an inner queue: the manifest loader refuses it, but a live
+// cluster can hold one (the informer does not validate). It is in no leaf queue's victim list, so
+// a reclaim whose only candidate it is ends: the search draws nothing and fails, and the job
+// keeps running.
+TEST(VictimQueueInnerQueue, AReclaimWhoseOnlyCandidateRunsInAnInnerQueueEnds) {
+  const std::string world = R"(
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: '10', memory: 10Gi, pods: '110', nvidia.com/gpu: '1'}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: dept}
+spec:
+  resources:
+    gpu: {quota: 0, limit: -1, overQuotaWeight: 0}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-a}
+spec:
+  parentQueue: dept
+  resources:
+    gpu: {quota: 0, limit: -1, overQuotaWeight: 1}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team-b}
+spec:
+  resources:
+    gpu: {quota: 1, limit: -1, overQuotaWeight: 1}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: inner, namespace: default, creationTimestamp: '2025-01-01T10:00:00Z'}
+spec: {queue: dept, minMember: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: inner-0, namespace: default, annotations: {pod-group-name: inner}}
+spec:
+  schedulerName: kai-scheduler
+  nodeName: n1
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]
+status: {phase: Running}
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: want, namespace: default, creationTimestamp: '2025-01-01T11:00:00Z'}
+spec: {queue: team-b, minMember: 1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: want-0, namespace: default, annotations: {pod-group-name: want}}
+spec:
+  schedulerName: kai-scheduler
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]
+status: {phase: Pending}
+)";
+  ClusterState state;
+  const Status decoded = DecodeManifestText(world, "world.yaml", state);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  const auto config = WithActions(ConfigFromShard(std::nullopt).value(), {"reclaim"}).value();
+  const auto report = sim::RunCycle(state, config, sim::SimulateOptions{.now = kNow}, 1);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  std::map<std::string, std::string> status;
+  for (const auto& pod : report.value().pods) status[pod.name] = pod.status;
+  EXPECT_EQ(status["inner-0"], "Running");
+  EXPECT_EQ(status["want-0"], "Pending");
 }
 
 }  // namespace
