@@ -81,11 +81,8 @@ class VictimPool {
       now.push_back(j);
       if (!s_.snap().queues[s_.snap().jobs[j].queue].IsLeaf()) inner_.push_back(j);
     }
-    sorted_ = SortVictims(s_, now);
     level_.assign(s_.snap().jobs.size(), std::nullopt);
-    for (QueueId q : sorted_->leaves) {
-      for (JobId j : sorted_->by_queue[q]) level_[j] = JobGangLevel(s_.snap().jobs[j]);
-    }
+    sorted_ = SortVictims(s_, now, &level_);
   }
 
   // Takes the job out of the sorted view and puts it back where it stands now, if it may be a

@@ -73,7 +73,8 @@ bool VictimBefore(const Session& s, JobId a, GangLevel level_a, JobId b, GangLev
   return a > b;  // UIDs repeated in the input: the job id keeps the order total
 }
 
-VictimsByQueue SortVictims(const Session& s, const std::vector<JobId>& jobs) {
+VictimsByQueue SortVictims(const Session& s, const std::vector<JobId>& jobs,
+                           std::vector<std::optional<GangLevel>>* levels) {
   struct Entry {
     JobId job;
     GangLevel level;
@@ -85,6 +86,7 @@ VictimsByQueue SortVictims(const Session& s, const std::vector<JobId>& jobs) {
     if (q == kNone || !s.snap().queues[q].IsLeaf()) continue;
     if (entries[q].empty()) out.leaves.push_back(q);
     entries[q].push_back({j, JobGangLevel(s.snap().jobs[j])});
+    if (levels) (*levels)[j] = entries[q].back().level;
   }
   out.by_queue.resize(s.snap().queues.size());
   for (QueueId q : out.leaves) {

@@ -87,8 +87,10 @@ struct VictimsByQueue {
   std::vector<std::vector<JobId>> by_queue;  // per queue id
   std::vector<QueueId> leaves;
 };
-// The jobs sorted so; jobs of no queue or of an inner queue are left out.
-VictimsByQueue SortVictims(const Session& session, const std::vector<JobId>& jobs);
+// The jobs sorted so; jobs of no queue or of an inner queue are left out. `levels`, when given
+// (per job id), receives the gang level each sorted job was sorted by.
+VictimsByQueue SortVictims(const Session& session, const std::vector<JobId>& jobs,
+                           std::vector<std::optional<GangLevel>>* levels = nullptr);
 
 // Per-job arrays a caller lends to the searches it runs one after another, so that no search sizes
 // arrays by the snapshot's jobs: each entry is given back as it was lent.
