@@ -171,6 +171,29 @@ struct OrderSide {
   }
 };
 
+bool SameAmounts(const Amounts& a, const Amounts& b) {
+  return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+}
+
+// What KAI's queue order reads of one side, computed once: a side is compared with many others
+// while a job queue scans its queues, and its queue's state stays the same between scans.
+struct OrderFacts {
+  const OrderLimits* limits = nullptr;
+  int32_t priority = 0;
+  bool under_fair_share = false, within_deserved = false, no_zero_share = false;
+  double dominant_with_request = 0, dominant = 0;
+
+  static OrderFacts Of(const OrderSide& side) {
+    return {.limits = &side.limits,
+            .priority = side.queue.priority,
+            .under_fair_share = !side.OverFairShare(),
+            .within_deserved = side.WithinDeserved(),
+            .no_zero_share = !side.UsesZeroShare(),
+            .dominant_with_request = side.DominantShare(true),
+            .dominant = side.DominantShare(false)};
+  }
+};
+
 // -1: a's allocatable share is <= b's everywhere and < somewhere; +1 the reverse; else 0.
 int CompareAllocatableShares(const OrderLimits& a, const OrderLimits& b) {
   bool a_le = true, a_lt = false, b_le = true, b_lt = false;
@@ -191,14 +214,14 @@ int Prefer(bool a, bool b) { return a == b ? 0 : (a ? -1 : 1); }
 int CompareDouble(double a, double b) { return a == b ? 0 : (a < b ? -1 : 1); }
 
 // KAI's queue order (queue_order.go), first decisive rule wins.
-int CompareQueues(const OrderSide& a, const OrderSide& b) {
-  if (int c = Prefer(!a.OverFairShare(), !b.OverFairShare())) return c;
-  if (int c = Prefer(a.WithinDeserved(), b.WithinDeserved())) return c;
-  if (a.queue.priority != b.queue.priority) return a.queue.priority > b.queue.priority ? -1 : 1;
-  if (int c = Prefer(!a.UsesZeroShare(), !b.UsesZeroShare())) return c;
-  if (int c = CompareDouble(a.DominantShare(true), b.DominantShare(true))) return c;
-  if (int c = CompareDouble(a.DominantShare(false), b.DominantShare(false))) return c;
-  if (int c = CompareAllocatableShares(a.limits, b.limits)) return c;
+int CompareQueues(const OrderFacts& a, const OrderFacts& b) {
+  if (int c = Prefer(a.under_fair_share, b.under_fair_share)) return c;
+  if (int c = Prefer(a.within_deserved, b.within_deserved)) return c;
+  if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;
+  if (int c = Prefer(a.no_zero_share, b.no_zero_share)) return c;
+  if (int c = CompareDouble(a.dominant_with_request, b.dominant_with_request)) return c;
+  if (int c = CompareDouble(a.dominant, b.dominant)) return c;
+  if (int c = CompareAllocatableShares(*a.limits, *b.limits)) return c;
   return 0;  // the session breaks ties by creation time, then name
 }
 
@@ -214,15 +237,20 @@ class ProportionPlugin : public Plugin {
     next_steps_.assign(s.snap().jobs.size(), NextStep{});
     // The order reads a job only through its next-step request (the key), and queue accounting,
     // which changes only when pods move.
-    s.AddQueueOrder([this](const Session& ss, QueueId qa, JobId ja, QueueId qb,
-                           JobId jb) { return CompareQueues(Side(ss, qa, ja), Side(ss, qb, jb)); },
-                    [this](const Session& ss, JobId j) {
-                      const Resources& r = NextStepRequest(ss, j);
-                      return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
-                    });
+    facts_.assign(s.snap().queues.size(), QueueFacts{});
+    s.AddQueueOrder(
+        [this](const Session& ss, QueueId qa, JobId ja, QueueId qb, JobId jb) {
+          const OrderFacts a = Facts(ss, qa, ja);  // a copy: qa may be qb
+          return CompareQueues(a, Facts(ss, qb, jb));
+        },
+        [this](const Session& ss, JobId j) {
+          const Resources& r = NextStepRequest(ss, j);
+          return QueueJobKey{r.milli_cpu, r.memory, r.milli_gpu};
+        });
     s.AddVictimQueueOrder([this](const Session& ss, QueueId qa, const Resources& va, QueueId qb,
                                  const Resources& vb) {
-      return CompareQueues(VictimSide(ss, qa, va), VictimSide(ss, qb, vb));
+      return CompareQueues(OrderFacts::Of(VictimSide(ss, qa, va)),
+                           OrderFacts::Of(VictimSide(ss, qb, vb)));
     });
     s.SetJobCapacity([](const Session& ss, JobId j, const JobRequest& request) {
       const SnapJob& job = ss.snap().jobs[j];
@@ -256,10 +284,22 @@ class ProportionPlugin : public Plugin {
     return step.request;
   }
 
-  OrderSide Side(const Session& s, QueueId q, JobId j) {
-    const SnapQueue& queue = s.snap().queues[q];
-    return OrderSide{queue, limits_[q], AmountsOf(queue.allocated),
-                     AmountsOf(NextStepRequest(s, j))};
+  // The order's facts of the queue serving the job next. The queue order reads a job only through
+  // its next-step request and the queue only through its subtree's state (Session::QueueVersion),
+  // so each queue keeps the facts of the last request it was asked with.
+  const OrderFacts& Facts(const Session& s, QueueId q, JobId j) {
+    const Amounts request = AmountsOf(NextStepRequest(s, j));
+    QueueFacts& known = facts_[q];
+    if (!known.valid || known.version != s.QueueVersion(q) ||
+        !SameAmounts(known.request, request)) {
+      const SnapQueue& queue = s.snap().queues[q];
+      known = {.valid = true,
+               .version = s.QueueVersion(q),
+               .request = request,
+               .facts = OrderFacts::Of(
+                   OrderSide{queue, limits_[q], AmountsOf(queue.allocated), request})};
+    }
+    return known.facts;
   }
 
   // In victim mode KAI's queue order has no pending job: the request is empty.
@@ -317,6 +357,13 @@ class ProportionPlugin : public Plugin {
   bool priority_in_quota_;
   std::vector<NextStep> next_steps_;  // per job
   std::vector<OrderLimits> limits_;   // per queue
+  struct QueueFacts {
+    bool valid = false;
+    uint64_t version = 0;  // Session::QueueVersion the facts were computed at
+    Amounts request{};
+    OrderFacts facts;
+  };
+  std::vector<QueueFacts> facts_;  // per queue: the facts of the last side asked
 };
 
 // The first queue resource for which `request` would take `used` above the queue's `cap` (its
