@@ -186,6 +186,13 @@ bool SessionHooks::VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim
   for (const auto& f : victim_filters_[static_cast<int>(k)]) {
     if (!f(self(), preemptor, victim)) return false;
   }
+  return VictimQueueAllowed(k, preemptor, self().snap().jobs[victim].queue);
+}
+
+bool SessionHooks::VictimQueueAllowed(DisruptionKind k, JobId preemptor, QueueId queue) const {
+  for (const auto& f : victim_queue_filters_[static_cast<int>(k)]) {
+    if (!f(self(), preemptor, queue)) return false;
+  }
   return true;
 }
 

@@ -107,6 +107,10 @@ struct Scenario {
 };
 // Victim filters and scenario validators: all must agree (AND).
 using VictimFilterFn = std::function<bool(const Session&, JobId preemptor, JobId victim)>;
+// A victim filter that reads of a victim only its queue (kNone: the victim has none): a queue it
+// refuses holds no victim, so its jobs need not be read.
+using VictimQueueFilterFn =
+    std::function<bool(const Session&, JobId preemptor, QueueId victim_queue)>;
 using ScenarioValidatorFn = std::function<bool(const Session&, const Scenario&)>;
 // A necessary condition checked before a scenario is simulated: false only when the validators
 // would reject every outcome in which the victims left without a new place (evicted) request at
@@ -183,6 +187,9 @@ class SessionHooks {
   void AddVictimFilter(DisruptionKind k, VictimFilterFn f) {
     victim_filters_[static_cast<int>(k)].push_back(std::move(f));
   }
+  void AddVictimQueueFilter(DisruptionKind k, VictimQueueFilterFn f) {
+    victim_queue_filters_[static_cast<int>(k)].push_back(std::move(f));
+  }
   void AddScenarioValidator(DisruptionKind k, ScenarioValidatorFn f) {
     validators_[static_cast<int>(k)].push_back(std::move(f));
   }
@@ -233,6 +240,9 @@ class SessionHooks {
   // Checks placing `tasks` (pending pods of `job`, in placement order) against queue capacity.
   std::optional<Reason> CheckJobCapacity(JobId job, const std::vector<PodId>& tasks) const;
   bool VictimAllowed(DisruptionKind k, JobId preemptor, JobId victim) const;
+  // False when the queue filters refuse every job of `queue` as a victim of `preemptor` (true
+  // says nothing of the jobs themselves).
+  bool VictimQueueAllowed(DisruptionKind k, JobId preemptor, QueueId queue) const;
   bool ScenarioValid(DisruptionKind k, const Scenario& scenario) const;
   bool ScenarioPossible(DisruptionKind k, const Scenario& scenario,
                         const Resources& min_evicted) const;
@@ -266,6 +276,7 @@ class SessionHooks {
   std::vector<PredicateFn> predicates_;
   JobCapacityFn job_capacity_;
   std::vector<VictimFilterFn> victim_filters_[2];
+  std::vector<VictimQueueFilterFn> victim_queue_filters_[2];
   std::vector<ScenarioValidatorFn> validators_[2];
   std::vector<ScenarioPrecheckFn> prechecks_[2];
   CanReclaimFn can_reclaim_;

@@ -1,6 +1,7 @@
 #include "kai/core/actions/common/disruptive.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -68,6 +69,18 @@ class VictimPool {
       if (std::any_of(list.begin(), list.end(), offer.accept)) return true;
     }
     return std::any_of(inner_.begin(), inner_.end(), offer.accept);
+  }
+  // The jobs of the offer, and of inner queues, that `accept` says yes to, in id order: every job
+  // `accept` takes, when the offer leaves out only queues where it takes none.
+  std::vector<JobId> Accepted(const VictimOffer& offer) const {
+    std::vector<JobId> out;
+    for (QueueId q : offer.leaves) {
+      const std::vector<JobId>& list = (*offer.by_queue)[q];
+      std::copy_if(list.begin(), list.end(), std::back_inserter(out), offer.accept);
+    }
+    std::copy_if(inner_.begin(), inner_.end(), std::back_inserter(out), offer.accept);
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
  private:
@@ -223,13 +236,16 @@ class Candidates {
     if (const std::vector<JobId>* known = cache_.Find(s_, job_)) {
       list_ = *known;
     } else {
-      list_ = ListCandidates(s_, pool_, job_, spec_);
+      // Uncapped, the offer holds every candidate (DisruptiveSpec::candidate_queue).
+      list_ = capped() ? ListCandidates(s_, pool_, job_, spec_) : pool_.Accepted(offer_);
       cache_.Keep(s_, job_, list_);
     }
     return list_;
   }
 
  private:
+  bool capped() const { return spec_.max_victim_jobs >= 0; }
+
   Session& s_;
   const VictimPool& pool_;
   CandidateCache& cache_;

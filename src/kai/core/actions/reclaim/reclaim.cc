@@ -25,7 +25,8 @@ class ReclaimAction : public Action {
              ss.VictimAllowed(DisruptionKind::kReclaim, preemptor, victim);
     };
     spec.candidate_queue = [](const Session& ss, JobId preemptor, QueueId queue) {
-      return queue != ss.snap().jobs[preemptor].queue;
+      return queue != ss.snap().jobs[preemptor].queue &&
+             ss.VictimQueueAllowed(DisruptionKind::kReclaim, preemptor, queue);
     };
     RunDisruptive(s, spec);
   }

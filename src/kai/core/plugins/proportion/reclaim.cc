@@ -406,7 +406,7 @@ bool VictimQueueFilter(const Session& s, ReclaimState& st, JobId reclaimer, Queu
 }
 
 // The verdict depends on the victim's queue only: one per queue while the state is unchanged.
-bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId victim) {
+bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, QueueId q) {
   if (st.cached_job != reclaimer) {
     st.cached_job = reclaimer;
     st.cached_request = AmountsOf(TasksToAllocateRequest(s, reclaimer));
@@ -416,7 +416,6 @@ bool VictimFilter(const Session& s, ReclaimState& st, JobId reclaimer, JobId vic
     st.verdict_version = s.StateVersion();
     st.verdicts.clear();
   }
-  const QueueId q = s.snap().jobs[victim].queue;
   if (q == kNone) return VictimQueueFilter(s, st, reclaimer, q);
   st.verdicts.resize(s.snap().queues.size(), -1);
   int8_t& verdict = st.verdicts[q];
@@ -466,8 +465,8 @@ void RegisterReclaimHooks(Session& s, double multiplier, bool priority_in_quota)
   state->multiplier = multiplier < 1 ? 1 : multiplier;
   state->priority_in_quota = priority_in_quota;
   s.SetCanReclaim(CanReclaim);
-  s.AddVictimFilter(DisruptionKind::kReclaim, [state](const Session& ss, JobId r, JobId v) {
-    return VictimFilter(ss, *state, r, v);
+  s.AddVictimQueueFilter(DisruptionKind::kReclaim, [state](const Session& ss, JobId r, QueueId q) {
+    return VictimFilter(ss, *state, r, q);
   });
   s.AddSolutionStart([state](Session& ss) {
     state->cached_job = kNone;
