@@ -155,6 +155,13 @@ bool PlainPods(const Snapshot& snap, const SnapJob& job) {
   return first != nullptr;
 }
 
+// A pod asking for GPU memory is checked against its queue's capacity on each node (the
+// proportion plugin's per-node check): its placement reads its queue.
+bool PlacementReadsQueue(const Snapshot& snap, const SnapJob& job) {
+  return std::any_of(job.pods.begin(), job.pods.end(),
+                     [&](PodId p) { return snap.pods[p].share.kind == GpuShareKind::kMemory; });
+}
+
 bool SamePodSpec(const SnapPod& a, const SnapPod& b) {
   const PodObject& x = *a.obj;
   const PodObject& y = *b.obj;
@@ -318,6 +325,10 @@ void VerdictMemo::GiveReasons(Session& s, JobId job,
 
 JobId VerdictMemo::ShapeOf(const Session& s, JobId job) { return Find(s, job, shapes_); }
 
+JobId VerdictMemo::PlacementShapeOf(const Session& s, JobId job) {
+  return Find(s, job, placement_shapes_);
+}
+
 JobId VerdictMemo::Find(const Session& s, JobId job, ShapeIndex& index) {
   const Snapshot& snap = s.snap();
   // What changes during the session: the job's pods all waiting.
@@ -327,6 +338,7 @@ JobId VerdictMemo::Find(const Session& s, JobId job, ShapeIndex& index) {
   if (shape != -2) return shape;
   shape = kNone;
   if (!Shareable(snap, job)) return shape;
+  if (!index.with_queue && PlacementReadsQueue(snap, snap.jobs[job])) return shape;
   const Queues queues = index.with_queue ? Queues::kSame : Queues::kAny;
   std::vector<JobId>& seen = index.seen[ShapeHash(snap, job, queues)];
   for (JobId other : seen) {

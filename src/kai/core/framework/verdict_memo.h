@@ -117,6 +117,9 @@ class VerdictMemo {
   // with the same reasons; the job takes them (in place of its own) and the verdict becomes its
   // queue's class verdict too.
   const ActionVerdict* TakePlacement(Session& s, JobId job);
+  // The first job whose placement is the job's in this session, whatever their queues (what
+  // TakePlacement shares by), when the job may share verdicts now; kNone otherwise.
+  JobId PlacementShapeOf(const Session& s, JobId job);
   // Decided, for an allocate verdict that is the job's failed placement (not its queue's refusal).
   void PlacementFailed(Session& s, JobId job, ActionVerdict verdict);
 

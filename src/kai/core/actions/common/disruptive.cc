@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kai/core/actions/common/queue_use.h"
+#include "kai/core/framework/job_tasks.h"
 #include "kai/core/resource/quantity.h"
 #include "kai/core/snapshot/semi_preemptible.h"
 
@@ -61,6 +62,25 @@ class VictimPool {
     }
     return offer;
   }
+  // The offer for a search by `preemptor` (skipping jobs that cannot help it), with only the
+  // jobs that help it (UsefulNodes::Helps) listed, when a preemptor whose placement is the same
+  // (VerdictMemo::PlacementShapeOf) was offered victims since the last commit: its searches then
+  // read each list once per placement, not once per job. Otherwise the offer as it is.
+  VictimOffer ForSearch(Session& s, const VictimOffer& offer, JobId preemptor) {
+    const JobId shape = s.memo().PlacementShapeOf(s, preemptor);
+    if (shape == kNone) return offer;
+    const uint64_t epoch = s.CommitCount() + 1;
+    Helpful& helpful = helpful_[shape];
+    if (helpful.epoch != epoch) {  // the first since the last commit: read lazily
+      helpful = Helpful{.epoch = epoch};
+      return offer;
+    }
+    if (helpful.by_queue.empty()) ListHelpful(s, preemptor, helpful.by_queue);
+    VictimOffer out = offer;
+    out.by_queue = &helpful.by_queue;
+    out.helpful_only = true;
+    return out;
+  }
   // Whether the offer, or a job of an inner queue (which no offer holds), has a job `accept`
   // says yes to: the lists are read in order up to the first.
   bool Any(const VictimOffer& offer) const {
@@ -96,6 +116,22 @@ class VictimPool {
     }
     level_.assign(s_.snap().jobs.size(), std::nullopt);
     sorted_ = SortVictims(s_, now, &level_);
+  }
+
+  // A job that cannot help a preemptor is passed over by its search; these lists leave it out.
+  struct Helpful {
+    uint64_t epoch = 0;  // Session::CommitCount + 1 when a preemptor of the shape was first offered
+    std::vector<std::vector<JobId>> by_queue;  // per queue id; empty until listed
+  };
+
+  void ListHelpful(Session& s, JobId preemptor, std::vector<std::vector<JobId>>& out) const {
+    UsefulNodes useful(s, TasksToAllocate(s, preemptor, /*real=*/false));
+    out.resize(s.snap().queues.size());
+    for (QueueId q : sorted_->leaves) {
+      for (JobId j : sorted_->by_queue[q]) {
+        if (useful.Helps(j, *level_[j])) out[q].push_back(j);
+      }
+    }
   }
 
   // Takes the job out of the sorted view and puts it back where it stands now, if it may be a
@@ -137,6 +173,7 @@ class VictimPool {
   std::vector<JobId> touched_;  // changed since sorted_ was brought up to date (Place: idempotent)
   std::vector<std::optional<GangLevel>> level_;  // per job in sorted_: the level it is sorted by
   std::optional<VictimScratch> scratch_;
+  std::unordered_map<JobId, Helpful> helpful_;  // by placement shape
 };
 
 // Whether the job is a candidate victim of the preemptor now.
@@ -222,9 +259,13 @@ class Candidates {
     offer_ = pool.Offer(
         [&](QueueId q) { return !spec.candidate_queue || spec.candidate_queue(s, job, q); },
         [&s, &spec, job](JobId j) { return IsCandidate(s, job, j, spec); });
+    if (spec.solver.skip_useless_victims) search_offer_ = pool.ForSearch(s, offer_, job);
   }
 
+  // Every candidate, in victim order per leaf queue.
   const VictimOffer& Offer() const { return offer_; }
+  // The same for the search, which may leave out candidates it would pass over.
+  const VictimOffer& SearchOffer() const { return search_offer_ ? *search_offer_ : offer_; }
   bool None() {
     if (listed_) return list_.empty();
     return !pool_.Any(offer_);
@@ -255,6 +296,7 @@ class Candidates {
   std::vector<JobId> list_;
   std::optional<VictimsByQueue> capped_;  // the capped list in victim order
   VictimOffer offer_;
+  std::optional<VictimOffer> search_offer_;
 };
 
 // The candidates' evictable GPUs for an unsolved job's reason. Every job of a class asks over
@@ -498,7 +540,7 @@ void RunDisruptive(Session& s, const DisruptiveSpec& spec) {
     if (spec.record_queue_use) book.emplace(s, job, candidates.Offer().leaves);
     Statement stmt(s);
     if (ActionMetrics* m = s.metrics().current()) ++m->podgroups_considered;
-    SolveResult result = SolveJob(s, stmt, job, candidates.Offer(), solver);
+    SolveResult result = SolveJob(s, stmt, job, candidates.SearchOffer(), solver);
     budget.Spent(result);
     RecordSearch(s, spec, result, budget.ActionBoundStopped(result));
     if (trace) {

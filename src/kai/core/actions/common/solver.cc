@@ -265,6 +265,51 @@ bool EnoughGpusForTasks(const Session& s, const std::vector<PodId>& tasks) {
 
 namespace {
 
+// A NUMA zone that is full now may be freed by the victims; a pod no zone holds even empty may
+// not (NodeVerdict::never). The other predicates read the pod and the node only.
+bool FitsOnceEmptied(const NodeVerdict& v) {
+  return v.Fits() || (v.code == FitCode::kNumaUnaligned && !v.never);
+}
+
+}  // namespace
+
+UsefulNodes::UsefulNodes(const Session& session, std::vector<PodId> tasks)
+    : s_(session), tasks_(std::move(tasks)), known_(session.snap().nodes.size(), -1) {}
+
+bool UsefulNodes::Of(NodeId node) {
+  int8_t& known = known_[node];
+  if (known < 0) {
+    known = 0;
+    for (PodId t : tasks_) {
+      if (FitsIn(s_.snap().pods[t].request, s_.snap().nodes[node].allocatable) &&
+          FitsOnceEmptied(s_.CheckPredicates(t, node))) {
+        known = 1;
+        break;
+      }
+    }
+  }
+  return known == 1;
+}
+
+bool UsefulNodes::OnAny(const std::vector<PodId>& pods) {
+  for (PodId p : pods) {
+    const NodeId n = s_.snap().pods[p].node;
+    if (n != kNone && Of(n)) return true;
+  }
+  return false;
+}
+
+bool UsefulNodes::Helps(JobId job, GangLevel level) {
+  if (!GivesAllAtOnce(s_.snap().jobs[job], level)) return true;
+  for (PodId p : s_.snap().jobs[job].pods) {
+    const SnapPod& pod = s_.snap().pods[p];
+    if (IsActiveAllocated(pod.status) && pod.node != kNone && Of(pod.node)) return true;
+  }
+  return false;
+}
+
+namespace {
+
 class Search {
   // A unit taken by RunGenerator: its pods are accumulated_[begin, end).
   struct UnitRange {
@@ -302,7 +347,7 @@ class Search {
       if (min_task_gpu_ > 0) base_slots_ += base_[n] / min_task_gpu_;
     }
     min_evicted_ = MinEvicted();
-    useful_.assign(s_.snap().nodes.size(), -1);
+    useful_.emplace(s_, tasks_);
     s_.StartSolution();
     offer_ = offer;
     offer_.accept = [this, &offer](JobId j) { return Accepted(offer, j); };
@@ -326,8 +371,8 @@ class Search {
       asked_.push_back(job);
       const SnapJob& j = s_.snap().jobs[job];
       const bool victim = (!offer.accept || offer.accept(job)) &&
-                          (!cfg_.skip_useless_victims || !GivesAllAtOnce(j, JobGangLevel(j)) ||
-                           RunsOnUsefulNode(job));
+                          (!cfg_.skip_useless_victims || offer.helpful_only ||
+                           useful_->Helps(job, JobGangLevel(j)));
       known = victim ? 1 : -1;
     }
     return known > 0;
@@ -373,7 +418,7 @@ class Search {
       if (OutOfBudget() || PassOver()) return false;
       victims.Next(next);
       if (next.dropped) continue;
-      if (cfg_.skip_useless_victims && !OnUsefulNode(next.pods)) {
+      if (cfg_.skip_useless_victims && !useful_->OnAny(next.pods)) {
         // Kept aside: a later unit of the same job assumes these pods gone and takes them along.
         if (next.job_done) continue;  // there is none
         std::vector<PodId>& aside = useless[next.job];
@@ -487,47 +532,6 @@ class Search {
       result_.bound.clear();
     }
     return std::move(result_);
-  }
-
-  // A NUMA zone that is full now may be freed by the victims; a pod no zone holds even empty may
-  // not (NodeVerdict::never). The other predicates read the pod and the node only.
-  static bool FitsOnceEmptied(const NodeVerdict& v) {
-    return v.Fits() || (v.code == FitCode::kNumaUnaligned && !v.never);
-  }
-
-  // A node is useful when one of the preemptor's tasks could run there once emptied. Asked of a
-  // node only when a victim runs there (and always in the state the search started from), then
-  // kept.
-  bool Useful(NodeId node) {
-    int8_t& known = useful_[node];
-    if (known < 0) {
-      known = 0;
-      for (PodId t : tasks_) {
-        if (FitsIn(s_.snap().pods[t].request, s_.snap().nodes[node].allocatable) &&
-            FitsOnceEmptied(s_.CheckPredicates(t, node))) {
-          known = 1;
-          break;
-        }
-      }
-    }
-    return known == 1;
-  }
-
-  // OnUsefulNode of some active-allocated pod of the job (as the search started).
-  bool RunsOnUsefulNode(JobId job) {
-    for (PodId p : s_.snap().jobs[job].pods) {
-      const SnapPod& pod = s_.snap().pods[p];
-      if (IsActiveAllocated(pod.status) && pod.node != kNone && Useful(pod.node)) return true;
-    }
-    return false;
-  }
-
-  bool OnUsefulNode(const std::vector<PodId>& pods) {
-    for (PodId p : pods) {
-      const NodeId n = s_.snap().pods[p].node;
-      if (n != kNone && Useful(n)) return true;
-    }
-    return false;
   }
 
   // Necessary: the preemptor's GPU tasks fit, slot-wise, in idle + releasing + the victims' GPUs
@@ -903,7 +907,7 @@ class Search {
   std::vector<NodeId> unit_nodes_;
   std::vector<int> unit_indices_;
   std::vector<PodId> local_;
-  std::vector<int8_t> useful_;                // per node: Useful's answer (-1: not asked yet)
+  std::optional<UsefulNodes> useful_;         // of tasks_
   VictimOffer offer_;                         // the caller's offer, through Accepted
   std::optional<VictimScratch> own_scratch_;  // when the offer lends none
   VictimScratch* scratch_ = nullptr;

@@ -110,6 +110,27 @@ struct VictimOffer {
   // Scratch lent to one search (and its victim queues) at a time, given back as lent. Unset: each
   // makes its own, sized by the snapshot's jobs.
   VictimScratch* scratch = nullptr;
+  // Every listed job helps the preemptor (UsefulNodes::Helps): the search need not ask again.
+  bool helpful_only = false;
+};
+
+// Whether a victim can make room for a preemptor's tasks. A node is useful when one of the tasks
+// could run there once emptied (resources and predicates); each node is asked once, in the state
+// of the first question, then kept.
+class UsefulNodes {
+ public:
+  UsefulNodes(const Session& session, std::vector<PodId> tasks);
+  bool Of(NodeId node);
+  // Some pod of `pods` is on a useful node.
+  bool OnAny(const std::vector<PodId>& pods);
+  // The job helps: it does not give all it runs at once (at `level`), or some active pod of it
+  // runs on a useful node. A job that does neither is no victim.
+  bool Helps(JobId job, GangLevel level);
+
+ private:
+  const Session& s_;
+  std::vector<PodId> tasks_;
+  std::vector<int8_t> known_;  // per node: Of's answer (-1: not asked yet)
 };
 
 // Victim jobs in victim order (the queue served last first; inside a queue the job scheduled
