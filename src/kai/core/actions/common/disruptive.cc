@@ -62,24 +62,22 @@ class VictimPool {
     }
     return offer;
   }
-  // The offer for a search by `preemptor` (skipping jobs that cannot help it), with only the
-  // jobs that help it (UsefulNodes::Helps) listed, when a preemptor whose placement is the same
-  // (VerdictMemo::PlacementShapeOf) was offered victims since the last commit: its searches then
-  // read each list once per placement, not once per job. Otherwise the offer as it is.
-  VictimOffer ForSearch(Session& s, const VictimOffer& offer, JobId preemptor) {
+  // For a search by `preemptor` that skips jobs that cannot help it: every leaf's jobs that help
+  // it (UsefulNodes::Helps), in victim order, when a preemptor whose placement is the same
+  // (VerdictMemo::PlacementShapeOf) was offered victims since the last commit, so that its
+  // searches read each list once per placement, not once per job. Otherwise null: the search
+  // reads the offer lazily.
+  const std::vector<std::vector<JobId>>* HelpfulLists(Session& s, JobId preemptor) {
     const JobId shape = s.memo().PlacementShapeOf(s, preemptor);
-    if (shape == kNone) return offer;
+    if (shape == kNone) return nullptr;
     const uint64_t epoch = s.CommitCount() + 1;
     Helpful& helpful = helpful_[shape];
-    if (helpful.epoch != epoch) {  // the first since the last commit: read lazily
+    if (helpful.epoch != epoch) {  // the first since the last commit
       helpful = Helpful{.epoch = epoch};
-      return offer;
+      return nullptr;
     }
     if (helpful.by_queue.empty()) ListHelpful(s, preemptor, helpful.by_queue);
-    VictimOffer out = offer;
-    out.by_queue = &helpful.by_queue;
-    out.helpful_only = true;
-    return out;
+    return &helpful.by_queue;
   }
   // Whether the offer, or a job of an inner queue (which no offer holds), has a job `accept`
   // says yes to: the lists are read in order up to the first.
@@ -259,7 +257,12 @@ class Candidates {
     offer_ = pool.Offer(
         [&](QueueId q) { return !spec.candidate_queue || spec.candidate_queue(s, job, q); },
         [&s, &spec, job](JobId j) { return IsCandidate(s, job, j, spec); });
-    if (spec.solver.skip_useless_victims) search_offer_ = pool.ForSearch(s, offer_, job);
+    if (!spec.solver.skip_useless_victims) return;
+    if (const auto* helpful = pool.HelpfulLists(s, job)) {
+      search_offer_ = offer_;
+      search_offer_->by_queue = helpful;
+      search_offer_->helpful_only = true;
+    }
   }
 
   // Every candidate, in victim order per leaf queue.

